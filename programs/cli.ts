@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { Command, HelpDoc, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer, Schema } from "effect"
+import { ConsolePrompterLive } from "../layers/console-prompter.js"
+import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
+import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
+import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
+import { ExitStatus } from "../src/cli/exit-status.js"
+import { extractGlobalFlags } from "../src/cli/global-flags.js"
+import { OutputMode } from "../src/cli/output-mode.js"
+import { rootCommand } from "../src/cli/root.js"
+import { CliUsageError } from "../src/cli/usage-error.js"
+import { ExitCode } from "../src/domain/report.js"
+import { ProgramPaths } from "../src/installer/program-paths.js"
+import { ManifestStore } from "../src/ownership/manifest-store.js"
+import { Paths } from "../src/paths/paths.js"
+import { VERSION } from "../src/version.js"
+
+// Everything blctx creates is private to this user, with no window where it is not.
+process.umask(0o077)
+
+const { flags, rest } = extractGlobalFlags(process.argv.slice(2))
+const stdoutTty = process.stdout.isTTY === true
+const mode = {
+  json: flags.json,
+  color: !flags.json && !flags.noColor && stdoutTty && process.env.NO_COLOR === undefined,
+  interactive: !flags.json && stdoutTty && process.stdin.isTTY === true
+}
+
+const here = NodePath.dirname(fileURLToPath(import.meta.url))
+const ProgramPathsLive = Layer.succeed(ProgramPaths, {
+  node: process.execPath,
+  cli: NodePath.join(here, "cli.js"),
+  daemon: NodePath.join(here, "daemon.js")
+})
+
+const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive
+const ExitStatusLive = Layer.succeed(ExitStatus, {
+  set: (code) =>
+    Effect.sync(() => {
+      process.exitCode = code
+    })
+})
+
+const MainLive = Layer.mergeAll(
+  ManifestStore.Default,
+  SqliteOpenerLive,
+  ProgramPathsLive,
+  RendererLive,
+  ConsolePrompterLive,
+  ExitStatusLive,
+  Layer.succeed(OutputMode, mode)
+).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
+
+const usage = (message: string) =>
+  Effect.gen(function* () {
+    yield* Console.error(`blctx: ${message}`)
+    if (mode.json) {
+      const error = Schema.encodeSync(CliUsageError)(new CliUsageError({ message }))
+      yield* Console.log(JSON.stringify({ error, exit_code: ExitCode.usage }))
+    }
+    yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.usage))
+  })
+
+const run = Command.run(rootCommand, { name: "blctx", version: VERSION })
+
+run([process.argv[0] ?? "node", process.argv[1] ?? "blctx", ...rest]).pipe(
+  Effect.catchTag("CliUsageError", (e) => usage(e.message)),
+  Effect.catchIf(ValidationError.isValidationError, (e) =>
+    // @effect/cli has already printed what was wrong; the exit code tells scripts it was usage.
+    mode.json
+      ? usage(HelpDoc.toAnsiText(e.error).trim())
+      : ExitStatus.pipe(Effect.flatMap((s) => s.set(ExitCode.usage)))
+  ),
+  Effect.provide(MainLive),
+  NodeRuntime.runMain({ disableErrorReporting: false })
+)

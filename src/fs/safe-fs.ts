@@ -1,0 +1,47 @@
+import { Context, Data, type Effect, type Option } from "effect"
+
+export type EntryKind = "file" | "directory" | "symlink" | "socket" | "other"
+
+/** What `lstat` says about a path, without following a symbolic link. */
+export interface Entry {
+  readonly kind: EntryKind
+  /** Permission bits only (mode & 0o7777). */
+  readonly mode: number
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ino: number
+}
+
+/** A filesystem operation failed; carries the path and errno code for the person reading it. */
+export class FsError extends Data.TaggedError("FsError")<{
+  readonly op: string
+  readonly path: string
+  readonly code: string
+  readonly message: string
+}> {}
+
+/**
+ * The filesystem operations blctx's owned files need: never following symbolic links when
+ * checking ownership, private modes on creation, and crash-safe (atomic) replacement.
+ */
+export class SafeFs extends Context.Tag("blctx/SafeFs")<
+  SafeFs,
+  {
+    readonly lstat: (path: string) => Effect.Effect<Option.Option<Entry>, FsError>
+    /** Creates one directory level with the given mode (the umask does not widen it). */
+    readonly makeDirectory: (path: string, mode: number) => Effect.Effect<void, FsError>
+    readonly isWritable: (path: string) => Effect.Effect<boolean>
+    readonly readText: (path: string) => Effect.Effect<string, FsError>
+    readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
+    /** Temp file in the same directory, fsync, rename over `path`, fsync the directory. */
+    readonly writeAtomic: (path: string, content: string | Uint8Array, mode: number) => Effect.Effect<void, FsError>
+    /** rename + fsync of the target directory. */
+    readonly renameDurable: (from: string, to: string) => Effect.Effect<void, FsError>
+    readonly fsyncFile: (path: string) => Effect.Effect<void, FsError>
+    /** Removes a file; a missing file is not an error. */
+    readonly removeFile: (path: string) => Effect.Effect<void, FsError>
+    /** Removes a directory only if it is empty; returns whether it was removed. */
+    readonly removeEmptyDirectory: (path: string) => Effect.Effect<boolean, FsError>
+    readonly exists: (path: string) => Effect.Effect<boolean>
+  }
+>() {}

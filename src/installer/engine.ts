@@ -1,0 +1,152 @@
+import { Cause, Data, Effect, Option } from "effect"
+import { Check, ExitCode, Report, type ReportCommand } from "../domain/report.js"
+import { displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
+import { Renderer } from "./renderer.js"
+import type { HooksChoice, Step, StepFailure, StepOutcome, StepRun } from "./step.js"
+
+export interface RunRequest {
+  readonly command: ReportCommand
+  /** `--step`: one step (plus, on install, its prerequisites). */
+  readonly selected: StepId | null
+  readonly noHistory: boolean
+  readonly purge: boolean
+  readonly hooks: HooksChoice
+}
+
+/** A request the engine refuses before running anything (exit code 2). */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+const isHistoryStep = (id: StepId) => HISTORY_STEP_IDS.includes(id)
+
+export const validateRequest = (request: RunRequest): Effect.Effect<void, UsageError> => {
+  if (request.selected !== null && request.noHistory && isHistoryStep(request.selected)) {
+    return Effect.fail(
+      new UsageError({ message: `--step ${request.selected} cannot be combined with --no-history, which skips it` })
+    )
+  }
+  if (request.selected !== null && request.command === "uninstall") {
+    return Effect.fail(new UsageError({ message: "uninstall always covers every step; --step is not accepted" }))
+  }
+  return Effect.void
+}
+
+/** The steps a run covers, in display order. */
+export const selectSteps = <R>(steps: ReadonlyArray<Step<R>>, request: RunRequest): ReadonlyArray<Step<R>> => {
+  if (request.selected === null) return steps
+  const byId = new Map(steps.map((s) => [s.id, s]))
+  const wanted = new Set<StepId>()
+  const visit = (id: StepId) => {
+    if (wanted.has(id)) return
+    wanted.add(id)
+    // Only install runs prerequisites; status and doctor verify exactly what was asked.
+    if (request.command === "install") for (const dep of byId.get(id)?.requires ?? []) visit(dep)
+  }
+  visit(request.selected)
+  return steps.filter((s) => wanted.has(s.id))
+}
+
+const unexpected = (cause: Cause.Cause<unknown>) => ({
+  detail: `unexpected error: ${Cause.pretty(cause).split("\n")[0] ?? "unknown"}`,
+  remediation: "This is a bug in blctx. Re-run with --json and report the output."
+})
+
+const runOne = <R>(step: Step<R>, run: StepRun): Effect.Effect<StepOutcome, StepFailure, R> => {
+  switch (run.command) {
+    case "install":
+      // Report what install did, once verify has confirmed it.
+      return Effect.tap(step.install(run), () => step.verify(run))
+    case "status":
+      return step.verify(run)
+    case "doctor":
+      return step.diagnose === undefined ? step.verify(run) : Effect.zipRight(step.verify(run), step.diagnose(run))
+    case "uninstall":
+      return step.uninstall(run)
+  }
+}
+
+/**
+ * Runs the checklist: prerequisites before dependents, a failed prerequisite blocks its
+ * dependents without running them, and `status`/`doctor` never call `install`.
+ */
+export const runSteps = <R>(
+  steps: ReadonlyArray<Step<R>>,
+  request: RunRequest
+): Effect.Effect<Report, never, R | Renderer> =>
+  Effect.gen(function* () {
+    const renderer = yield* Renderer
+    const selected = [...selectSteps(steps, request)].sort((a, b) => displayIndex(a.id) - displayIndex(b.id))
+    yield* renderer.begin(
+      request.command,
+      selected.map((s) => ({ id: s.id, title: s.title }))
+    )
+    // Uninstall tears down in reverse: the service stops before the data step gives up ownership.
+    const order = request.command === "uninstall" ? [...selected].reverse() : selected
+    const results = new Map<StepId, Check>()
+
+    for (const step of order) {
+      const base = { id: step.id, title: step.title, dependencies: [...step.requires] }
+      const check = yield* Effect.gen(function* () {
+        if (request.noHistory && isHistoryStep(step.id)) {
+          return new Check({
+            ...base,
+            status: "skipped",
+            detail: "skipped by --no-history",
+            skip_reason: "no_history"
+          })
+        }
+        const failedPrerequisite =
+          request.command === "uninstall"
+            ? Option.none()
+            : Option.fromNullable(
+                step.requires.find((dep) => {
+                  const status = results.get(dep)?.status
+                  return status === "failed" || status === "blocked"
+                })
+              )
+        if (Option.isSome(failedPrerequisite)) {
+          return new Check({
+            ...base,
+            status: "blocked",
+            detail: `blocked: prerequisite ${failedPrerequisite.value} did not pass`,
+            remediation: `Fix ${failedPrerequisite.value} first (blctx doctor --step ${failedPrerequisite.value}).`
+          })
+        }
+        yield* renderer.started(step.id)
+        const run: StepRun = {
+          command: request.command,
+          purge: request.purge,
+          hooks: request.hooks,
+          progress: (p) => renderer.progress(step.id, p)
+        }
+        return yield* runOne(step, run).pipe(
+          Effect.match({
+            onSuccess: (outcome) => new Check({ ...base, status: "passed", detail: outcome.detail }),
+            onFailure: (failure) =>
+              new Check({ ...base, status: "failed", detail: failure.detail, remediation: failure.remediation })
+          }),
+          Effect.catchAllDefect((defect) =>
+            Effect.succeed(new Check({ ...base, status: "failed", ...unexpected(Cause.die(defect)) }))
+          ),
+          Effect.withSpan("installer.step", { attributes: { step: step.id, command: request.command } })
+        )
+      })
+      results.set(step.id, check)
+      yield* renderer.finished(check)
+    }
+
+    const checks = selected.flatMap((s) => {
+      const c = results.get(s.id)
+      return c === undefined ? [] : [c]
+    })
+    const allGood = checks.every((c) => c.status === "passed" || c.status === "skipped")
+    const report = new Report({
+      command: request.command,
+      target: "codex",
+      ready: request.selected === null && request.command !== "uninstall" && allGood,
+      exit_code: allGood ? ExitCode.ok : ExitCode.failed,
+      selected_step: request.selected,
+      checks
+    })
+    yield* renderer.end(report)
+    return report
+  })

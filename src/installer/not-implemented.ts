@@ -1,0 +1,11 @@
+import { Effect } from "effect"
+import type { StepId } from "../domain/step-id.js"
+import { fail, type Step } from "./step.js"
+
+/** A registered step whose capability has not been built yet: it reports failed, never passed. */
+export const notImplementedStep = (id: StepId, title: string, requires: ReadonlyArray<StepId>): Step => {
+  const notYet = Effect.fail(
+    fail("not implemented yet", `The ${id} step is not available in this version of blctx; upgrade when it ships.`)
+  )
+  return { id, title, requires, install: () => notYet, verify: () => notYet, uninstall: () => notYet }
+}

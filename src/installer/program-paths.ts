@@ -1,0 +1,11 @@
+import { Context } from "effect"
+
+/** The absolute interpreter and entry points of this installation of blctx. */
+export class ProgramPaths extends Context.Tag("blctx/ProgramPaths")<
+  ProgramPaths,
+  {
+    readonly node: string
+    readonly cli: string
+    readonly daemon: string
+  }
+>() {}

@@ -1,0 +1,311 @@
+import { randomUUID } from "node:crypto"
+import * as NodePath from "node:path"
+import { DateTime, Effect, Option } from "effect"
+import { InstallationId } from "../../domain/installation-id.js"
+import { type FsError, SafeFs } from "../../fs/safe-fs.js"
+import { MANIFEST_VERSION, Manifest } from "../../ownership/manifest.js"
+import { type ManifestError, ManifestStore } from "../../ownership/manifest-store.js"
+import { Paths } from "../../paths/paths.js"
+import { initializeDatabase, readIdentity } from "../../store/identity.js"
+import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
+import { SqliteOpener, withDatabase } from "../../store/sqlite-opener.js"
+import type { StoreError } from "../../store/store-error.js"
+import { ProgramPaths } from "../program-paths.js"
+import { fail, type Step, type StepFailure } from "../step.js"
+
+const PRIVATE_DIR = 0o700
+const PRIVATE_FILE = 0o600
+const CREATING_SUFFIX = ".creating"
+
+const fromFs = (e: FsError): StepFailure =>
+  fail(`${e.op} ${e.path} failed: ${e.code}`, `Check that ${NodePath.dirname(e.path)} exists and belongs to you.`)
+
+const fromStore = (e: StoreError): StepFailure =>
+  fail(
+    `database ${e.path}: ${e.message}`,
+    `Move ${e.path} aside if it is not a blctx database, then run blctx install codex.`
+  )
+
+const fromManifest = (e: ManifestError): StepFailure =>
+  e._tag === "ManifestUnsupported"
+    ? fail(
+        `manifest ${e.path} has version ${JSON.stringify(e.version)}; this blctx reads version ${MANIFEST_VERSION}`,
+        `Use the blctx release that wrote it, or move ${e.path} aside to start a new installation.`
+      )
+    : fail(
+        `manifest ${e.path} is unreadable: ${e.reason}; it was left untouched`,
+        `Inspect ${e.path}; restore it from a backup or move it aside, then run blctx install codex.`
+      )
+
+const groupOrOther = (mode: number) => (mode & 0o077) !== 0
+const octal = (mode: number) => mode.toString(8).padStart(4, "0")
+
+/**
+ * The private data directory: four 0700 directories, `context.db` and the ownership manifest.
+ * Refuses anything it does not own, never follows symbolic links, never loosens or repairs modes.
+ */
+export const dataDirectoryStep = Effect.gen(function* () {
+  const fs = yield* SafeFs
+  const paths = yield* Paths
+  const manifests = yield* ManifestStore
+  const opener = yield* SqliteOpener
+  const programs = yield* ProgramPaths
+
+  const directories = [paths.dataDir, paths.configDir, paths.cacheDir, paths.stateDir]
+  const creating = `${NodePath.join(paths.dataDir, ".context.db")}${CREATING_SUFFIX}`
+  const sqliteCompanions = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`]
+  const ownedFiles = [...sqliteCompanions(paths.database), paths.manifest]
+
+  /** Refuses symbolic links and group/other permission bits on every path blctx owns. */
+  const checkOwnedPaths = Effect.gen(function* () {
+    for (const dir of directories) {
+      const entry = yield* fs.lstat(dir).pipe(Effect.mapError(fromFs))
+      if (Option.isNone(entry)) continue
+      if (entry.value.kind === "symlink") {
+        return yield* fail(
+          `${dir} is a symbolic link; blctx does not follow links in paths it owns`,
+          `Replace ${dir} with a real directory (or point the XDG variable at one), then rerun.`
+        )
+      }
+      if (entry.value.kind !== "directory") {
+        return yield* fail(`${dir} exists and is not a directory`, `Move ${dir} aside, then rerun.`)
+      }
+      if (groupOrOther(entry.value.mode)) {
+        return yield* fail(
+          `${dir} has unsafe permissions ${octal(entry.value.mode)} (group/other access); blctx requires 0700`,
+          `Run: chmod 700 ${dir}`
+        )
+      }
+    }
+    for (const file of [paths.database, paths.manifest]) {
+      const entry = yield* fs.lstat(file).pipe(Effect.mapError(fromFs))
+      if (Option.isNone(entry)) continue
+      if (entry.value.kind === "symlink") {
+        return yield* fail(
+          `${file} is a symbolic link; blctx does not follow links in paths it owns`,
+          `Replace ${file} with the real file, then rerun.`
+        )
+      }
+      if (entry.value.kind !== "file") {
+        return yield* fail(`${file} exists and is not a regular file`, `Move ${file} aside, then rerun.`)
+      }
+      if (groupOrOther(entry.value.mode)) {
+        return yield* fail(
+          `${file} has unsafe permissions ${octal(entry.value.mode)} (group/other access); blctx requires 0600`,
+          `Run: chmod 600 ${file}`
+        )
+      }
+    }
+  })
+
+  /** mkdir -p with 0700, returning the directories it actually created (outermost first). */
+  const ensureDirectory = (dir: string): Effect.Effect<ReadonlyArray<string>, StepFailure> =>
+    Effect.gen(function* () {
+      const missing: Array<string> = []
+      let cursor = dir
+      while (true) {
+        const entry = yield* fs.lstat(cursor).pipe(Effect.mapError(fromFs))
+        if (Option.isSome(entry)) {
+          if (entry.value.kind === "directory") break
+          // An ancestor that is a link to a directory is the person's own layout; follow it there only.
+          if (entry.value.kind === "symlink" && cursor !== dir) break
+          return yield* fail(`${cursor} exists and is not a directory`, `Move ${cursor} aside, then rerun.`)
+        }
+        missing.unshift(cursor)
+        const parent = NodePath.dirname(cursor)
+        if (parent === cursor) break
+        cursor = parent
+      }
+      for (const d of missing) yield* fs.makeDirectory(d, PRIVATE_DIR).pipe(Effect.mapError(fromFs))
+      return missing
+    })
+
+  const readIdentityOf = (file: string) =>
+    withDatabase({ filename: file, readonly: true }, readIdentity(file)).pipe(
+      Effect.provideService(SqliteOpener, opener)
+    )
+
+  /** Creates the database under a temporary name and renames it into place once complete. */
+  const createDatabase = (id: InstallationId) =>
+    Effect.gen(function* () {
+      for (const leftover of sqliteCompanions(creating)) yield* fs.removeFile(leftover).pipe(Effect.mapError(fromFs))
+      yield* fs.writeAtomic(creating, new Uint8Array(), PRIVATE_FILE).pipe(Effect.mapError(fromFs))
+      yield* withDatabase({ filename: creating, readonly: false }, initializeDatabase(creating, id)).pipe(
+        Effect.provideService(SqliteOpener, opener),
+        Effect.mapError(fromStore)
+      )
+      yield* fs.fsyncFile(creating).pipe(Effect.mapError(fromFs))
+      yield* fs.renameDurable(creating, paths.database).pipe(Effect.mapError(fromFs))
+    })
+
+  const migrateDatabase = (id: InstallationId) =>
+    Effect.gen(function* () {
+      const identity = yield* readIdentityOf(paths.database).pipe(Effect.mapError(fromStore))
+      if (Option.isSome(identity.installationId) && identity.installationId.value !== id) {
+        return yield* fail(
+          `${paths.database} belongs to installation ${identity.installationId.value}, not ${id}; it was left untouched`,
+          `Move ${paths.database} aside, or restore the manifest that owns it.`
+        )
+      }
+      if (identity.schemaVersion > CURRENT_SCHEMA_VERSION) {
+        return yield* fail(
+          `${paths.database} has schema version ${identity.schemaVersion}, newer than this blctx (${CURRENT_SCHEMA_VERSION})`,
+          "Upgrade blctx to the release that wrote this database."
+        )
+      }
+      yield* withDatabase({ filename: paths.database, readonly: false }, initializeDatabase(paths.database, id)).pipe(
+        Effect.provideService(SqliteOpener, opener),
+        Effect.mapError(fromStore)
+      )
+    })
+
+  const now = DateTime.now.pipe(Effect.map(DateTime.formatIso))
+
+  const install = Effect.fn("DataDirectory.install")(function* () {
+    yield* checkOwnedPaths
+    const existing = yield* manifests.read().pipe(Effect.mapError(fromManifest))
+    const database = yield* fs.lstat(paths.database).pipe(Effect.mapError(fromFs))
+    if (Option.isNone(existing) && Option.isSome(database)) {
+      return yield* fail(
+        `${paths.database} exists but no blctx manifest claims it; it was left untouched`,
+        `Move ${paths.database} aside (or restore ${paths.manifest}), then run blctx install codex.`
+      )
+    }
+    const created: Array<string> = []
+    for (const dir of directories) created.push(...(yield* ensureDirectory(dir)))
+
+    const timestamp = yield* now
+    const id = Option.match(existing, {
+      onNone: () => InstallationId.make(randomUUID()),
+      onSome: (m) => m.installation_id
+    })
+    const base = Option.getOrElse(
+      existing,
+      () =>
+        new Manifest({
+          version: MANIFEST_VERSION,
+          installation_id: id,
+          state: "inactive",
+          owned_files: ownedFiles,
+          created_directories: created,
+          node: programs.node,
+          cli: programs.cli,
+          created_at: timestamp,
+          updated_at: timestamp,
+          choices: {}
+        })
+    )
+    // Recorded before the database exists, so an interrupted first install is retried as ours.
+    if (Option.isNone(existing)) yield* manifests.write(base).pipe(Effect.mapError(fromFs))
+
+    if (Option.isNone(database)) yield* createDatabase(id)
+    else yield* migrateDatabase(id)
+
+    yield* manifests
+      .write(
+        new Manifest({
+          ...base,
+          state: "active",
+          owned_files: [...new Set([...base.owned_files, ...ownedFiles])],
+          created_directories: [...new Set([...base.created_directories, ...created])],
+          node: programs.node,
+          cli: programs.cli,
+          updated_at: timestamp
+        })
+      )
+      .pipe(Effect.mapError(fromFs))
+    const reused = Option.isSome(existing) ? "kept" : "created"
+    return { detail: `${reused} installation ${id} in ${paths.dataDir} (schema v${CURRENT_SCHEMA_VERSION})` }
+  })
+
+  const verify = Effect.fn("DataDirectory.verify")(function* () {
+    yield* checkOwnedPaths
+    for (const dir of directories) {
+      if (!(yield* fs.exists(dir))) {
+        return yield* fail(`${dir} does not exist`, "Run: blctx install codex --step data_directory")
+      }
+      if (!(yield* fs.isWritable(dir))) {
+        return yield* fail(`${dir} is not writable by this user`, `Check the owner of ${dir} (it must be you).`)
+      }
+    }
+    const manifest = yield* manifests.read().pipe(Effect.mapError(fromManifest))
+    if (Option.isNone(manifest)) {
+      return yield* fail(`no manifest at ${paths.manifest}: blctx is not installed`, "Run: blctx install codex")
+    }
+    const m = manifest.value
+    if (m.state !== "active") {
+      return yield* fail(
+        `installation ${m.installation_id} is inactive (uninstalled); retained files alone do not pass`,
+        "Run: blctx install codex"
+      )
+    }
+    if (!(yield* fs.exists(paths.database))) {
+      return yield* fail(`${paths.database} is missing`, "Run: blctx install codex --step data_directory")
+    }
+    const identity = yield* readIdentityOf(paths.database).pipe(Effect.mapError(fromStore))
+    if (identity.schemaVersion !== CURRENT_SCHEMA_VERSION) {
+      return yield* fail(
+        `${paths.database} has schema version ${identity.schemaVersion}; this blctx expects ${CURRENT_SCHEMA_VERSION}`,
+        "Run: blctx install codex --step data_directory"
+      )
+    }
+    const dbId = Option.getOrElse(identity.installationId, () => "none")
+    if (dbId !== m.installation_id) {
+      return yield* fail(
+        `${paths.database} belongs to installation ${dbId}, but the manifest names ${m.installation_id}`,
+        `Move ${paths.database} aside, or restore the manifest that owns it.`
+      )
+    }
+    for (const program of [m.node, m.cli]) {
+      if (!(yield* fs.exists(program))) {
+        return yield* fail(
+          `recorded program ${program} no longer exists`,
+          "Run: blctx install codex (to record the current paths)"
+        )
+      }
+    }
+    return { detail: `installation ${m.installation_id}, private directories, schema v${identity.schemaVersion}` }
+  })
+
+  const uninstall = Effect.fn("DataDirectory.uninstall")(function* (purge: boolean) {
+    yield* checkOwnedPaths
+    const manifest = yield* manifests.read().pipe(Effect.mapError(fromManifest))
+    if (Option.isNone(manifest)) return { detail: "nothing to uninstall: no manifest" }
+    const m = manifest.value
+    if (!purge) {
+      yield* manifests
+        .write(new Manifest({ ...m, state: "inactive", updated_at: yield* now }))
+        .pipe(Effect.mapError(fromFs))
+      return { detail: `installation ${m.installation_id} deactivated; data kept in ${paths.dataDir}` }
+    }
+    let removed = 0
+    for (const file of m.owned_files) {
+      if (file === paths.manifest) continue
+      const entry = yield* fs.lstat(file).pipe(Effect.mapError(fromFs))
+      if (Option.isSome(entry) && entry.value.kind === "file") {
+        yield* fs.removeFile(file).pipe(Effect.mapError(fromFs))
+        removed++
+      }
+    }
+    // The manifest goes last: until then a rerun can finish an interrupted purge.
+    yield* manifests.remove().pipe(Effect.mapError(fromFs))
+    removed++
+    const kept: Array<string> = []
+    const deepestFirst = [...m.created_directories].sort((a, b) => b.length - a.length)
+    for (const dir of deepestFirst) {
+      const gone = yield* fs.removeEmptyDirectory(dir).pipe(Effect.mapError(fromFs))
+      if (!gone && (yield* fs.exists(dir))) kept.push(dir)
+    }
+    const keptNote = kept.length > 0 ? `; kept non-empty ${kept.join(", ")}` : ""
+    return { detail: `purged installation ${m.installation_id}: removed ${removed} owned files${keptNote}` }
+  })
+
+  return {
+    id: "data_directory",
+    title: "Private data directory",
+    requires: [],
+    install: () => install(),
+    verify: () => verify(),
+    uninstall: (run) => uninstall(run.purge)
+  } satisfies Step
+})

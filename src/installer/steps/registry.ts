@@ -1,0 +1,26 @@
+import { Effect } from "effect"
+import { notImplementedStep } from "../not-implemented.js"
+import type { Step } from "../step.js"
+import { codexHooksStep } from "./codex-hooks.js"
+import { dataDirectoryStep } from "./data-directory.js"
+
+/**
+ * Every step of `blctx install codex`, in display order. Prerequisites always come earlier in
+ * this list, so running in display order runs prerequisites first.
+ */
+export const installSteps = Effect.gen(function* () {
+  const steps: ReadonlyArray<Step> = [
+    yield* dataDirectoryStep,
+    notImplementedStep("background_service", "Background service (blctxd)", ["data_directory"]),
+    notImplementedStep("codex_mcp", "Codex MCP registration", ["data_directory"]),
+    notImplementedStep("codex_skills", "Codex skills", ["data_directory"]),
+    notImplementedStep("embedding_model", "Local embedding model", ["data_directory"]),
+    notImplementedStep("session_discovery", "Codex session discovery", ["data_directory"]),
+    notImplementedStep("history_index", "History index", ["background_service", "session_discovery"]),
+    notImplementedStep("service_health", "Service health", ["background_service"]),
+    notImplementedStep("mcp_health", "MCP health", ["codex_mcp", "service_health"]),
+    notImplementedStep("history_retrieval", "History retrieval", ["history_index", "service_health"]),
+    yield* codexHooksStep
+  ]
+  return steps
+})

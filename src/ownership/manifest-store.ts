@@ -1,0 +1,68 @@
+import { Data, Effect, Option, ParseResult, Schema } from "effect"
+import { SafeFs } from "../fs/safe-fs.js"
+import { Paths } from "../paths/paths.js"
+import { MANIFEST_VERSION, Manifest, ManifestVersionProbe } from "./manifest.js"
+
+/** The manifest exists but cannot be trusted; blctx never overwrites it. */
+export class ManifestUnreadable extends Data.TaggedError("ManifestUnreadable")<{
+  readonly path: string
+  readonly reason: string
+}> {}
+
+export class ManifestUnsupported extends Data.TaggedError("ManifestUnsupported")<{
+  readonly path: string
+  readonly version: unknown
+}> {}
+
+export type ManifestError = ManifestUnreadable | ManifestUnsupported
+
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(ManifestVersionProbe))
+const decodeManifest = Schema.decodeUnknownEither(Manifest)
+const encodeManifest = Schema.encodeSync(Manifest)
+
+/** Reads and writes `installation.json` in the state directory, atomically and privately. */
+export class ManifestStore extends Effect.Service<ManifestStore>()("blctx/ManifestStore", {
+  effect: Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const paths = yield* Paths
+    const path = paths.manifest
+
+    const read = Effect.fn("ManifestStore.read")(function* () {
+      const entry = yield* fs
+        .lstat(path)
+        .pipe(Effect.mapError((e) => new ManifestUnreadable({ path, reason: e.message })))
+      if (Option.isNone(entry)) return Option.none<Manifest>()
+      if (entry.value.kind !== "file") {
+        return yield* new ManifestUnreadable({ path, reason: `it is a ${entry.value.kind}, not a regular file` })
+      }
+      const text = yield* fs
+        .readText(path)
+        .pipe(Effect.mapError((e) => new ManifestUnreadable({ path, reason: e.message })))
+      const probe = decodeJson(text)
+      if (probe._tag === "Left") {
+        return yield* new ManifestUnreadable({ path, reason: "it is not valid JSON" })
+      }
+      if (probe.right.version !== MANIFEST_VERSION) {
+        return yield* new ManifestUnsupported({ path, version: probe.right.version })
+      }
+      const manifest = decodeManifest(JSON.parse(text))
+      if (manifest._tag === "Left") {
+        return yield* new ManifestUnreadable({
+          path,
+          reason: ParseResult.TreeFormatter.formatErrorSync(manifest.left).replaceAll("\n", " ")
+        })
+      }
+      return Option.some(manifest.right)
+    })
+
+    const write = Effect.fn("ManifestStore.write")(function* (manifest: Manifest) {
+      yield* fs.writeAtomic(path, `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`, 0o600)
+    })
+
+    const remove = Effect.fn("ManifestStore.remove")(function* () {
+      yield* fs.removeFile(path)
+    })
+
+    return { path, read, write, remove } as const
+  })
+}) {}

@@ -1,0 +1,33 @@
+import { Schema } from "effect"
+import { InstallationId } from "../domain/installation-id.js"
+
+/** The manifest format this build reads and writes. */
+export const MANIFEST_VERSION = 1
+
+const AbsolutePath = Schema.String.pipe(
+  Schema.filter((p) => p.startsWith("/"), { message: () => "must be an absolute path" })
+)
+
+export const HooksDecision = Schema.Literal("installed", "declined")
+export type HooksDecision = typeof HooksDecision.Type
+
+/**
+ * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
+ * removed by `uninstall --purge`; everything else is left alone.
+ */
+export class Manifest extends Schema.Class<Manifest>("Manifest")({
+  version: Schema.Literal(MANIFEST_VERSION),
+  installation_id: InstallationId,
+  state: Schema.Literal("active", "inactive"),
+  owned_files: Schema.Array(AbsolutePath),
+  created_directories: Schema.Array(AbsolutePath),
+  node: AbsolutePath,
+  cli: AbsolutePath,
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  /** Explicit choices a person made at install time (e.g. declining the optional hooks). */
+  choices: Schema.optionalWith(Schema.Struct({ hooks: Schema.optional(HooksDecision) }), { default: () => ({}) })
+}) {}
+
+/** Only the version field, read first so an unknown version is reported as such, not as corruption. */
+export const ManifestVersionProbe = Schema.Struct({ version: Schema.Unknown })

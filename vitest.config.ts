@@ -1,0 +1,26 @@
+import { defineConfig } from "vitest/config"
+
+// Unit tests sit beside their modules; acceptance tests run the built programs as subprocesses.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["src/**/*.test.ts", "layers/**/*.test.ts", "programs/**/*.test.ts"],
+          testTimeout: 30_000
+        }
+      },
+      {
+        test: {
+          name: "acceptance",
+          include: ["acceptance/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+          // Acceptance suites start real daemons and subprocesses: keep them off each other's toes on 2 cores.
+          fileParallelism: false
+        }
+      }
+    ]
+  }
+})
