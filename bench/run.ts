@@ -1,0 +1,21 @@
+/**
+ * `npm run bench`: runs every benchmark in turn and prints figures and ratios. Figures are
+ * measurements on the machine at hand, never assertions.
+ */
+import { section } from "./measure.js"
+
+interface Benchmark {
+  readonly name: string
+  readonly run: () => Promise<void>
+}
+
+const benchmarks: ReadonlyArray<Benchmark> = [
+  { name: "installer", run: () => import("./installer.bench.js").then((m) => m.run()) }
+]
+
+const only = process.argv.slice(2)
+for (const b of benchmarks) {
+  if (only.length > 0 && !only.includes(b.name)) continue
+  section(b.name)
+  await b.run()
+}
