@@ -16,9 +16,7 @@ export default defineConfig({
           name: "acceptance",
           include: ["acceptance/**/*.test.ts"],
           testTimeout: 120_000,
-          hookTimeout: 60_000,
-          // Acceptance suites start real daemons and subprocesses: keep them off each other's toes on 2 cores.
-          fileParallelism: false
+          hookTimeout: 60_000
         }
       }
     ]
