@@ -1,5 +1,5 @@
 import * as NodePath from "node:path"
-import { Config, Effect, Option } from "effect"
+import { Config, Effect, Layer, Option } from "effect"
 
 /**
  * Where blctx keeps its files. XDG base directories follow the spec: an override is used only
@@ -86,5 +86,5 @@ export class Paths extends Effect.Service<Paths>()("blctx/Paths", {
   })
 }) {
   /** A Paths layer from explicit inputs (tests, and the daemon which takes its roots as arguments). */
-  static fromInputs = (input: PathInputs) => Paths.make(resolvePaths(input))
+  static layerFrom = (input: PathInputs) => Layer.succeed(Paths, Paths.make(resolvePaths(input)))
 }
