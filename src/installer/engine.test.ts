@@ -1,0 +1,188 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import type { Check, Report } from "../domain/report.js"
+import { STEP_IDS, type StepId } from "../domain/step-id.js"
+import { type RunRequest, runSteps, validateRequest } from "./engine.js"
+import { Renderer } from "./renderer.js"
+import { fail, type Step } from "./step.js"
+
+/** Records what the engine called, so tests can prove what ran and what did not. */
+const makeSteps = (
+  calls: Array<string>,
+  failing: ReadonlySet<string> = new Set(),
+  dying: ReadonlySet<string> = new Set()
+) => {
+  const requires: Partial<Record<StepId, ReadonlyArray<StepId>>> = {
+    background_service: ["data_directory"],
+    history_index: ["background_service", "session_discovery"],
+    service_health: ["background_service"],
+    history_retrieval: ["history_index", "service_health"],
+    session_discovery: ["data_directory"]
+  }
+  const act = (id: StepId, what: string) =>
+    Effect.suspend(() => {
+      calls.push(`${what}:${id}`)
+      if (dying.has(`${what}:${id}`)) return Effect.die(new Error("boom"))
+      return failing.has(`${what}:${id}`)
+        ? Effect.fail(fail(`${id} ${what} failed`, `fix ${id}`))
+        : Effect.succeed({ detail: `${id} ${what} ok` })
+    })
+  return STEP_IDS.map(
+    (id): Step => ({
+      id,
+      title: id,
+      requires: requires[id] ?? [],
+      install: () => act(id, "install"),
+      verify: () => act(id, "verify"),
+      ...(id === "data_directory" ? { diagnose: () => act(id, "diagnose") } : {}),
+      uninstall: () => act(id, "uninstall")
+    })
+  )
+}
+
+const RecordingRenderer = (events: Array<string>) =>
+  Layer.succeed(Renderer, {
+    begin: (command, rows) => Effect.sync(() => events.push(`begin:${command}:${rows.length}`)),
+    started: (id) => Effect.sync(() => events.push(`started:${id}`)),
+    progress: () => Effect.void,
+    finished: (check) => Effect.sync(() => events.push(`finished:${check.id}:${check.status}`)),
+    end: (report) => Effect.sync(() => events.push(`end:${report.exit_code}`))
+  })
+
+const request = (over: Partial<RunRequest>): RunRequest => ({
+  command: "install",
+  selected: null,
+  noHistory: false,
+  purge: false,
+  hooks: "install",
+  ...over
+})
+
+const run = (steps: ReadonlyArray<Step>, req: RunRequest, events: Array<string> = []) =>
+  runSteps(steps, req).pipe(Effect.provide(RecordingRenderer(events)))
+
+const statusOf = (report: Report) => Object.fromEntries(report.checks.map((c: Check) => [c.id, c.status]))
+
+describe("runSteps", () => {
+  it.effect("install runs install then verify for every step, in display order, and is ready when all pass", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const report = yield* run(makeSteps(calls), request({}))
+      expect(report.checks.map((c) => c.id)).toEqual([...STEP_IDS])
+      expect(calls.slice(0, 4)).toEqual([
+        "install:data_directory",
+        "verify:data_directory",
+        "install:background_service",
+        "verify:background_service"
+      ])
+      expect(report.ready).toBe(true)
+      expect(report.exit_code).toBe(0)
+      expect(report.selected_step).toBeNull()
+    })
+  )
+
+  it.effect("a failed prerequisite blocks its dependents without running them", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const report = yield* run(makeSteps(calls, new Set(["install:background_service"])), request({}))
+      const s = statusOf(report)
+      expect(s.background_service).toBe("failed")
+      expect(s.service_health).toBe("blocked")
+      expect(s.history_index).toBe("blocked")
+      expect(s.history_retrieval).toBe("blocked")
+      expect(s.codex_mcp).toBe("passed")
+      expect(calls.some((c) => c.endsWith(":service_health") || c.endsWith(":history_index"))).toBe(false)
+      const blocked = report.checks.find((c) => c.id === "service_health")
+      expect(blocked?.detail).toContain("background_service")
+      expect(blocked?.remediation).toContain("background_service")
+      expect(report.ready).toBe(false)
+      expect(report.exit_code).toBe(1)
+    })
+  )
+
+  it.effect("status and doctor never call install; doctor adds the deeper checks", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      yield* run(makeSteps(calls), request({ command: "status" }))
+      expect(calls.filter((c) => !c.startsWith("verify:"))).toEqual([])
+      calls.length = 0
+      yield* run(makeSteps(calls), request({ command: "doctor" }))
+      expect(calls.filter((c) => c.startsWith("install:"))).toEqual([])
+      expect(calls).toContain("diagnose:data_directory")
+    })
+  )
+
+  it.effect("--step on install runs the prerequisites too; ready is false even when all pass", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const report = yield* run(makeSteps(calls), request({ selected: "service_health" }))
+      expect(report.checks.map((c) => c.id)).toEqual(["data_directory", "background_service", "service_health"])
+      expect(report.checks.find((c) => c.id === "service_health")?.dependencies).toEqual(["background_service"])
+      expect(report.ready).toBe(false)
+      expect(report.exit_code).toBe(0)
+      expect(report.selected_step).toBe("service_health")
+    })
+  )
+
+  it.effect("--step on status verifies only the selected step", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const report = yield* run(
+        makeSteps(calls, new Set(["verify:service_health"])),
+        request({ command: "status", selected: "service_health" })
+      )
+      expect(calls).toEqual(["verify:service_health"])
+      expect(report.checks.map((c) => c.status)).toEqual(["failed"])
+      expect(report.exit_code).toBe(1)
+    })
+  )
+
+  it.effect("--no-history skips exactly the three history steps and only they can be skipped", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const report = yield* run(makeSteps(calls), request({ noHistory: true }))
+      const skipped = report.checks.filter((c) => c.status === "skipped")
+      expect(skipped.map((c) => c.id)).toEqual(["session_discovery", "history_index", "history_retrieval"])
+      expect(skipped.every((c) => c.skip_reason === "no_history")).toBe(true)
+      expect(calls.some((c) => c.includes("history") || c.includes("session_discovery"))).toBe(false)
+      expect(report.ready).toBe(true)
+    })
+  )
+
+  it.effect("selecting a history step with --no-history is a usage error", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(validateRequest(request({ selected: "history_index", noHistory: true })))
+      expect(error._tag).toBe("UsageError")
+      expect(error.message).toContain("history_index")
+    })
+  )
+
+  it.effect("a defect inside a step becomes a failed check with a remediation", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const report = yield* run(
+        makeSteps(calls, new Set(), new Set(["verify:codex_mcp"])),
+        request({ command: "status" })
+      )
+      const check = report.checks.find((c) => c.id === "codex_mcp")
+      expect(check?.status).toBe("failed")
+      expect(check?.detail).toContain("boom")
+      expect(check?.remediation).toBeDefined()
+      expect(report.checks).toHaveLength(STEP_IDS.length)
+    })
+  )
+
+  it.effect("uninstall tears down in reverse order but reports in display order", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const events: Array<string> = []
+      const report = yield* run(makeSteps(calls), request({ command: "uninstall" }), events)
+      expect(calls[0]).toBe("uninstall:codex_hooks")
+      expect(calls.at(-1)).toBe("uninstall:data_directory")
+      expect(report.checks.map((c) => c.id)).toEqual([...STEP_IDS])
+      expect(report.ready).toBe(false)
+      expect(events[0]).toBe(`begin:uninstall:${STEP_IDS.length}`)
+      expect(events.at(-1)).toBe("end:0")
+    })
+  )
+})
