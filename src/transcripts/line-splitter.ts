@@ -1,0 +1,89 @@
+import type { SourcePosition } from "./record.js"
+
+/** One physical line, with its exact position. `bytes` is null when the line exceeded the limit. */
+export interface RawLine extends SourcePosition {
+  readonly bytes: Uint8Array | null
+  /** Whether the line ended with a newline inside the captured bytes. */
+  readonly terminated: boolean
+}
+
+const NEWLINE = 0x0a
+
+const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
+  if (parts.length === 1) return parts[0] ?? new Uint8Array()
+  const out = new Uint8Array(length)
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+/**
+ * Splits a byte stream into lines in bounded memory: at most `maxLineBytes` of one line are
+ * held; a longer line is still located exactly (its bytes are dropped, not buffered).
+ */
+export class LineSplitter {
+  private offset = 0
+  private lineNumber = 1
+  private lineStart = 0
+  private parts: Array<Uint8Array> = []
+  private partsLength = 0
+  private overflow = false
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  private append(part: Uint8Array) {
+    if (part.length === 0) return
+    if (this.overflow) return
+    if (this.partsLength + part.length > this.maxLineBytes) {
+      this.overflow = true
+      this.parts = []
+      this.partsLength = 0
+      return
+    }
+    this.parts.push(part)
+    this.partsLength += part.length
+  }
+
+  private take(byteEnd: number, terminated: boolean): RawLine {
+    const line: RawLine = {
+      line: this.lineNumber,
+      byte_start: this.lineStart,
+      byte_end: byteEnd,
+      bytes: this.overflow ? null : concat(this.parts, this.partsLength),
+      terminated
+    }
+    this.parts = []
+    this.partsLength = 0
+    this.overflow = false
+    this.lineNumber++
+    return line
+  }
+
+  /** Feeds the next bytes; returns the lines they complete. */
+  push(chunk: Uint8Array): Array<RawLine> {
+    const out: Array<RawLine> = []
+    let from = 0
+    while (from <= chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, from)
+      if (newline === -1) {
+        this.append(chunk.subarray(from))
+        break
+      }
+      this.append(chunk.subarray(from, newline))
+      out.push(this.take(this.offset + newline, true))
+      this.lineStart = this.offset + newline + 1
+      from = newline + 1
+    }
+    this.offset += chunk.length
+    return out
+  }
+
+  /** The end of the captured bytes: an unterminated last line, if any. */
+  end(): Array<RawLine> {
+    if (this.lineStart >= this.offset) return []
+    return [this.take(this.offset, false)]
+  }
+}
