@@ -1,0 +1,32 @@
+import * as NodePath from "node:path"
+import { Effect, Either, Option } from "effect"
+import { SafeFs } from "../fs/safe-fs.js"
+import { Paths } from "../paths/paths.js"
+import { type BlctxConfig, ConfigError, DEFAULT_CONFIG, parseConfig } from "./config.js"
+
+export const CONFIG_FILE_NAME = "config.json"
+
+/** Reads `<XDG_CONFIG_HOME>/blctx/config.json` on every `load` (a missing file means the defaults). */
+export class ConfigFile extends Effect.Service<ConfigFile>()("blctx/ConfigFile", {
+  effect: Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const paths = yield* Paths
+    const path = NodePath.join(paths.configDir, CONFIG_FILE_NAME)
+
+    const load = Effect.fn("ConfigFile.load")(function* () {
+      const entry = yield* fs
+        .lstat(path)
+        .pipe(Effect.mapError((e) => new ConfigError({ path, field: "", message: `cannot read it: ${e.code}` })))
+      if (Option.isNone(entry)) return { ...DEFAULT_CONFIG, source: "defaults" } satisfies BlctxConfig
+      if (entry.value.kind !== "file") {
+        return yield* new ConfigError({ path, field: "", message: `it is a ${entry.value.kind}, not a regular file` })
+      }
+      const text = yield* fs
+        .readText(path)
+        .pipe(Effect.mapError((e) => new ConfigError({ path, field: "", message: `cannot read it: ${e.code}` })))
+      return yield* Either.match(parseConfig(text, path), { onLeft: Effect.fail, onRight: Effect.succeed })
+    })
+
+    return { path, load } as const
+  })
+}) {}

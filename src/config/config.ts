@@ -1,0 +1,125 @@
+import { Data, Either, ParseResult, Schema } from "effect"
+import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec, PrefixPolicy, SanityCheck } from "../embedding/model-spec.js"
+
+/** The embedded default: vectors in the same SQLite database (sqlite-vec). */
+export const SqliteVecStore = Schema.Struct({ kind: Schema.Literal("sqlite-vec") })
+
+/** A Qdrant server; the API key is read from the named environment variable, never from the file. */
+export const QdrantStore = Schema.Struct({
+  kind: Schema.Literal("qdrant"),
+  url: Schema.String.pipe(
+    Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "must be an http:// or https:// URL" })
+  ),
+  api_key_env: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: () => "must be an environment variable name" })
+    )
+  )
+})
+
+export const VectorStoreConfig = Schema.Union(SqliteVecStore, QdrantStore)
+export type VectorStoreConfig = typeof VectorStoreConfig.Type
+
+/** A partial model spec: every key is optional and falls back to the pinned default. */
+export const ModelOverride = Schema.Struct({
+  endpoint: Schema.optional(ModelSpec.fields.endpoint),
+  repo: Schema.optional(ModelSpec.fields.repo),
+  revision: Schema.optional(ModelSpec.fields.revision),
+  dims: Schema.optional(ModelSpec.fields.dims),
+  onnx_file: Schema.optional(Schema.String),
+  files: Schema.optional(Schema.NonEmptyArray(ModelFile)),
+  max_tokens: Schema.optional(ModelSpec.fields.max_tokens),
+  prefixes: Schema.optional(PrefixPolicy),
+  sanity: Schema.optional(SanityCheck)
+})
+
+/** `<XDG_CONFIG_HOME>/blctx/config.json`. Every key is optional; unknown keys are refused. */
+export const ConfigFileSchema = Schema.Struct({
+  model: Schema.optional(ModelOverride),
+  vector_store: Schema.optional(VectorStoreConfig)
+})
+
+/** The configuration in force: the model spec (defaults merged with overrides) and the vector store. */
+export interface BlctxConfig {
+  readonly model: ModelSpec
+  readonly vectorStore: VectorStoreConfig
+  /** Where it came from: the file path, or "defaults" when there is no file. */
+  readonly source: string
+}
+
+/** config.json is not valid; names the file and the field so a person can fix it. */
+export class ConfigError extends Data.TaggedError("ConfigError")<{
+  readonly path: string
+  readonly field: string
+  readonly message: string
+}> {
+  get remediation(): string {
+    return `Fix ${this.field === "" ? "the file" : `"${this.field}"`} in ${this.path} (or move the file aside to use the defaults).`
+  }
+}
+
+export const DEFAULT_CONFIG: Omit<BlctxConfig, "source"> = {
+  model: DEFAULT_MODEL_SPEC,
+  vectorStore: { kind: "sqlite-vec" }
+}
+
+const decode = Schema.decodeUnknownEither(ConfigFileSchema, { onExcessProperty: "error", errors: "first" })
+
+const fieldOf = (error: ParseResult.ParseError): { field: string; message: string } => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const first = issues[0]
+  if (first === undefined) return { field: "", message: "invalid configuration" }
+  return { field: first.path.map(String).join("."), message: first.message }
+}
+
+/** Parses config.json text; the defaults fill every missing key. Pure, so every rule is unit-tested. */
+export const parseConfig = (text: string, path: string): Either.Either<BlctxConfig, ConfigError> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Either.left(
+      new ConfigError({
+        path,
+        field: "",
+        message: `not valid JSON: ${error instanceof Error ? error.message : String(error)}`
+      })
+    )
+  }
+  const decoded = decode(json)
+  if (Either.isLeft(decoded)) {
+    const { field, message } = fieldOf(decoded.left)
+    return Either.left(new ConfigError({ path, field, message }))
+  }
+  const file = decoded.right
+  const override = file.model ?? {}
+  const d = DEFAULT_MODEL_SPEC
+  const model = new ModelSpec({
+    endpoint: override.endpoint ?? d.endpoint,
+    repo: override.repo ?? d.repo,
+    revision: override.revision ?? d.revision,
+    dims: override.dims ?? d.dims,
+    onnx_file: override.onnx_file ?? d.onnx_file,
+    files: override.files ?? d.files,
+    pooling: d.pooling,
+    normalize: d.normalize,
+    max_tokens: override.max_tokens ?? d.max_tokens,
+    prefixes: override.prefixes ?? d.prefixes,
+    sanity: override.sanity ?? d.sanity
+  })
+  if (!model.files.some((f) => f.name === model.onnx_file)) {
+    return Either.left(
+      new ConfigError({
+        path,
+        field: override.onnx_file === undefined ? "model.files" : "model.onnx_file",
+        message: `the ONNX file "${model.onnx_file}" is not one of the model files`
+      })
+    )
+  }
+  const names = model.files.map((f) => f.name)
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i)
+  if (duplicate !== undefined) {
+    return Either.left(new ConfigError({ path, field: "model.files", message: `"${duplicate}" is listed twice` }))
+  }
+  return Either.right({ model, vectorStore: file.vector_store ?? DEFAULT_CONFIG.vectorStore, source: path })
+}

@@ -1,0 +1,18 @@
+import * as NodePath from "node:path"
+import { fingerprintOf } from "./fingerprint.js"
+import type { ModelSpec } from "./model-spec.js"
+
+/** Where models live inside the cache directory. */
+export const modelsRoot = (cacheDir: string) => NodePath.join(cacheDir, "models")
+
+const folderName = (spec: ModelSpec) => `${spec.repo.replace("/", "--")}--${fingerprintOf(spec).key}`
+
+/** The active (verified, renamed into place) model folder of a spec. */
+export const activeModelFolder = (cacheDir: string, spec: ModelSpec) =>
+  NodePath.join(modelsRoot(cacheDir), folderName(spec))
+
+/** Where a spec's files are downloaded (`<name>.part`, then `<name>`) before the folder is activated. */
+export const stagingModelFolder = (cacheDir: string, spec: ModelSpec) =>
+  NodePath.join(modelsRoot(cacheDir), `.staging-${folderName(spec)}`)
+
+export const partFileName = (name: string) => `${name}.part`
