@@ -2,7 +2,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { STEP_IDS } from "../src/domain/step-id.js"
-import { type IsolatedHome, makeIsolatedHome, parseJson, runProcess } from "./support/isolated-home.js"
+import { builtProgram, type IsolatedHome, makeIsolatedHome, parseJson, runProcess } from "./support/isolated-home.js"
 
 interface JsonCheck {
   id: string
@@ -206,7 +206,7 @@ describe("blctx report contract", () => {
   })
 
   it("an interactive install asks about hooks on a TTY and records a decline", async () => {
-    const cli = NodePath.resolve("dist", "programs", "cli.js")
+    const cli = builtProgram("cli")
     // `script` gives the CLI a real pseudo-terminal; the answer arrives after the question.
     const result = await runProcess(
       "bash",

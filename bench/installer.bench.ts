@@ -7,7 +7,7 @@ import { promisify } from "node:util"
 import { line, percentile, timeMany } from "./measure.js"
 
 const run = promisify(execFile)
-const cli = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "programs", "cli.js")
+const cli = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "bin", "blctx.mjs")
 
 /** Wall time of `blctx status --json` (process start included), the cost a script pays per check. */
 export const run_ = async () => {

@@ -30,11 +30,14 @@ const mode = {
   interactive: !flags.json && stdoutTty && process.stdin.isTTY === true
 }
 
-const here = NodePath.dirname(fileURLToPath(import.meta.url))
+// This file runs either as dist/programs/cli.js or bundled as dist/bin/blctx.mjs: both sit two
+// levels below the package root, from which the other programs are found.
+const self = fileURLToPath(import.meta.url)
+const packageRoot = NodePath.resolve(NodePath.dirname(self), "..", "..")
 const ProgramPathsLive = Layer.succeed(ProgramPaths, {
   node: process.execPath,
-  cli: NodePath.join(here, "cli.js"),
-  daemon: NodePath.join(here, "daemon.js")
+  cli: self,
+  daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js")
 })
 
 const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive
