@@ -1,0 +1,104 @@
+import type { SourcePosition } from "./record.js"
+
+/**
+ * What the classifier decided for one record.
+ * - `index`: searchable: the user's requests, assistant commentary/progress and final answers.
+ * - `context_only`: injected context (AGENTS.md, environment, skills, developer instructions).
+ * - `excluded`: reasoning, tool calls and outputs, token counts.
+ * - `duplicate`: the same message in another representation of the same turn.
+ * - `metadata`: session and turn bookkeeping.
+ * - `unclassified`: shapes this version does not interpret, and unreadable lines.
+ */
+export type Decision = "index" | "context_only" | "excluded" | "duplicate" | "metadata" | "unclassified"
+export const DECISIONS: ReadonlyArray<Decision> = [
+  "index",
+  "context_only",
+  "excluded",
+  "duplicate",
+  "metadata",
+  "unclassified"
+]
+
+/** Which copy of a message a record is: Codex writes the UI copy and the model copy. */
+export type Representation = "event_msg" | "response_item" | "turn_item"
+
+export type MessageKind = "request" | "commentary" | "final_answer"
+
+/** A user/assistant/developer message found in a record (a candidate, not approved data). */
+export interface MessageCandidate {
+  readonly role: string
+  readonly text: string
+  readonly phase: string | null
+  readonly representation: Representation
+}
+
+export interface RecordDecision extends SourcePosition {
+  /** `type` of the line, plus `/payload.type` when there is one; `parse_error` for bad lines. */
+  readonly record_type: string
+  readonly timestamp: string | null
+  readonly decision: Decision
+  readonly reason: string
+  /** Number of the turn this record belongs to (0 = the unassigned group). */
+  readonly turn: number
+  readonly message?: MessageCandidate
+  readonly kind?: MessageKind
+  readonly duplicate_of?: SourcePosition
+}
+
+/** One message proposed for the index: the exact searchable text and where it came from. */
+export interface SelectedMessage {
+  readonly kind: MessageKind
+  readonly role: string
+  readonly text: string
+  readonly phase: string | null
+  readonly reason: string
+  readonly record_type: string
+  readonly source: SourcePosition
+  readonly duplicates: ReadonlyArray<SourcePosition>
+}
+
+export type TurnFlag = "no_request" | "no_answer"
+
+export interface Turn {
+  readonly number: number
+  readonly turn_id: string | null
+  /** How the turn was delimited: an explicit turn id, a `task_started` marker, a user prompt, or none. */
+  readonly grouping: "turn_id" | "task_started" | "user_prompt" | "unassigned"
+  readonly first_line: number
+  readonly last_line: number
+  readonly records: number
+  readonly messages: ReadonlyArray<SelectedMessage>
+  readonly flags: ReadonlyArray<TurnFlag>
+}
+
+export interface SessionInfo {
+  readonly id: string | null
+  readonly cwd: string | null
+  readonly cli_version: string | null
+  readonly originator: string | null
+  readonly started_at: string | null
+  readonly forked_from_id: string | null
+  /** The sub-agent kind when this session was spawned by another one (e.g. `review`). */
+  readonly subagent: string | null
+}
+
+export interface ClassificationTotals {
+  readonly records: number
+  readonly parse_errors: number
+  readonly turns: number
+  readonly by_decision: Readonly<Record<Decision, number>>
+  readonly by_type: Readonly<Record<string, number>>
+  /** `decision: reason` → count, for everything not indexed. */
+  readonly by_reason: Readonly<Record<string, number>>
+  /** Line types this version does not know, and envelope fields it does not know: kept and counted. */
+  readonly unknown_types: Readonly<Record<string, number>>
+  readonly unknown_fields: Readonly<Record<string, number>>
+}
+
+export interface TranscriptClassification {
+  readonly session: SessionInfo | null
+  readonly decisions: ReadonlyArray<RecordDecision>
+  /** Turn 0 is the unassigned group (records before any turn starts); it may be empty. */
+  readonly turns: ReadonlyArray<Turn>
+  readonly totals: ClassificationTotals
+}
