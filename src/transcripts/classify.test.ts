@@ -231,7 +231,7 @@ describe("classifyTranscript", () => {
 })
 
 describe.each(["real-interactive-0.66.jsonl", "review-parent-0.77.jsonl", "review-subagent-0.77.jsonl"])(
-  "reference transcript %s",
+  "reference transcript %s (opt-in: runs only when BLCTX_REFERENCE_TRANSCRIPTS is set)",
   (name) => {
     const root = process.env.BLCTX_REFERENCE_TRANSCRIPTS
     // Opt-in: set BLCTX_REFERENCE_TRANSCRIPTS to the folder of real Codex transcripts.
