@@ -25,7 +25,7 @@ export const codexHooksStep = Effect.gen(function* () {
   )
   const declinedDetail = { detail: "optional hooks declined (explicit choice recorded at install)" }
 
-  return {
+  const step: Step = {
     id: "codex_hooks",
     title: "Codex lifecycle hooks (optional)",
     requires: ["data_directory"],
@@ -48,5 +48,6 @@ export const codexHooksStep = Effect.gen(function* () {
       }),
     verify: () => Effect.flatMap(declined, (isDeclined) => (isDeclined ? Effect.succeed(declinedDetail) : notYet)),
     uninstall: () => Effect.fail(notYet)
-  } satisfies Step
+  }
+  return step
 })

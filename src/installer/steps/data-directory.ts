@@ -300,12 +300,13 @@ export const dataDirectoryStep = Effect.gen(function* () {
     return { detail: `purged installation ${m.installation_id}: removed ${removed} owned files${keptNote}` }
   })
 
-  return {
+  const step: Step = {
     id: "data_directory",
     title: "Private data directory",
     requires: [],
     install: () => install(),
     verify: () => verify(),
     uninstall: (run) => uninstall(run.purge)
-  } satisfies Step
+  }
+  return step
 })
