@@ -55,6 +55,8 @@ export const NodeTranscriptFilesLive = Layer.succeed(TranscriptFiles, {
         path,
         size: stats.size,
         mtimeMs: stats.mtimeMs,
+        dev: stats.dev,
+        ino: stats.ino,
         read: (position, length) =>
           Effect.tryPromise({
             try: async () => {

@@ -6,6 +6,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Schema } from "effect"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
+import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
 import { ExitStatus } from "../src/cli/exit-status.js"
@@ -55,6 +56,7 @@ const MainLive = Layer.mergeAll(
   RendererLive,
   ConsolePrompterLive,
   ExitStatusLive,
+  NodeTranscriptFilesLive,
   Layer.succeed(OutputMode, mode)
 ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
 

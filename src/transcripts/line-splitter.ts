@@ -25,14 +25,23 @@ const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array =>
  * held; a longer line is still located exactly (its bytes are dropped, not buffered).
  */
 export class LineSplitter {
-  private offset = 0
-  private lineNumber = 1
-  private lineStart = 0
+  private offset: number
+  private lineNumber: number
+  private lineStart: number
   private parts: Array<Uint8Array> = []
   private partsLength = 0
   private overflow = false
 
-  constructor(private readonly maxLineBytes: number) {}
+  /** `startByte`/`startLine`: where the bytes fed in begin (a line start), to resume mid-file. */
+  constructor(
+    private readonly maxLineBytes: number,
+    startByte = 0,
+    startLine = 1
+  ) {
+    this.offset = startByte
+    this.lineStart = startByte
+    this.lineNumber = startLine
+  }
 
   private append(part: Uint8Array) {
     if (part.length === 0) return

@@ -140,6 +140,20 @@ describe("transcript reader", () => {
     }).pipe(Effect.provide(NodeTranscriptFilesLive))
   )
 
+  it.effect("resumes at a checkpoint with the same lines and positions as a full read", () =>
+    Effect.gen(function* () {
+      const lines = [1, 2, 3, 4].map((n) =>
+        line({ type: "event_msg", payload: { type: "user_message", message: `m${n}` } })
+      )
+      const path = write("resume.jsonl", `${lines.join("\n")}\n`)
+      const full = yield* read(path)
+      const second = full.records[1]
+      if (second === undefined) throw new Error("expected a second record")
+      const resumed = yield* read(path, { from: { byte: second.byte_end + 1, line: second.line + 1 }, chunkBytes: 5 })
+      expect(resumed.records).toEqual(full.records.slice(2))
+    })
+  )
+
   it.effect("an empty file has no records; a directory or missing path is a typed error naming the path", () =>
     Effect.gen(function* () {
       const empty = yield* read(write("empty.jsonl", ""))

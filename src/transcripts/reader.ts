@@ -9,6 +9,11 @@ export interface ReadOptions {
   readonly chunkBytes?: number
   /** Longest line that is decoded (default 16 MiB); longer lines become `line_too_long` records. */
   readonly maxLineBytes?: number
+  /**
+   * Resume at a known line start (e.g. an importer's checkpoint: the `byte_end + 1` and
+   * `line + 1` of the last record it finished). Defaults to the start of the file.
+   */
+  readonly from?: { readonly byte: number; readonly line: number }
 }
 
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024
@@ -19,6 +24,8 @@ export interface OpenedTranscript {
   readonly path: string
   readonly size: number
   readonly mtimeMs: number
+  readonly dev: number
+  readonly ino: number
   /** Every record up to the captured size, in file order. Each run reads the file again. */
   readonly records: Stream.Stream<TranscriptRecord, TranscriptFileError>
 }
@@ -41,8 +48,9 @@ export const openTranscript = Effect.fn("Transcripts.open")(function* (path: str
   const size = handle.size
 
   const records = Stream.suspend(() => {
-    const splitter = new LineSplitter(maxLineBytes)
-    let position = 0
+    const startByte = Math.max(0, options.from?.byte ?? 0)
+    const splitter = new LineSplitter(maxLineBytes, startByte, Math.max(1, options.from?.line ?? 1))
+    let position = startByte
     let finished = false
     const finish = () => {
       finished = true
@@ -66,7 +74,7 @@ export const openTranscript = Effect.fn("Transcripts.open")(function* (path: str
     return Stream.repeatEffectChunkOption(pull)
   })
 
-  const opened: OpenedTranscript = { path, size, mtimeMs: handle.mtimeMs, records }
+  const opened: OpenedTranscript = { path, size, mtimeMs: handle.mtimeMs, dev: handle.dev, ino: handle.ino, records }
   return opened
 }) satisfies (
   path: string,

@@ -17,6 +17,9 @@ export interface TranscriptHandle {
   readonly path: string
   readonly size: number
   readonly mtimeMs: number
+  /** Device and inode: tell a file replaced under the same path from one that grew. */
+  readonly dev: number
+  readonly ino: number
   /** Reads up to `length` bytes at `position`; fewer (or none) at the end of the file. */
   readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, TranscriptFileError>
 }
