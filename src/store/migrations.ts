@@ -9,6 +9,35 @@ export const migrations = {
   "1_meta": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT`
+  }),
+  /** Durable jobs run by the daemon's single writer, and the rows its maintenance kind records. */
+  "2_jobs": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE jobs (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      kind TEXT NOT NULL,
+      params TEXT NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'completed', 'partial', 'failed', 'superseded', 'cancelled')),
+      progress_done INTEGER NOT NULL DEFAULT 0,
+      progress_total INTEGER,
+      counts TEXT NOT NULL DEFAULT '{}',
+      checkpoint TEXT,
+      error TEXT,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      submitted_at TEXT NOT NULL,
+      started_at TEXT,
+      updated_at TEXT NOT NULL,
+      finished_at TEXT
+    ) STRICT`
+    yield* sql`CREATE INDEX jobs_by_state ON jobs (state, seq)`
+    yield* sql`CREATE TABLE maintenance_runs (
+      job_id TEXT NOT NULL REFERENCES jobs (id),
+      step TEXT NOT NULL,
+      result TEXT NOT NULL,
+      finished_at TEXT NOT NULL,
+      PRIMARY KEY (job_id, step)
+    ) STRICT`
   })
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 

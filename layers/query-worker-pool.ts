@@ -1,0 +1,38 @@
+import { Worker } from "node:worker_threads"
+import * as NodeWorker from "@effect/platform-node/NodeWorker"
+import { RpcClient } from "@effect/rpc"
+import { Effect, Layer, Option } from "effect"
+import { QueryPool } from "../src/daemon/job-queries.js"
+import type { JobId } from "../src/jobs/job.js"
+import { QueryRpcs } from "../src/rpc/query-protocol.js"
+import { StoreError } from "../src/store/store-error.js"
+
+/**
+ * Up to this many query workers (each a worker thread with its own read-only connection). One
+ * starts with the daemon; more start under concurrent reads and retire after a minute idle.
+ */
+export const QUERY_WORKERS = 3
+
+const entry = new URL("../programs/query-worker.js", import.meta.url)
+
+/** Reads run in a pool of worker threads, so a busy writer (or event loop) never delays them. */
+export const QueryWorkerPoolLive = Layer.succeed(QueryPool, {
+  open: (database) =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(
+        RpcClient.layerProtocolWorker({ minSize: 1, maxSize: QUERY_WORKERS, timeToLive: "60 seconds" }).pipe(
+          Layer.provide(NodeWorker.layerPlatform(() => new Worker(entry, { workerData: { database } })))
+        )
+      )
+      const client = yield* RpcClient.make(QueryRpcs).pipe(Effect.provide(context))
+      return {
+        job: (id: JobId) =>
+          client.ReadJob({ job_id: id }).pipe(
+            Effect.map(Option.fromNullable),
+            Effect.mapError((e) => new StoreError({ path: database, message: e.message }))
+          )
+      }
+    }).pipe(
+      Effect.mapError((e) => (e instanceof StoreError ? e : new StoreError({ path: database, message: String(e) })))
+    )
+})

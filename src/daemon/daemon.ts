@@ -1,0 +1,231 @@
+import * as NodePath from "node:path"
+import { SocketServer } from "@effect/platform"
+import { RpcSerialization, RpcServer } from "@effect/rpc"
+import { SqlClient } from "@effect/sql"
+import { Context, DateTime, Duration, Effect, Layer, Option, type Scope } from "effect"
+import { SafeFs } from "../fs/safe-fs.js"
+import { JobKinds } from "../jobs/job-kinds.js"
+import { JobRunner } from "../jobs/job-runner.js"
+import { JobStore } from "../jobs/job-store.js"
+import { ManifestStore } from "../ownership/manifest-store.js"
+import { Paths } from "../paths/paths.js"
+import { DaemonIdentity, DaemonRpcs } from "../rpc/protocol.js"
+import { socketPathIn } from "../rpc/socket-location.js"
+import { readIdentity } from "../store/identity.js"
+import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
+import { SqliteOpener } from "../store/sqlite-opener.js"
+import { VERSION } from "../version.js"
+import type { DaemonArgs } from "./daemon-args.js"
+import { DaemonStartupError } from "./daemon-errors.js"
+import { DaemonProcess } from "./daemon-process.js"
+import { QueryPool } from "./job-queries.js"
+import { Readiness } from "./readiness.js"
+import { makeRpcHandlers } from "./rpc-handlers.js"
+import { SocketBinder } from "./socket-binder.js"
+import { prepareSocketPath } from "./socket-file.js"
+import { WriterLock } from "./writer-lock.js"
+
+/** Startup (checks, lock, database, workers, socket) must finish within this, or blctxd exits. */
+export const STARTUP_LIMIT = Duration.seconds(10)
+/** Graceful shutdown bound: the running job stops at its last checkpoint; the rest is replayed. */
+export const SHUTDOWN_LIMIT = Duration.seconds(5)
+
+/** The writer lock file: held (never written) by the daemon for its whole life. */
+export const lockFileIn = (dataDir: string) => NodePath.join(dataDir, "writer.lock")
+/** The running daemon's PID, written once it holds the lock. */
+export const pidFileIn = (stateDir: string) => NodePath.join(stateDir, "blctxd.pid")
+
+const startupError = (reason: string, remediation: string) => new DaemonStartupError({ reason, remediation })
+
+/** Reads the PID recorded by the lock holder, if any (used to name it in a refusal). */
+export const readPidFile = (path: string) =>
+  Effect.flatMap(SafeFs, (fs) => fs.readText(path)).pipe(
+    Effect.map((text) => {
+      const pid = Number.parseInt(text.trim(), 10)
+      return Number.isSafeInteger(pid) && pid > 0 ? Option.some(pid) : Option.none<number>()
+    }),
+    Effect.orElseSucceed(() => Option.none<number>())
+  )
+
+const checkManifest = (args: DaemonArgs) =>
+  Effect.gen(function* () {
+    const manifests = yield* ManifestStore
+    const manifest = yield* manifests
+      .read()
+      .pipe(
+        Effect.mapError((e) =>
+          startupError(`manifest ${e.path} cannot be read (${e._tag})`, "Run: blctx doctor --step data_directory")
+        )
+      )
+    if (Option.isNone(manifest)) {
+      return yield* startupError(`no blctx manifest at ${manifests.path}`, "Run: blctx install codex")
+    }
+    const m = manifest.value
+    if (m.installation_id !== args["installation-id"]) {
+      return yield* startupError(
+        `the manifest names installation ${m.installation_id}, but blctxd was started for ${args["installation-id"]}`,
+        "Reinstall the service so it matches: blctx install codex --step background_service"
+      )
+    }
+    if (m.state !== "active") {
+      return yield* startupError(
+        `installation ${m.installation_id} is inactive (uninstalled); blctxd serves only an active installation`,
+        "Run: blctx install codex"
+      )
+    }
+    return m
+  })
+
+/**
+ * blctxd: verifies the installation, takes the writer lock, opens the database, replays
+ * interrupted jobs, starts the query workers and serves the protocol on the private socket.
+ * Reports ready only once the socket is bound. Runs until interrupted (SIGTERM/SIGINT).
+ */
+export const runDaemon = (args: DaemonArgs) =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const started = yield* startDaemon(args, scope).pipe(
+      Effect.timeoutFail({
+        duration: STARTUP_LIMIT,
+        onTimeout: () =>
+          startupError(
+            `startup did not finish within ${Duration.format(STARTUP_LIMIT)}`,
+            "Check the log above for the step that hung; run blctx doctor."
+          )
+      })
+    )
+    yield* Effect.logInfo("blctxd ready").pipe(
+      Effect.annotateLogs({ socket: started.socket, installation: args["installation-id"], pid: started.pid })
+    )
+    yield* Effect.addFinalizer(() => Effect.logInfo("blctxd stopping"))
+    return yield* Effect.never
+  })
+
+const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
+  Effect.gen(function* () {
+    const paths = yield* Paths
+    const fs = yield* SafeFs
+    const lock = yield* WriterLock
+    const opener = yield* SqliteOpener
+    const pool = yield* QueryPool
+    const binder = yield* SocketBinder
+    const readiness = yield* Readiness
+    const kinds = yield* JobKinds
+    const process = yield* DaemonProcess
+
+    yield* checkManifest(args)
+
+    const lockFile = lockFileIn(paths.dataDir)
+    const pidFile = pidFileIn(paths.stateDir)
+    yield* lock.acquire(lockFile).pipe(
+      Effect.catchTags({
+        WriterLockHeld: () =>
+          Effect.flatMap(readPidFile(pidFile), (holder) =>
+            Effect.fail(
+              startupError(
+                `another blctxd (PID ${Option.match(holder, { onNone: () => "unknown", onSome: String })}) holds the writer lock on ${paths.dataDir}`,
+                "Only one daemon may serve a data directory; use the running one, or stop it first (blctx uninstall codex)."
+              )
+            )
+          ),
+        WriterLockError: (e) =>
+          Effect.fail(
+            startupError(`cannot take the writer lock ${e.lockFile}: ${e.message}`, "Check the data directory.")
+          )
+      })
+    )
+    yield* Effect.logInfo("writer lock held").pipe(Effect.annotateLogs({ lock: lockFile }))
+
+    const sql = yield* opener
+      .open({ filename: paths.database, readonly: false })
+      .pipe(
+        Effect.mapError((e) =>
+          startupError(`cannot open ${e.path}: ${e.message}`, "Run: blctx doctor --step data_directory")
+        )
+      )
+    const identity = yield* readIdentity(paths.database).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.mapError((e) => startupError(`${e.path}: ${e.message}`, "Run: blctx doctor --step data_directory"))
+    )
+    if (identity.schemaVersion !== CURRENT_SCHEMA_VERSION) {
+      return yield* startupError(
+        `${paths.database} has schema version ${identity.schemaVersion}; this blctxd needs ${CURRENT_SCHEMA_VERSION}`,
+        "Run: blctx install codex (it migrates the database)"
+      )
+    }
+    if (Option.getOrNull(identity.installationId) !== args["installation-id"]) {
+      return yield* startupError(
+        `${paths.database} belongs to installation ${Option.getOrElse(identity.installationId, () => "none")}, not ${args["installation-id"]}`,
+        "Run: blctx doctor --step data_directory"
+      )
+    }
+
+    const pidText = `${process.pid}\n`
+    yield* fs
+      .writeAtomic(pidFile, pidText, 0o600)
+      .pipe(Effect.mapError((e) => startupError(`cannot write ${pidFile}: ${e.code}`, "Check the state directory.")))
+    yield* Effect.addFinalizer(() =>
+      fs.readText(pidFile).pipe(
+        Effect.flatMap((text) => (text === pidText ? fs.removeFile(pidFile) : Effect.void)),
+        Effect.ignore
+      )
+    )
+
+    const runner = yield* Layer.buildWithScope(
+      JobRunner.Default.pipe(
+        Layer.provide(JobStore.Default),
+        Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)),
+        Layer.provide(Layer.succeed(JobKinds, kinds)),
+        Layer.provide(Layer.succeed(Paths, paths))
+      ),
+      scope
+    ).pipe(Effect.map((context) => Context.get(context, JobRunner)))
+
+    const queries = yield* pool
+      .open(paths.database)
+      .pipe(Effect.mapError((e) => startupError(`query workers: ${e.message}`, "Run: blctx doctor")))
+
+    const socket = socketPathIn(paths.stateDir)
+    const previous = yield* prepareSocketPath(socket)
+    if (previous === "replaced-stale") {
+      yield* Effect.logWarning("replaced a stale socket left by a previous daemon").pipe(
+        Effect.annotateLogs({ socket })
+      )
+    }
+    // Registered before binding, so it runs after the server has closed: no socket file remains.
+    yield* Effect.addFinalizer(() =>
+      fs.lstat(socket).pipe(
+        Effect.flatMap((e) => (Option.isSome(e) && e.value.kind === "socket" ? fs.removeFile(socket) : Effect.void)),
+        Effect.ignore
+      )
+    )
+    const server = yield* binder
+      .bind(socket)
+      .pipe(Effect.mapError((e) => startupError(`cannot listen on ${e.path}: ${e.message}`, "Run: blctx doctor")))
+
+    const startedAt = DateTime.formatIso(yield* DateTime.now)
+    const daemonIdentity = new DaemonIdentity({
+      installation_id: args["installation-id"],
+      pid: process.pid,
+      node: process.node,
+      argv: [...process.argv],
+      version: VERSION,
+      db_path: paths.database,
+      schema_version: identity.schemaVersion,
+      index_state: "empty",
+      query_mode: "lexical",
+      started_at: startedAt
+    })
+    yield* Layer.buildWithScope(
+      RpcServer.layer(DaemonRpcs).pipe(
+        Layer.provide(makeRpcHandlers({ identity: daemonIdentity, runner, kinds, queries })),
+        Layer.provide(RpcServer.layerProtocolSocketServer),
+        Layer.provide(RpcSerialization.layerNdjson),
+        Layer.provide(Layer.succeed(SocketServer.SocketServer, server))
+      ),
+      scope
+    )
+    yield* readiness.ready(`serving ${socket}`)
+    yield* Effect.addFinalizer(() => readiness.stopping)
+    return { socket, pid: process.pid }
+  })

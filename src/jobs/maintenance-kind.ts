@@ -1,0 +1,93 @@
+import { SqlClient } from "@effect/sql"
+import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { type JobKind, registerJobKind } from "./job-kind.js"
+
+/** The steps of one maintenance run, in order; each is committed with its checkpoint. */
+export const MAINTENANCE_STEPS = ["quick_check", "prune_finished_jobs", "optimize", "record_stats"] as const
+
+const MaintenanceParams = Schema.Struct({
+  /** Finished jobs older than this many days are removed (their rows and maintenance records). */
+  retention_days: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 3650)), { default: () => 30 }),
+  /**
+   * Test-only: a pause before each step, so tests can hold the writer and interrupt a job
+   * mid-way. Bounded; 0 in normal use.
+   */
+  step_delay_ms: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 120_000)), { default: () => 0 })
+})
+
+const MaintenanceCheckpoint = Schema.Struct({ completed_steps: Schema.Int.pipe(Schema.between(0, 100)) })
+
+type Step = (typeof MAINTENANCE_STEPS)[number]
+
+/** Each step's work; it returns the line recorded in `maintenance_runs`. */
+const work = (step: Step, retentionDays: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    switch (step) {
+      case "quick_check": {
+        const rows = yield* sql<{ quick_check: string }>`PRAGMA quick_check`
+        const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok")
+        return { ok: problems.length === 0, result: problems.length === 0 ? "ok" : problems.slice(0, 5).join("; ") }
+      }
+      case "prune_finished_jobs": {
+        const cutoff = DateTime.formatIso(DateTime.subtract(yield* DateTime.now, { days: retentionDays }))
+        const old = sql`SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ${cutoff}
+                        AND state IN ('completed', 'partial', 'failed', 'superseded', 'cancelled')`
+        yield* sql`DELETE FROM maintenance_runs WHERE job_id IN (${old})`
+        const removed = yield* sql<{ id: string }>`DELETE FROM jobs WHERE id IN (${old}) RETURNING id`
+        return { ok: true, result: `removed ${removed.length} finished jobs older than ${retentionDays} days` }
+      }
+      case "optimize": {
+        yield* sql`PRAGMA optimize`
+        return { ok: true, result: "optimized" }
+      }
+      case "record_stats": {
+        const jobs = yield* sql<{ n: number }>`SELECT count(*) AS n FROM jobs`
+        const pages = yield* sql<{ page_count: number }>`PRAGMA page_count`
+        return { ok: true, result: `jobs=${jobs[0]?.n ?? 0} pages=${pages[0]?.page_count ?? 0}` }
+      }
+    }
+  })
+
+/**
+ * `maintenance`: checks and tidies the database in checkpointed steps. Each step's record and
+ * the checkpoint commit together, so a run interrupted at any point resumes at the next step
+ * and never records a step twice.
+ */
+export const maintenanceKind: JobKind<
+  typeof MaintenanceParams.Type,
+  typeof MaintenanceParams.Encoded,
+  typeof MaintenanceCheckpoint.Type,
+  typeof MaintenanceCheckpoint.Encoded
+> = {
+  name: "maintenance",
+  params: MaintenanceParams,
+  checkpoint: MaintenanceCheckpoint,
+  run: (params, context) =>
+    Effect.gen(function* () {
+      const total = MAINTENANCE_STEPS.length
+      const start = Option.match(context.checkpoint, { onNone: () => 0, onSome: (c) => c.completed_steps })
+      let problems = 0
+      for (let index = start; index < total; index++) {
+        const step = MAINTENANCE_STEPS[index] as Step
+        if (params.step_delay_ms > 0) yield* Effect.sleep(Duration.millis(params.step_delay_ms))
+        yield* context.commit(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const outcome = yield* work(step, params.retention_days)
+            if (!outcome.ok) problems++
+            const at = DateTime.formatIso(yield* DateTime.now)
+            yield* sql`INSERT INTO maintenance_runs (job_id, step, result, finished_at)
+                       VALUES (${context.jobId}, ${step}, ${outcome.result}, ${at})`
+          }).pipe(Effect.orDie),
+          { checkpoint: { completed_steps: index + 1 }, progressDone: index + 1, progressTotal: total }
+        )
+      }
+      return {
+        state: problems === 0 ? "completed" : "partial",
+        counts: { steps: total, problems }
+      } as const
+    })
+}
+
+export const maintenanceJobKind = registerJobKind(maintenanceKind)

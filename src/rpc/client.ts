@@ -1,0 +1,99 @@
+/**
+ * The typed client for blctxd: `import { connect } from "blctx/client"`.
+ *
+ * This module is the package's public entry point for other TypeScript tools, so it wires the
+ * Node socket transport itself (the one place in `src` that does); everything else about the
+ * protocol lives in `protocol.ts`.
+ */
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import { RpcClient, type RpcClientError, RpcSerialization } from "@effect/rpc"
+import { Duration, Effect, Layer, type Scope } from "effect"
+import type { JobId } from "../jobs/job.js"
+import { Paths } from "../paths/paths.js"
+import { DaemonUnavailable } from "./errors.js"
+import { DaemonRpcs } from "./protocol.js"
+import { socketPathIn } from "./socket-location.js"
+
+export { JobView } from "../jobs/job.js"
+export { DaemonStoreError, DaemonUnavailable, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
+export { DaemonIdentity, DaemonRpcs, SubmittedJob } from "./protocol.js"
+
+export interface ConnectOptions {
+  /** The daemon's socket; defaults to `$XDG_STATE_HOME/blctx/blctxd.sock`. */
+  readonly socketPath?: string
+  /** Upper bound for every call (default 5 seconds). A call never hangs longer. */
+  readonly timeout?: Duration.DurationInput
+}
+
+export const DEFAULT_REMEDIATION =
+  "Check it with `blctx status --step background_service`; start it with `blctx install codex --step background_service`."
+
+const unavailable = (socket: string, reason: string) =>
+  new DaemonUnavailable({ socket, reason, remediation: DEFAULT_REMEDIATION })
+
+const clientLayer = (socketPath: string) =>
+  RpcClient.layerProtocolSocket().pipe(
+    Layer.provide(NodeSocket.layerNet({ path: socketPath })),
+    Layer.provide(RpcSerialization.layerNdjson)
+  )
+
+/** Resolves the default socket path from the environment (HOME / XDG_STATE_HOME). */
+export const defaultSocketPath = Effect.map(Paths, (p) => socketPathIn(p.stateDir)).pipe(
+  Effect.provide(Paths.Default),
+  Effect.orDie
+)
+
+/**
+ * Connects to blctxd for the life of the scope. Every call is bounded by `timeout`; a daemon that
+ * is not running or does not answer is a `DaemonUnavailable` error with a remediation.
+ */
+export const connect = (options: ConnectOptions = {}) =>
+  Effect.gen(function* () {
+    const socket = options.socketPath ?? (yield* defaultSocketPath)
+    const timeout = Duration.decode(options.timeout ?? "5 seconds")
+    const context = yield* Layer.build(clientLayer(socket)).pipe(
+      Effect.mapError((e) => unavailable(socket, `could not open the socket: ${e.message}`))
+    )
+    const client = yield* RpcClient.make(DaemonRpcs).pipe(Effect.provide(context))
+
+    const bounded = <A, E>(call: Effect.Effect<A, E | RpcClientError.RpcClientError>) =>
+      call.pipe(
+        Effect.timeoutFail({
+          duration: timeout,
+          onTimeout: () => unavailable(socket, `no answer within ${Duration.format(timeout)}`)
+        }),
+        Effect.catchIf(
+          (e): e is RpcClientError.RpcClientError =>
+            typeof e === "object" && e !== null && "_tag" in e && e._tag === "RpcClientError",
+          (e) => Effect.fail(unavailable(socket, describe(e)))
+        )
+      ) as Effect.Effect<A, Exclude<E, RpcClientError.RpcClientError> | DaemonUnavailable>
+
+    return {
+      socketPath: socket,
+      ping: () => bounded(client.Ping()),
+      submitJob: (input: { readonly kind: string; readonly params?: unknown; readonly supersede?: boolean }) =>
+        bounded(client.SubmitJob({ kind: input.kind, params: input.params, supersede: input.supersede ?? false })),
+      jobStatus: (jobId: JobId) => bounded(client.JobStatus({ job_id: jobId })),
+      cancelJobs: (selector: { readonly job_ids?: ReadonlyArray<JobId>; readonly kind?: string }) =>
+        bounded(client.CancelJobs(selector))
+    }
+  })
+
+export type BlctxClient = Effect.Effect.Success<ReturnType<typeof connect>>
+
+const describe = (e: RpcClientError.RpcClientError): string => {
+  const cause = e.cause as { readonly cause?: { readonly code?: unknown; readonly message?: unknown } } | undefined
+  const code = cause?.cause?.code
+  if (code === "ENOENT") return "no socket (the daemon is not running)"
+  if (code === "ECONNREFUSED") return "connection refused (the daemon is not running; a stale socket remains)"
+  if (code === "EACCES") return "permission denied on the socket"
+  return e.message
+}
+
+/** Connects, runs `use`, and disconnects. */
+export const withClient = <A, E, R>(
+  options: ConnectOptions,
+  use: (client: BlctxClient) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | DaemonUnavailable, Exclude<R, Scope.Scope>> =>
+  Effect.scoped(Effect.flatMap(connect(options), use))

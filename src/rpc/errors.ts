@@ -1,0 +1,49 @@
+import { Schema } from "effect"
+
+/** The daemon could not answer: not running, not reachable, or too slow. Says what to do. */
+export class DaemonUnavailable extends Schema.TaggedError<DaemonUnavailable>()("DaemonUnavailable", {
+  socket: Schema.String,
+  reason: Schema.String,
+  remediation: Schema.String
+}) {
+  override get message() {
+    return `blctx daemon at ${this.socket} is unavailable: ${this.reason}. ${this.remediation}`
+  }
+}
+
+export class UnknownJobKind extends Schema.TaggedError<UnknownJobKind>()("UnknownJobKind", {
+  kind: Schema.String,
+  known: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `unknown job kind ${this.kind}; this daemon runs: ${this.known.join(", ")}`
+  }
+}
+
+export class InvalidJobParams extends Schema.TaggedError<InvalidJobParams>()("InvalidJobParams", {
+  kind: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `invalid params for job kind ${this.kind}: ${this.reason}`
+  }
+}
+
+export class JobNotFound extends Schema.TaggedError<JobNotFound>()("JobNotFound", {
+  job_id: Schema.String
+}) {
+  override get message() {
+    return `no job ${this.job_id}`
+  }
+}
+
+/** The daemon's database failed while answering; names the file so a person can look. */
+export class DaemonStoreError extends Schema.TaggedError<DaemonStoreError>()("DaemonStoreError", {
+  path: Schema.String,
+  reason: Schema.String,
+  remediation: Schema.String
+}) {
+  override get message() {
+    return `database ${this.path}: ${this.reason}. ${this.remediation}`
+  }
+}

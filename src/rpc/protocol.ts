@@ -1,0 +1,60 @@
+import { Rpc, RpcGroup } from "@effect/rpc"
+import { Schema } from "effect"
+import { InstallationId } from "../domain/installation-id.js"
+import { JobId, JobView } from "../jobs/job.js"
+import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
+
+/** Whether the index is usable yet; later issues add states as indexing arrives. */
+export const IndexState = Schema.Literal("empty", "indexing", "ready")
+export const QueryMode = Schema.Literal("lexical", "hybrid")
+
+/** Who answered: enough for a caller to check it reached the daemon of the right installation. */
+export class DaemonIdentity extends Schema.Class<DaemonIdentity>("DaemonIdentity")({
+  installation_id: InstallationId,
+  pid: Schema.Int,
+  node: Schema.String,
+  argv: Schema.Array(Schema.String),
+  version: Schema.String,
+  db_path: Schema.String,
+  schema_version: Schema.Int,
+  index_state: IndexState,
+  query_mode: QueryMode,
+  started_at: Schema.String
+}) {}
+
+export class SubmittedJob extends Schema.Class<SubmittedJob>("SubmittedJob")({
+  job: JobView,
+  superseded: Schema.Array(JobId)
+}) {}
+
+export const Ping = Rpc.make("Ping", { success: DaemonIdentity })
+
+export const SubmitJob = Rpc.make("SubmitJob", {
+  payload: Schema.Struct({
+    kind: Schema.String,
+    params: Schema.optional(Schema.Unknown),
+    /** Marks queued and running jobs of the same kind superseded (they never run again). */
+    supersede: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  }),
+  success: SubmittedJob,
+  error: Schema.Union(UnknownJobKind, InvalidJobParams, DaemonStoreError)
+})
+
+export const JobStatus = Rpc.make("JobStatus", {
+  payload: { job_id: JobId },
+  success: JobView,
+  error: Schema.Union(JobNotFound, DaemonStoreError)
+})
+
+export const CancelJobs = Rpc.make("CancelJobs", {
+  payload: {
+    /** Given ids; or every active job of `kind`; or, with neither, every active job. */
+    job_ids: Schema.optional(Schema.Array(JobId)),
+    kind: Schema.optional(Schema.String)
+  },
+  success: Schema.Struct({ cancelled: Schema.Array(JobId) }),
+  error: DaemonStoreError
+})
+
+/** The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and `blctx/client`. */
+export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs) {}
