@@ -70,3 +70,26 @@ export const tinyModelSpec = (
       expected_first: 1
     }
   })
+
+/** The tiny model's files as bytes, for a loopback server. */
+export const tinyModelBytes = (data: string) =>
+  tinyModelSources(data).map(({ name, source }) => ({ name, bytes: readFileSync(source) }))
+
+export const TINY_REPO = "blctx-test/tiny-encoder"
+export const TINY_REVISION = "test"
+
+/** A config.json `model` override that points blctx at the tiny model served from `endpoint`. */
+export const tinyModelConfig = (data: string, endpoint: string) => {
+  const spec = tinyModelSpec(tinyModelFiles(data), endpoint)
+  return {
+    model: {
+      endpoint,
+      repo: spec.repo,
+      revision: spec.revision,
+      dims: spec.dims,
+      files: spec.files.map((f) => ({ name: f.name, size: f.size, sha256: f.sha256 })),
+      prefixes: spec.prefixes,
+      sanity: spec.sanity
+    }
+  }
+}
