@@ -5,8 +5,11 @@ import { Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Schema } from "effect"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
+import { HttpDownloaderLive } from "../layers/http-downloader.js"
+import { NodeFileDigestLive } from "../layers/model-file-digest.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
+import { OnnxModelRuntimeLazy } from "../layers/onnx-model-runtime-lazy.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
 import { ExitStatus } from "../src/cli/exit-status.js"
@@ -14,6 +17,7 @@ import { extractGlobalFlags } from "../src/cli/global-flags.js"
 import { OutputMode } from "../src/cli/output-mode.js"
 import { rootCommand } from "../src/cli/root.js"
 import { CliUsageError } from "../src/cli/usage-error.js"
+import { ConfigFile } from "../src/config/config-file.js"
 import { ExitCode } from "../src/domain/report.js"
 import { ProgramPaths } from "../src/installer/program-paths.js"
 import { ManifestStore } from "../src/ownership/manifest-store.js"
@@ -57,6 +61,10 @@ const MainLive = Layer.mergeAll(
   ConsolePrompterLive,
   ExitStatusLive,
   NodeTranscriptFilesLive,
+  ConfigFile.Default,
+  HttpDownloaderLive,
+  NodeFileDigestLive,
+  OnnxModelRuntimeLazy,
   Layer.succeed(OutputMode, mode)
 ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
 

@@ -3,8 +3,12 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { HttpDownloaderLive } from "../../../layers/http-downloader.js"
+import { NodeFileDigestLive } from "../../../layers/model-file-digest.js"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
+import { OnnxModelRuntimeLazy } from "../../../layers/onnx-model-runtime-lazy.js"
 import { SqliteOpenerLive } from "../../../layers/sqlite-opener-live.js"
+import { ConfigFile } from "../../config/config-file.js"
 import { STEP_IDS } from "../../domain/step-id.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
@@ -15,7 +19,11 @@ const home = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-registry-"))
 const TestLive = Layer.mergeAll(
   ManifestStore.Default,
   SqliteOpenerLive,
-  Layer.succeed(ProgramPaths, { node: process.execPath, cli: process.execPath, daemon: process.execPath })
+  Layer.succeed(ProgramPaths, { node: process.execPath, cli: process.execPath, daemon: process.execPath }),
+  ConfigFile.Default,
+  HttpDownloaderLive,
+  NodeFileDigestLive,
+  OnnxModelRuntimeLazy
 ).pipe(Layer.provideMerge(Paths.layerFrom({ home })), Layer.provideMerge(NodeSafeFsLive))
 
 describe("installSteps", () => {

@@ -3,6 +3,7 @@ import { notImplementedStep } from "../not-implemented.js"
 import type { Step } from "../step.js"
 import { codexHooksStep } from "./codex-hooks.js"
 import { dataDirectoryStep } from "./data-directory.js"
+import { embeddingModelStep } from "./embedding-model.js"
 
 /**
  * Every step of `blctx install codex`, in display order. Prerequisites always come earlier in
@@ -14,7 +15,7 @@ export const installSteps = Effect.gen(function* () {
     notImplementedStep("background_service", "Background service (blctxd)", ["data_directory"]),
     notImplementedStep("codex_mcp", "Codex MCP registration", ["data_directory"]),
     notImplementedStep("codex_skills", "Codex skills", ["data_directory"]),
-    notImplementedStep("embedding_model", "Local embedding model", ["data_directory"]),
+    yield* embeddingModelStep,
     notImplementedStep("session_discovery", "Codex session discovery", ["data_directory"]),
     notImplementedStep("history_index", "History index", ["background_service", "session_discovery"]),
     notImplementedStep("service_health", "Service health", ["background_service"]),
