@@ -1,0 +1,47 @@
+import { describe, expect, it } from "@effect/vitest"
+import { RRF_K, reciprocalRankFusion } from "./fusion.js"
+
+describe("reciprocalRankFusion", () => {
+  it("rewards items both lists agree on", () => {
+    const lexical = [
+      { id: "a", score: 9 },
+      { id: "b", score: 5 },
+      { id: "c", score: 1 }
+    ]
+    const vector = [
+      { id: "c", score: 0.9 },
+      { id: "b", score: 0.8 },
+      { id: "d", score: 0.1 }
+    ]
+    const fused = reciprocalRankFusion([lexical, vector])
+    expect(fused.map((f) => f.id)).toEqual(["b", "c", "a", "d"])
+    expect(fused[0]?.score).toBeCloseTo(2 / (RRF_K + 2))
+    expect(fused.find((f) => f.id === "a")?.ranks).toEqual([1, null])
+  })
+
+  it("ignores raw scores: only ranks matter", () => {
+    const a = reciprocalRankFusion([
+      [
+        { id: 1, score: 1000 },
+        { id: 2, score: 999 }
+      ]
+    ])
+    const b = reciprocalRankFusion([
+      [
+        { id: 1, score: 0.2 },
+        { id: 2, score: 0.1 }
+      ]
+    ])
+    expect(a).toEqual(b)
+  })
+
+  it("counts a duplicated id once per list", () => {
+    const fused = reciprocalRankFusion([
+      [
+        { id: "x", score: 1 },
+        { id: "x", score: 1 }
+      ]
+    ])
+    expect(fused).toEqual([{ id: "x", score: 1 / (RRF_K + 1), ranks: [1] }])
+  })
+})
