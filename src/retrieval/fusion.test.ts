@@ -9,9 +9,9 @@ describe("reciprocalRankFusion", () => {
       { id: "c", score: 1 }
     ]
     const vector = [
-      { id: "c", score: 0.9 },
+      { id: "d", score: 0.9 },
       { id: "b", score: 0.8 },
-      { id: "d", score: 0.1 }
+      { id: "c", score: 0.1 }
     ]
     const fused = reciprocalRankFusion([lexical, vector])
     expect(fused.map((f) => f.id)).toEqual(["b", "c", "a", "d"])
