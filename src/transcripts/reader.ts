@@ -2,7 +2,7 @@ import { Chunk, Effect, Option, type Scope, Stream } from "effect"
 import { decodeLine, isBlank } from "./decode-line.js"
 import { LineSplitter, type RawLine } from "./line-splitter.js"
 import type { TranscriptRecord } from "./record.js"
-import { type TranscriptFileError, TranscriptFiles } from "./transcript-files.js"
+import { type TranscriptFileError, TranscriptFiles, type TranscriptHandle } from "./transcript-files.js"
 
 export interface ReadOptions {
   /** Bytes per read (default 1 MiB). */
@@ -37,17 +37,17 @@ const decodeAll = (lines: ReadonlyArray<RawLine>, maxLineBytes: number): Chunk.C
 }
 
 /**
- * Opens a transcript and captures its size. Reading streams the file line by line in bounded
- * memory (one read buffer plus at most one line) and stops at the captured size.
+ * The records of an open transcript up to the size captured at open, streamed line by line in
+ * bounded memory (one read buffer plus at most one line). Each run reads the file again.
  */
-export const openTranscript = Effect.fn("Transcripts.open")(function* (path: string, options: ReadOptions = {}) {
-  const files = yield* TranscriptFiles
-  const handle = yield* files.open(path)
+export const recordsOf = (
+  handle: TranscriptHandle,
+  options: ReadOptions = {}
+): Stream.Stream<TranscriptRecord, TranscriptFileError> => {
   const chunkBytes = Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES)
   const maxLineBytes = Math.max(1, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
   const size = handle.size
-
-  const records = Stream.suspend(() => {
+  return Stream.suspend(() => {
     const startByte = Math.max(0, options.from?.byte ?? 0)
     const splitter = new LineSplitter(maxLineBytes, startByte, Math.max(1, options.from?.line ?? 1))
     let position = startByte
@@ -73,8 +73,20 @@ export const openTranscript = Effect.fn("Transcripts.open")(function* (path: str
     )
     return Stream.repeatEffectChunkOption(pull)
   })
+}
 
-  const opened: OpenedTranscript = { path, size, mtimeMs: handle.mtimeMs, dev: handle.dev, ino: handle.ino, records }
+/** Opens a transcript and captures its size; `records` streams it (see `recordsOf`). */
+export const openTranscript = Effect.fn("Transcripts.open")(function* (path: string, options: ReadOptions = {}) {
+  const files = yield* TranscriptFiles
+  const handle = yield* files.open(path)
+  const opened: OpenedTranscript = {
+    path,
+    size: handle.size,
+    mtimeMs: handle.mtimeMs,
+    dev: handle.dev,
+    ino: handle.ino,
+    records: recordsOf(handle, options)
+  }
   return opened
 }) satisfies (
   path: string,

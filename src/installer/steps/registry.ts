@@ -4,6 +4,7 @@ import type { Step } from "../step.js"
 import { codexHooksStep } from "./codex-hooks.js"
 import { dataDirectoryStep } from "./data-directory.js"
 import { embeddingModelStep } from "./embedding-model.js"
+import { sessionDiscoveryStep } from "./session-discovery.js"
 
 /**
  * Every step of `blctx install codex`, in display order. Prerequisites always come earlier in
@@ -16,7 +17,7 @@ export const installSteps = Effect.gen(function* () {
     notImplementedStep("codex_mcp", "Codex MCP registration", ["data_directory"]),
     notImplementedStep("codex_skills", "Codex skills", ["data_directory"]),
     yield* embeddingModelStep,
-    notImplementedStep("session_discovery", "Codex session discovery", ["data_directory"]),
+    yield* sessionDiscoveryStep,
     notImplementedStep("history_index", "History index", ["background_service", "session_discovery"]),
     notImplementedStep("service_health", "Service health", ["background_service"]),
     notImplementedStep("mcp_health", "MCP health", ["codex_mcp", "service_health"]),
