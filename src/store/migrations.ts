@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { createHistorySchema } from "../history/history-schema.js"
 
 /**
  * The schema, one migration per version. The highest id is the schema version this build
@@ -38,7 +39,9 @@ export const migrations = {
       finished_at TEXT NOT NULL,
       PRIMARY KEY (job_id, step)
     ) STRICT`
-  })
+  }),
+  /** Imported history: source files, sessions, messages, chunks and their FTS5 index. */
+  "3_history": createHistorySchema
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
 export const CURRENT_SCHEMA_VERSION = Math.max(...Object.keys(migrations).map((k) => Number.parseInt(k, 10)))

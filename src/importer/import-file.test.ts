@@ -1,0 +1,241 @@
+import * as Fs from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+import { SqlClient } from "@effect/sql"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
+import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
+import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
+import { InstallationId } from "../domain/installation-id.js"
+import { initializeDatabase } from "../store/identity.js"
+import { SqliteOpener } from "../store/sqlite-opener.js"
+import { prepareFile } from "./import-file.js"
+import { ImportServices, WHOLE_MESSAGE_TOKENIZER } from "./import-services.js"
+
+const fixtures = NodePath.resolve(import.meta.dirname, "..", "..", "fixtures", "codex")
+
+let dir: string
+beforeEach(() => {
+  dir = Fs.realpathSync(Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-import-")))
+})
+afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
+
+/** No model installed: whole-message chunks, vectors pending (the real no-model mode). */
+const NoModel = Layer.succeed(ImportServices, {
+  chunking: {
+    tokenizer: WHOLE_MESSAGE_TOKENIZER,
+    chunk: (text) => Effect.succeed(text.length === 0 ? [] : [{ start: 0, end: text.length, text }])
+  },
+  embedding: Option.none()
+})
+
+const withDb = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient | ImportServices>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const opener = yield* SqliteOpener
+      const sql = yield* opener.open({ filename: NodePath.join(dir, "context.db"), readonly: false })
+      yield* initializeDatabase("context.db", InstallationId.make("6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b")).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql)
+      )
+      return yield* use.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    })
+  ).pipe(Effect.provide(Layer.mergeAll(SqliteOpenerLive, NodeSafeFsLive, NodeTranscriptFilesLive, NoModel)))
+
+/** One import of one file, committed in a transaction as the job does. */
+const importOnce = (path: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const prepared = yield* Effect.scoped(prepareFile(path))
+    yield* sql.withTransaction(prepared.write)
+    return prepared.report
+  })
+
+const count = (table: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).pipe(Effect.map((r) => r[0]?.n ?? 0))
+  )
+
+const copyFixture = (name: string, to = name) => {
+  const target = NodePath.join(dir, to)
+  Fs.mkdirSync(NodePath.dirname(target), { recursive: true })
+  Fs.copyFileSync(NodePath.join(fixtures, name), target)
+  return target
+}
+
+describe("prepareFile", () => {
+  it.effect("imports the classifier's selected messages with provenance, then skips the unchanged file", () =>
+    withDb(
+      Effect.gen(function* () {
+        const path = copyFixture("new-format-turn-ids.jsonl")
+        const first = yield* importOnce(path)
+        expect(first.status).toBe("imported")
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{
+          role: string
+          kind: string
+          text: string
+          line: number
+          turn_id: string
+          session_id: string
+          cwd: string
+        }>`
+          SELECT role, kind, text, line, turn_id, session_id, cwd FROM messages ORDER BY line`
+        expect(rows.map((r) => [r.kind, r.text])).toEqual([
+          ["request", "Fix the failing date test."],
+          ["commentary", "Looking at the test first."],
+          ["final_answer", "The test assumed UTC; it now sets the zone explicitly and passes."],
+          ["request", "Commit it."],
+          ["request", "Use a short message."],
+          ["final_answer", 'Committed as "Fix date test time zone".']
+        ])
+        expect(rows[0]?.session_id).toBe("0199b000-0000-7000-8000-000000000002")
+        expect(rows[0]?.cwd).toBe("/home/dev/project")
+        expect(rows[3]?.turn_id).toBe("0199b000-0000-7000-8000-0000000000a2")
+        expect(yield* count("chunks")).toBe(6)
+        const second = yield* importOnce(path)
+        expect(second.status).toBe("unchanged")
+        expect(second.counts.bytes_parsed).toBeUndefined()
+        expect(yield* count("messages")).toBe(6)
+      })
+    )
+  )
+
+  it.effect("an append reads only the last turn and the new bytes, and adds only new messages", () =>
+    withDb(
+      Effect.gen(function* () {
+        const path = copyFixture("new-format-turn-ids.jsonl")
+        yield* importOnce(path)
+        const sql = yield* SqlClient.SqlClient
+        const before = yield* sql<{ id: number }>`SELECT id FROM messages ORDER BY id`
+        const sizeBefore = Fs.statSync(path).size
+        const appended = [
+          {
+            timestamp: "2026-03-01T10:01:00.000Z",
+            type: "event_msg",
+            payload: { type: "task_started", turn_id: "t3" }
+          },
+          {
+            timestamp: "2026-03-01T10:01:01.000Z",
+            type: "event_msg",
+            payload: { type: "user_message", message: "Now push it.", images: [] }
+          },
+          {
+            timestamp: "2026-03-01T10:01:02.000Z",
+            type: "event_msg",
+            payload: { type: "agent_message", message: "Pushed to origin.", phase: "final_answer" }
+          }
+        ]
+        Fs.appendFileSync(path, `${appended.map((l) => JSON.stringify(l)).join("\n")}\n`)
+        const report = yield* importOnce(path)
+        expect(report.status).toBe("appended")
+        expect(report.counts.messages_added).toBe(2)
+        expect(report.counts.bytes_parsed).toBeLessThan(Fs.statSync(path).size)
+        expect(report.counts.bytes_parsed).toBeGreaterThanOrEqual(Fs.statSync(path).size - sizeBefore)
+        const after = yield* sql<{
+          id: number
+          text: string
+          turn_number: number
+        }>`SELECT id, text, turn_number FROM messages ORDER BY id`
+        expect(after.slice(0, before.length).map((r) => r.id)).toEqual(before.map((r) => r.id))
+        expect(after.map((r) => r.text).slice(-2)).toEqual(["Now push it.", "Pushed to origin."])
+        expect(after.at(-1)?.turn_number).toBeGreaterThan(after[0]?.turn_number ?? 0)
+      })
+    )
+  )
+
+  it.effect("a rewritten file is reparsed: removed messages go, unchanged ones keep their rows", () =>
+    withDb(
+      Effect.gen(function* () {
+        const path = copyFixture("new-format-turn-ids.jsonl")
+        yield* importOnce(path)
+        const sql = yield* SqlClient.SqlClient
+        const kept = yield* sql<{ id: number }>`SELECT id FROM messages WHERE text = 'Fix the failing date test.'`
+        const lines = Fs.readFileSync(path, "utf8").split("\n")
+        const edited = lines.map((l) => l.replace("Use a short message.", "Use a long message."))
+        Fs.writeFileSync(path, edited.join("\n"))
+        const report = yield* importOnce(path)
+        expect(report.status).toBe("imported")
+        expect(report.counts.messages_removed).toBe(1)
+        expect(report.counts.messages_added).toBe(1)
+        const texts = (yield* sql<{ text: string }>`SELECT text FROM messages`).map((r) => r.text)
+        expect(texts).toContain("Use a long message.")
+        expect(texts).not.toContain("Use a short message.")
+        const still = yield* sql<{ id: number }>`SELECT id FROM messages WHERE text = 'Fix the failing date test.'`
+        expect(still).toEqual(kept)
+        expect(yield* count("messages")).toBe(6)
+      })
+    )
+  )
+
+  it.effect("a session moved to archived_sessions keeps its rows; a second live copy is a conflict", () =>
+    withDb(
+      Effect.gen(function* () {
+        const path = copyFixture("new-format-turn-ids.jsonl", "sessions/2026/03/01/rollout-a.jsonl")
+        yield* importOnce(path)
+        const archived = NodePath.join(dir, "archived_sessions", "rollout-a.jsonl")
+        Fs.mkdirSync(NodePath.dirname(archived), { recursive: true })
+        Fs.renameSync(path, archived)
+        const moved = yield* importOnce(archived)
+        expect(moved.counts.files_moved).toBe(1)
+        expect(yield* count("messages")).toBe(6)
+        expect(yield* count("source_files")).toBe(1)
+        const copy = copyFixture("new-format-turn-ids.jsonl", "sessions/copy.jsonl")
+        const conflict = yield* importOnce(copy)
+        expect(conflict.status).toBe("conflict")
+        expect(conflict.note).toContain(archived)
+        expect(yield* count("messages")).toBe(6)
+      })
+    )
+  )
+
+  it.effect("secrets are redacted before they are stored, and counted", () =>
+    withDb(
+      Effect.gen(function* () {
+        const path = NodePath.join(dir, "secret.jsonl")
+        const secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+        Fs.writeFileSync(
+          path,
+          `${[
+            {
+              timestamp: "2026-03-02T09:00:00Z",
+              type: "session_meta",
+              payload: { id: "0199c000-0000-7000-8000-000000000009", cwd: "/w" }
+            },
+            {
+              timestamp: "2026-03-02T09:00:01Z",
+              type: "event_msg",
+              payload: { type: "user_message", message: `use ${secret} to push` }
+            },
+            {
+              timestamp: "2026-03-02T09:00:02Z",
+              type: "event_msg",
+              payload: { type: "agent_message", message: "Done; password=hunter2hunter2 was not needed." }
+            }
+          ]
+            .map((l) => JSON.stringify(l))
+            .join("\n")}\n`
+        )
+        const report = yield* importOnce(path)
+        expect(report.counts.redactions).toBe(2)
+        const sql = yield* SqlClient.SqlClient
+        const stored = yield* sql<{ text: string }>`SELECT text FROM messages UNION ALL SELECT text FROM chunks`
+        expect(stored.length).toBe(4)
+        for (const row of stored) {
+          expect(row.text).not.toContain(secret)
+          expect(row.text).not.toContain("hunter2hunter2")
+        }
+      })
+    )
+  )
+
+  it.effect("a missing file is reported, not fatal", () =>
+    withDb(
+      Effect.gen(function* () {
+        const report = yield* importOnce(NodePath.join(dir, "nope.jsonl"))
+        expect(report.status).toBe("missing")
+        expect(report.counts.files_missing).toBe(1)
+      })
+    )
+  )
+})

@@ -1,0 +1,39 @@
+import { Context, type Effect, type Option } from "effect"
+import type { EmbedError } from "../embedding/embedder.js"
+import type { ModelFingerprint } from "../embedding/fingerprint.js"
+import type { VectorIndexShape } from "../vectors/vector-index.js"
+
+/** A piece of a message to index: characters `[start, end)` of the stored (redacted) text. */
+export interface TextPiece {
+  readonly start: number
+  readonly end: number
+  readonly text: string
+}
+
+/** How messages are cut into chunks. `tokenizer` names the boundaries, stored with each chunk. */
+export interface ImportChunking {
+  readonly tokenizer: string
+  readonly chunk: (text: string) => Effect.Effect<ReadonlyArray<TextPiece>, { readonly message: string }>
+}
+
+/** A verified model and the vector index on the writer's connection. */
+export interface ImportEmbedding {
+  readonly fingerprint: ModelFingerprint
+  readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, EmbedError>
+  readonly vectors: VectorIndexShape
+}
+
+/**
+ * What the importer works with besides SQLite. Without a verified model, `embedding` is none:
+ * messages and chunks are stored and searchable lexically, and their vectors stay pending.
+ */
+export class ImportServices extends Context.Tag("blctx/ImportServices")<
+  ImportServices,
+  {
+    readonly chunking: ImportChunking
+    readonly embedding: Option.Option<ImportEmbedding>
+  }
+>() {}
+
+/** Chunking when no tokenizer is installed yet: one chunk per message, re-chunked by repair later. */
+export const WHOLE_MESSAGE_TOKENIZER = "whole-message"

@@ -1,0 +1,74 @@
+import { createHash } from "node:crypto"
+import { redactSecrets } from "../redaction/redact.js"
+import type { MessageKind, TranscriptClassification } from "../transcripts/classification.js"
+
+/** One message ready to store: redacted text, provenance, and its place in the session. */
+export interface MessageRow {
+  readonly turn_number: number
+  readonly turn_id: string | null
+  readonly role: string
+  readonly kind: MessageKind
+  readonly phase: string | null
+  readonly text: string
+  readonly text_sha256: string
+  readonly redactions: number
+  readonly timestamp: string | null
+  readonly line: number
+  readonly byte_start: number
+  readonly byte_end: number
+}
+
+export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+/**
+ * The messages the shared classifier selected, as rows. `turnBase` places a classification of
+ * the tail of a file (an append) after the turns already stored: its turn 0 and 1 continue
+ * turn `turnBase`.
+ */
+export const messageRows = (
+  classification: TranscriptClassification,
+  turnBase: number
+): { readonly rows: ReadonlyArray<MessageRow>; readonly redactions: number } => {
+  const timestampByLine = new Map(classification.decisions.map((d) => [d.line, d.timestamp]))
+  const rows: Array<MessageRow> = []
+  let redactions = 0
+  for (const turn of classification.turns) {
+    const turnNumber = turnBase === 0 ? turn.number : turnBase + Math.max(0, turn.number - 1)
+    for (const message of turn.messages) {
+      const redacted = redactSecrets(message.text)
+      redactions += redacted.total
+      rows.push({
+        turn_number: turnNumber,
+        turn_id: turn.turn_id,
+        role: message.role,
+        kind: message.kind,
+        phase: message.phase,
+        text: redacted.text,
+        text_sha256: sha256(redacted.text),
+        redactions: redacted.total,
+        timestamp: timestampByLine.get(message.source.line) ?? null,
+        line: message.source.line,
+        byte_start: message.source.byte_start,
+        byte_end: message.source.byte_end
+      })
+    }
+  }
+  rows.sort((a, b) => a.byte_start - b.byte_start)
+  return { rows, redactions }
+}
+
+/**
+ * Where the next append should start reading: the first line of the last turn, whose messages
+ * may still gain duplicates or answers. `null` when the classification has no turn.
+ */
+export const resumePoint = (
+  classification: TranscriptClassification,
+  turnBase: number
+): { readonly byte: number; readonly line: number; readonly turn: number } | null => {
+  const last = classification.turns.filter((t) => t.number > 0).at(-1)
+  if (last === undefined) return null
+  const first = classification.decisions.find((d) => d.line === last.first_line)
+  if (first === undefined) return null
+  const turn = turnBase === 0 ? last.number : turnBase + Math.max(0, last.number - 1)
+  return { byte: first.byte_start, line: first.line, turn }
+}
