@@ -26,9 +26,10 @@ export class ModelFingerprint extends Schema.Class<ModelFingerprint>("ModelFinge
 
 /** The fingerprint of a spec. The endpoint is not part of it: a mirror serves the same bytes. */
 export const fingerprintOf = (spec: ModelSpec): ModelFingerprint => {
+  // Code-unit order, never locale order: the key must be the same on every machine.
   const files = [...spec.files]
     .map((f) => ({ name: f.name, sha256: f.sha256 }))
-    .sort((a, b) => a.name.localeCompare(b.name))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const canonical = {
     model: spec.repo,
     revision: spec.revision,
