@@ -8,8 +8,10 @@ import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
 import { InstallationId } from "../domain/installation-id.js"
+import type { SafeFs } from "../fs/safe-fs.js"
 import { initializeDatabase } from "../store/identity.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
+import type { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { prepareFile } from "./import-file.js"
 import { ImportServices, WHOLE_MESSAGE_TOKENIZER } from "./import-services.js"
 
@@ -30,7 +32,7 @@ const NoModel = Layer.succeed(ImportServices, {
   embedding: Option.none()
 })
 
-const withDb = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient | ImportServices>) =>
+const withDb = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient | ImportServices | SafeFs | TranscriptFiles>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const opener = yield* SqliteOpener

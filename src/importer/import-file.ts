@@ -33,6 +33,8 @@ export interface PreparedFile {
   readonly write: Effect.Effect<void, unknown, SqlClient.SqlClient>
 }
 
+const prepared = (file: PreparedFile): PreparedFile => file
+
 const HASH_BLOCK = 1024 * 1024
 const EMBED_BATCH = 32
 
@@ -82,7 +84,7 @@ export const prepareFile = (path: string) =>
     const opened = yield* Effect.either(files.open(path))
     if (opened._tag === "Left") {
       const missing = opened.left.code === "ENOENT"
-      return {
+      return prepared({
         report: {
           path,
           status: missing ? "missing" : "unreadable",
@@ -90,7 +92,7 @@ export const prepareFile = (path: string) =>
           counts: missing ? { files_missing: 1 } : { files_unreadable: 1 }
         },
         write: Effect.void
-      } satisfies PreparedFile
+      })
     }
     const handle = opened.right
     const stat = { size: handle.size, mtime_ms: handle.mtimeMs, ino: handle.ino }
@@ -109,7 +111,7 @@ export const prepareFile = (path: string) =>
     }
     if (stored !== undefined && !moved && stored.state !== "conflict") {
       if (stored.size === stat.size && stored.mtime_ms === stat.mtime_ms && stored.ino === stat.ino) {
-        return { report: unchangedReport(path), write: Effect.void } satisfies PreparedFile
+        return prepared({ report: unchangedReport(path), write: Effect.void })
       }
     }
 
@@ -119,12 +121,12 @@ export const prepareFile = (path: string) =>
     if (stored !== undefined && moved && append && stored.size === stat.size) {
       // Moved and unchanged: only the source reference changes.
       const id = stored.id
-      return {
+      return prepared({
         report: { path, status: "unchanged", note: `moved from ${stored.path}`, counts: { files_moved: 1 } },
         write: Effect.flatMap(SqlClient.SqlClient, (sql) =>
           Effect.asVoid(sql`UPDATE source_files SET path = ${path}, mtime_ms = ${stat.mtime_ms} WHERE id = ${id}`)
         )
-      } satisfies PreparedFile
+      })
     }
     const start =
       append && stored !== undefined
@@ -325,7 +327,7 @@ export const prepareFile = (path: string) =>
       yield* sql`DELETE FROM removed_chunks WHERE chunk_id IN ${sql.in(ids)}`
     })
 
-    return { report, write } satisfies PreparedFile
+    return prepared({ report, write })
   })
 
 const conflict = (
@@ -335,36 +337,38 @@ const conflict = (
   sessionId: string,
   digest: string
 ) =>
-  Effect.succeed({
-    report: {
-      path,
-      status: "conflict",
-      note: `session ${sessionId} is already imported from ${other.path}`,
-      counts: { files_conflict: 1 }
-    },
-    // Recorded so coverage can show it; no messages are stored for the second claimant.
-    write: Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const at = yield* nowIso
-      const values = {
+  Effect.succeed(
+    prepared({
+      report: {
         path,
-        session_id: null,
-        size: stat.size,
-        mtime_ms: stat.mtime_ms,
-        ino: stat.ino,
-        indexed_bytes: 0,
-        prefix_sha256: digest,
-        resume_byte: 0,
-        resume_line: 1,
-        resume_turn: 0,
-        records: 0,
-        unclassified: 0,
-        parse_errors: 0,
-        state: "conflict",
+        status: "conflict",
         note: `session ${sessionId} is already imported from ${other.path}`,
-        imported_at: at
-      }
-      yield* sql`INSERT INTO source_files ${sql.insert(values)}
+        counts: { files_conflict: 1 }
+      },
+      // Recorded so coverage can show it; no messages are stored for the second claimant.
+      write: Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const at = yield* nowIso
+        const values = {
+          path,
+          session_id: null,
+          size: stat.size,
+          mtime_ms: stat.mtime_ms,
+          ino: stat.ino,
+          indexed_bytes: 0,
+          prefix_sha256: digest,
+          resume_byte: 0,
+          resume_line: 1,
+          resume_turn: 0,
+          records: 0,
+          unclassified: 0,
+          parse_errors: 0,
+          state: "conflict",
+          note: `session ${sessionId} is already imported from ${other.path}`,
+          imported_at: at
+        }
+        yield* sql`INSERT INTO source_files ${sql.insert(values)}
                  ON CONFLICT (path) DO UPDATE SET ${sql.update(values, ["path"])}`
+      })
     })
-  } satisfies PreparedFile)
+  )
