@@ -5,12 +5,14 @@ import { Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Schema } from "effect"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
+import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
 import { HttpDownloaderLive } from "../layers/http-downloader.js"
 import { NodeFileDigestLive } from "../layers/model-file-digest.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
 import { OnnxModelRuntimeLazy } from "../layers/onnx-model-runtime-lazy.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
+import { ServiceManagerLive } from "../layers/supervisor-selection.js"
 import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
 import { ExitStatus } from "../src/cli/exit-status.js"
 import { extractGlobalFlags } from "../src/cli/global-flags.js"
@@ -65,6 +67,8 @@ const MainLive = Layer.mergeAll(
   HttpDownloaderLive,
   NodeFileDigestLive,
   OnnxModelRuntimeLazy,
+  ServiceManagerLive,
+  DaemonConnectorLive,
   Layer.succeed(OutputMode, mode)
 ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
 

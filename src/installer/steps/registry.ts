@@ -1,9 +1,11 @@
 import { Effect } from "effect"
 import { notImplementedStep } from "../not-implemented.js"
 import type { Step } from "../step.js"
+import { backgroundServiceStep } from "./background-service.js"
 import { codexHooksStep } from "./codex-hooks.js"
 import { dataDirectoryStep } from "./data-directory.js"
 import { embeddingModelStep } from "./embedding-model.js"
+import { serviceHealthStep } from "./service-health.js"
 import { sessionDiscoveryStep } from "./session-discovery.js"
 
 /**
@@ -13,13 +15,13 @@ import { sessionDiscoveryStep } from "./session-discovery.js"
 export const installSteps = Effect.gen(function* () {
   const steps: ReadonlyArray<Step> = [
     yield* dataDirectoryStep,
-    notImplementedStep("background_service", "Background service (blctxd)", ["data_directory"]),
+    yield* backgroundServiceStep,
     notImplementedStep("codex_mcp", "Codex MCP registration", ["data_directory"]),
     notImplementedStep("codex_skills", "Codex skills", ["data_directory"]),
     yield* embeddingModelStep,
     yield* sessionDiscoveryStep,
     notImplementedStep("history_index", "History index", ["background_service", "session_discovery"]),
-    notImplementedStep("service_health", "Service health", ["background_service"]),
+    yield* serviceHealthStep,
     notImplementedStep("mcp_health", "MCP health", ["codex_mcp", "service_health"]),
     notImplementedStep("history_retrieval", "History retrieval", ["history_index", "service_health"]),
     yield* codexHooksStep

@@ -1,0 +1,126 @@
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { Effect, Layer, Option } from "effect"
+import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
+import type { ServiceSpec } from "../src/service/service-spec.js"
+import { renderUnit } from "../src/service/systemd-unit.js"
+import {
+  commandLineOf,
+  findDaemonPids,
+  isAlive,
+  logTail,
+  removeSocketFile,
+  stopProcess
+} from "./daemon-process-table.js"
+import { unitPathOf } from "./systemd-user-service-manager.js"
+
+/** Where the fake manager's entry point lives beside this layer once built. */
+export const fakeSystemdManagerEntry = NodePath.join(
+  NodePath.dirname(new URL(import.meta.url).pathname),
+  "fake-systemd-manager.js"
+)
+
+const readText = (path: string) => Option.liftThrowable(() => Fs.readFileSync(path, "utf8"))()
+
+interface FakeState {
+  readonly active_state: string
+  readonly main_pid: number
+  readonly restarts: number
+  readonly nonce: string
+}
+
+/**
+ * Tests only: `systemctl --user` against the fake manager process running on `root`. Units
+ * are written to the config directory exactly as the real layer writes them; the manager
+ * really runs their ExecStart and restarts them on failure.
+ */
+export const FakeSystemdServiceManager = (root: string) => {
+  const at = (...parts: ReadonlyArray<string>) => NodePath.join(root, ...parts)
+  const error = (detail: string, remediation: string) => new ServiceError({ detail, remediation })
+
+  const requireManager = Effect.suspend(() => {
+    const pid = Number.parseInt(readText(at("manager.pid")).pipe(Option.getOrElse(() => "")), 10)
+    return Number.isSafeInteger(pid) && isAlive(pid)
+      ? Effect.void
+      : Effect.fail(error(`the (fake) systemd user manager at ${root} is not running`, "Start the fake manager first."))
+  })
+
+  const stateOf = (spec: ServiceSpec): Option.Option<FakeState> =>
+    readText(at("state", `${spec.name}.json`)).pipe(
+      Option.flatMap(Option.liftThrowable((t) => JSON.parse(t) as FakeState))
+    )
+
+  const waitFor = (spec: ServiceSpec, done: (s: FakeState) => boolean, limitMs: number, what: string) =>
+    Effect.gen(function* () {
+      const deadline = Date.now() + limitMs
+      while (Date.now() < deadline) {
+        if (Option.exists(stateOf(spec), done)) return
+        yield* Effect.sleep("50 millis")
+      }
+      return yield* error(
+        `${spec.name}.service did not become ${what}: ${logTail(at("logs", `${spec.name}.log`), 3)}`,
+        `See ${at("logs", `${spec.name}.log`)}`
+      )
+    })
+
+  const start = (spec: ServiceSpec, restart: boolean) =>
+    Effect.gen(function* () {
+      const current = readText(at("desired", spec.name))
+      const nonce =
+        !restart && Option.exists(current, (c) => c.startsWith("start:"))
+          ? Option.getOrElse(current, () => "")
+              .slice("start:".length)
+              .trim()
+          : randomBytes(6).toString("hex")
+      Fs.writeFileSync(at("desired", spec.name), `start:${nonce}\n`)
+      yield* waitFor(spec, (s) => s.active_state === "active" && s.nonce === nonce && s.main_pid > 0, 11_000, "active")
+    })
+
+  return Layer.succeed(ServiceManager, {
+    kind: "fake-systemd",
+    description: "fake systemd user manager (tests)",
+    install: (spec) =>
+      Effect.gen(function* () {
+        yield* requireManager
+        const path = unitPathOf(spec)
+        Fs.writeFileSync(`${path}.tmp`, renderUnit(spec), { mode: 0o600 })
+        Fs.renameSync(`${path}.tmp`, path)
+        Fs.rmSync(at("units", `${spec.name}.service`), { force: true })
+        Fs.symlinkSync(path, at("units", `${spec.name}.service`))
+        Fs.writeFileSync(at("enabled", spec.name), "default.target\n")
+        yield* start(spec, true)
+      }),
+    ensureRunning: (spec) => Effect.zipRight(requireManager, start(spec, false)),
+    status: (spec) =>
+      Effect.gen(function* () {
+        yield* requireManager
+        const state = stateOf(spec)
+        const pid = Option.filter(
+          Option.map(state, (s) => s.main_pid),
+          (p) => p > 0
+        )
+        return {
+          unitPath: unitPathOf(spec),
+          unitContent: readText(unitPathOf(spec)),
+          expectedUnit: renderUnit(spec),
+          enabled: Fs.existsSync(at("enabled", spec.name)),
+          active: Option.exists(state, (s) => s.active_state === "active"),
+          mainPid: pid,
+          commandLine: Option.flatMap(pid, commandLineOf)
+        }
+      }),
+    uninstall: (spec) =>
+      Effect.gen(function* () {
+        if (Fs.existsSync(at("units", `${spec.name}.service`))) {
+          Fs.writeFileSync(at("desired", spec.name), "stop\n")
+          yield* waitFor(spec, (s) => s.main_pid === 0, 7_000, "inactive").pipe(Effect.ignore)
+          Fs.rmSync(at("enabled", spec.name), { force: true })
+          Fs.rmSync(at("units", `${spec.name}.service`), { force: true })
+        }
+        yield* Effect.forEach(findDaemonPids(spec), (pid) => stopProcess(pid, 5_000))
+        Fs.rmSync(unitPathOf(spec), { force: true })
+        removeSocketFile(spec.socketPath)
+      })
+  })
+}

@@ -1,0 +1,47 @@
+import { daemonArgv } from "../daemon/daemon-args.js"
+import type { InstallationId } from "../domain/installation-id.js"
+import type { ResolvedPaths } from "../paths/paths.js"
+import { socketPathIn } from "../rpc/socket-location.js"
+
+/** Everything a service manager needs to run one installation's daemon. */
+export interface ServiceSpec {
+  readonly installationId: InstallationId
+  /** `blctxd-<installation-uuid>` (systemd adds `.service`). */
+  readonly name: string
+  /** Absolute node binary and daemon entry point, then the daemon's arguments. */
+  readonly command: ReadonlyArray<string>
+  readonly daemonEntry: string
+  readonly socketPath: string
+  readonly stateDir: string
+  readonly configDir: string
+  readonly pidFile: string
+  readonly logFile: string
+}
+
+export const serviceName = (id: InstallationId) => `blctxd-${id}`
+
+export const makeServiceSpec = (input: {
+  readonly installationId: InstallationId
+  readonly paths: ResolvedPaths
+  readonly node: string
+  readonly daemon: string
+}): ServiceSpec => {
+  const args = daemonArgv({
+    "installation-id": input.installationId,
+    "data-home": input.paths.dataHome,
+    "config-home": input.paths.configHome,
+    "cache-home": input.paths.cacheHome,
+    "state-home": input.paths.stateHome
+  })
+  return {
+    installationId: input.installationId,
+    name: serviceName(input.installationId),
+    command: [input.node, input.daemon, ...args],
+    daemonEntry: input.daemon,
+    socketPath: socketPathIn(input.paths.stateDir),
+    stateDir: input.paths.stateDir,
+    configDir: input.paths.configDir,
+    pidFile: `${input.paths.stateDir}/blctxd.pid`,
+    logFile: `${input.paths.stateDir}/blctxd.log`
+  }
+}
