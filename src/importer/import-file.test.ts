@@ -1,57 +1,18 @@
 import * as Fs from "node:fs"
-import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
-import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
-import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
-import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
-import { InstallationId } from "../domain/installation-id.js"
-import type { SafeFs } from "../fs/safe-fs.js"
-import { initializeDatabase } from "../store/identity.js"
-import { SqliteOpener } from "../store/sqlite-opener.js"
-import type { TranscriptFiles } from "../transcripts/transcript-files.js"
-import { prepareFile } from "./import-file.js"
-import { ImportServices, WHOLE_MESSAGE_TOKENIZER } from "./import-services.js"
-
-const fixtures = NodePath.resolve(import.meta.dirname, "..", "..", "fixtures", "codex")
+import { Effect } from "effect"
+import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "./history-db.test-support.js"
 
 let dir: string
 beforeEach(() => {
-  dir = Fs.realpathSync(Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-import-")))
+  dir = makeTempDir("blctx-import-")
 })
 afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
 
-/** No model installed: whole-message chunks, vectors pending (the real no-model mode). */
-const NoModel = Layer.succeed(ImportServices, {
-  chunking: {
-    tokenizer: WHOLE_MESSAGE_TOKENIZER,
-    chunk: (text) => Effect.succeed(text.length === 0 ? [] : [{ start: 0, end: text.length, text }])
-  },
-  embedding: Option.none()
-})
-
-const withDb = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient | ImportServices | SafeFs | TranscriptFiles>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const opener = yield* SqliteOpener
-      const sql = yield* opener.open({ filename: NodePath.join(dir, "context.db"), readonly: false })
-      yield* initializeDatabase("context.db", InstallationId.make("6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b")).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql)
-      )
-      return yield* use.pipe(Effect.provideService(SqlClient.SqlClient, sql))
-    })
-  ).pipe(Effect.provide(Layer.mergeAll(SqliteOpenerLive, NodeSafeFsLive, NodeTranscriptFilesLive, NoModel)))
-
-/** One import of one file, committed in a transaction as the job does. */
-const importOnce = (path: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const prepared = yield* Effect.scoped(prepareFile(path))
-    yield* sql.withTransaction(prepared.write)
-    return prepared.report
-  })
+const withDb = <A, E>(use: Parameters<typeof withHistoryDb<A, E>>[1]) => withHistoryDb(dir, use)
+const fixtures = fixturesDir
 
 const count = (table: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -1,0 +1,102 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { SearchFilters } from "./contract.js"
+import { parseInstant, TimeRangeError } from "./time-range.js"
+
+/** One chunk that matched, with everything a hit needs. */
+export interface ChunkRow {
+  readonly chunk_id: number
+  readonly ordinal: number
+  readonly char_start: number
+  readonly char_end: number
+  readonly text: string
+  readonly message_id: number
+  readonly session_id: string | null
+  readonly turn_id: string | null
+  readonly turn_number: number
+  readonly role: string
+  readonly kind: string
+  readonly cwd: string | null
+  readonly timestamp: string | null
+  readonly line: number
+  readonly byte_start: number
+  readonly byte_end: number
+  readonly source_type: "codex_transcript" | "authored_update"
+  readonly path: string
+  readonly rank: number
+}
+
+/**
+ * The words of a query as an FTS5 expression: each word quoted (so punctuation and FTS syntax
+ * in a person's query can never be an error), any of them may match, BM25 ranks by how many
+ * and how rare. Returns null when the query has no words.
+ */
+export const ftsQuery = (query: string): string | null => {
+  const words = query.match(/[\p{L}\p{N}_]+/gu) ?? []
+  const unique = [...new Set(words.map((w) => w.toLowerCase()))].slice(0, 64)
+  return unique.length === 0 ? null : unique.map((w) => `"${w}"`).join(" OR ")
+}
+
+/** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
+const epochMs = (column: string) => `((julianday(${column}) - 2440587.5) * 86400000.0)`
+
+/** The WHERE clauses of the explicit filters. Recall is global unless a filter narrows it. */
+export const filterClauses = (sql: SqlClient.SqlClient, filters: SearchFilters) =>
+  Effect.gen(function* () {
+    const clauses = []
+    if (filters.project !== undefined) {
+      const project = filters.project.replace(/\/+$/, "")
+      clauses.push(sql`(m.cwd = ${project} OR substr(m.cwd, 1, ${project.length + 1}) = ${`${project}/`})`)
+    }
+    if (filters.session !== undefined) clauses.push(sql`m.session_id = ${filters.session}`)
+    if (filters.source_type !== undefined) clauses.push(sql`m.source_type = ${filters.source_type}`)
+    for (const [bound, op] of [
+      [filters.since, ">="],
+      [filters.until, "<"]
+    ] as const) {
+      if (bound === undefined) continue
+      const ms = parseInstant(bound)
+      if (ms instanceof TimeRangeError) return yield* ms
+      clauses.push(sql`${sql.literal(epochMs("m.timestamp"))} ${sql.literal(op)} ${ms}`)
+    }
+    return clauses
+  })
+
+/**
+ * BM25 over the chunks' FTS5 index. Ties (the same text) put authored notes ahead of transcript
+ * echoes, then newer ahead of older, then a stable id order so pages never shift.
+ */
+export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const match = ftsQuery(query)
+    if (match === null) return [] as ReadonlyArray<ChunkRow>
+    const where = yield* filterClauses(sql, filters)
+    return yield* sql<ChunkRow>`
+      SELECT c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.text,
+             m.id AS message_id, m.session_id, m.turn_id, m.turn_number, m.role, m.kind, m.cwd, m.timestamp,
+             m.line, m.byte_start, m.byte_end, m.source_type, f.path, bm25(chunks_fts) AS rank
+      FROM chunks_fts
+      JOIN chunks c ON c.id = chunks_fts.rowid
+      JOIN messages m ON m.id = c.message_id
+      JOIN source_files f ON f.id = m.source_file_id
+      WHERE ${sql.and([sql`chunks_fts MATCH ${match}`, ...where])}
+      ORDER BY rank ASC, (m.source_type = 'authored_update') DESC, m.timestamp DESC, c.id ASC
+      LIMIT ${limit} OFFSET ${offset}`
+  })
+
+/** Chunks by id with the same shape, for hits that came from the vector index. */
+export const chunksByIds = (ids: ReadonlyArray<number>, filters: SearchFilters) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    if (ids.length === 0) return [] as ReadonlyArray<ChunkRow>
+    const where = yield* filterClauses(sql, filters)
+    return yield* sql<ChunkRow>`
+      SELECT c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.text,
+             m.id AS message_id, m.session_id, m.turn_id, m.turn_number, m.role, m.kind, m.cwd, m.timestamp,
+             m.line, m.byte_start, m.byte_end, m.source_type, f.path, 0 AS rank
+      FROM chunks c
+      JOIN messages m ON m.id = c.message_id
+      JOIN source_files f ON f.id = m.source_file_id
+      WHERE ${sql.and([sql`c.id IN ${sql.in(ids)}`, ...where])}`
+  })

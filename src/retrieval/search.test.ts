@@ -1,0 +1,202 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { SqlClient } from "@effect/sql"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import {
+  fixturesDir,
+  importOnce,
+  makeTempDir,
+  withHistoryDb,
+  writeTranscript
+} from "../importer/history-db.test-support.js"
+import { RESPONSE_TEXT_BUDGET, SearchRequest } from "./contract.js"
+import { search } from "./search.js"
+
+let dir: string
+beforeEach(() => {
+  dir = makeTempDir("blctx-search-")
+})
+afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
+
+const line = (timestamp: string, type: string, payload: unknown) => ({ timestamp, type, payload })
+const session = (id: string, cwd: string, prompts: ReadonlyArray<readonly [string, string, string]>) => [
+  line(prompts[0]?.[0] ?? "2026-03-01T00:00:00Z", "session_meta", { id, cwd, cli_version: "0.120.0" }),
+  ...prompts.flatMap(([at, request, answer]) => [
+    line(at, "event_msg", { type: "user_message", message: request }),
+    line(at, "event_msg", { type: "agent_message", message: answer, phase: "final_answer" })
+  ])
+]
+
+/** Two projects, two sessions, messages on both sides of a UTC day boundary. */
+const seed = Effect.gen(function* () {
+  yield* importOnce(
+    writeTranscript(
+      NodePath.join(dir, "a.jsonl"),
+      session("0199d000-0000-7000-8000-00000000000a", "/work/alpha", [
+        ["2026-03-01T23:59:59.999Z", "How do we deploy alpha?", "We deploy alpha with a blue-green rollout."],
+        [
+          "2026-03-02T00:00:00.000Z",
+          "What about the deploy database migration?",
+          "Run the migration before the deploy."
+        ]
+      ])
+    )
+  )
+  yield* importOnce(
+    writeTranscript(
+      NodePath.join(dir, "b.jsonl"),
+      session("0199d000-0000-7000-8000-00000000000b", "/work/beta", [
+        ["2026-03-05T12:00:00+02:00", "Deploy beta to staging", "Beta deploy goes through the staging cluster."]
+      ])
+    )
+  )
+})
+
+const request = (query: string, extra: Partial<ConstructorParameters<typeof SearchRequest>[0]> = {}) =>
+  new SearchRequest({ query, ...extra })
+
+const lexical = (r: SearchRequest) => search(r, Option.none(), "no verified model")
+
+describe("search", () => {
+  it.effect("answers lexically with the full result contract and says why", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seed
+        const response = yield* lexical(request("blue-green rollout"))
+        expect(response.query_mode).toBe("lexical")
+        expect(response.query_mode_reason).toBe("no verified model")
+        const top = response.results[0]
+        expect(top?.text).toBe("We deploy alpha with a blue-green rollout.")
+        expect(top?.score.kind).toBe("bm25")
+        expect(top?.source_type).toBe("codex_transcript")
+        expect(top?.project).toBe("/work/alpha")
+        expect(top?.session_id).toBe("0199d000-0000-7000-8000-00000000000a")
+        expect(top?.role).toBe("assistant")
+        expect(top?.chunk).toEqual({ ordinal: 0, char_start: 0, char_end: top?.text.length })
+        // The cited bytes are exactly the source line.
+        const bytes = Fs.readFileSync(NodePath.join(dir, "a.jsonl")).subarray(
+          top?.source.byte_start,
+          top?.source.byte_end
+        )
+        expect(JSON.parse(bytes.toString("utf8")).payload.message).toBe(top?.text)
+        expect(top?.source.line).toBe(3)
+        expect(top?.context_id).toMatch(/^c\d+$/)
+      })
+    )
+  )
+
+  it.effect("recall is global by default; filters never leak results outside them", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seed
+        const all = yield* lexical(request("deploy", { limit: 50 }))
+        expect(new Set(all.results.map((h) => h.project))).toEqual(new Set(["/work/alpha", "/work/beta"]))
+        const alpha = yield* lexical(request("deploy", { limit: 50, filters: { project: "/work/alpha" } }))
+        expect(alpha.results.length).toBeGreaterThan(0)
+        expect(alpha.results.every((h) => h.project === "/work/alpha")).toBe(true)
+        const prefixTrap = yield* lexical(request("deploy", { filters: { project: "/work/alp" } }))
+        expect(prefixTrap.results).toEqual([])
+        const beta = yield* lexical(request("deploy", { filters: { session: "0199d000-0000-7000-8000-00000000000b" } }))
+        expect(beta.results.every((h) => h.session_id === "0199d000-0000-7000-8000-00000000000b")).toBe(true)
+        const day = yield* lexical(
+          request("deploy", { limit: 50, filters: { since: "2026-03-01", until: "2026-03-02" } })
+        )
+        expect(day.results.map((h) => h.timestamp)).toEqual(["2026-03-01T23:59:59.999Z", "2026-03-01T23:59:59.999Z"])
+        const next = yield* lexical(
+          request("deploy", { limit: 50, filters: { since: "2026-03-02", until: "2026-03-03" } })
+        )
+        expect(next.results.every((h) => h.timestamp === "2026-03-02T00:00:00.000Z")).toBe(true)
+        const notes = yield* lexical(request("deploy", { filters: { source_type: "authored_update" } }))
+        expect(notes.results).toEqual([])
+      })
+    )
+  )
+
+  it.effect("an authored note ranks ahead of an identical transcript echo", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seed
+        const sql = yield* SqlClient.SqlClient
+        const echo = "We deploy alpha with a blue-green rollout."
+        const file = yield* sql<{ id: number }>`SELECT id FROM source_files LIMIT 1`
+        const fileId = file[0]?.id ?? 0
+        const note = yield* sql<{
+          id: number
+        }>`INSERT INTO messages (source_file_id, session_id, turn_number, role, kind, text,
+            text_sha256, redactions, cwd, timestamp, line, byte_start, byte_end, source_type)
+          VALUES (${fileId}, NULL, 0, 'user', 'note', ${echo}, 'x', 0, '/work/alpha', '2026-01-01T00:00:00Z', 0, -1, -1, 'authored_update')
+          RETURNING id`
+        yield* sql`INSERT INTO chunks (message_id, ordinal, char_start, char_end, text, tokenizer)
+                   VALUES (${note[0]?.id ?? 0}, 0, 0, ${echo.length}, ${echo}, 'whole-message')`
+        const response = yield* lexical(request("blue-green rollout"))
+        expect(response.results.slice(0, 2).map((h) => h.source_type)).toEqual(["authored_update", "codex_transcript"])
+      })
+    )
+  )
+
+  it.effect("pages are stable: consecutive pages equal one long page, without overlap", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seed
+        const long = yield* lexical(request("deploy", { limit: 6 }))
+        const first = yield* lexical(request("deploy", { limit: 3 }))
+        const second = yield* lexical(request("deploy", { limit: 3, offset: first.next_offset ?? 0 }))
+        expect([...first.results, ...second.results].map((h) => h.context_id)).toEqual(
+          long.results.map((h) => h.context_id)
+        )
+        expect(first.next_offset).toBe(3)
+      })
+    )
+  )
+
+  it.effect("caps returned text at exactly 24,000 characters and flags the truncation", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const big = `budget ${"x".repeat(30_000)}`
+        yield* importOnce(
+          writeTranscript(
+            NodePath.join(dir, "big.jsonl"),
+            session("0199d000-0000-7000-8000-00000000000c", "/w", [["2026-03-01T00:00:00Z", big, "budget answer"]])
+          )
+        )
+        const response = yield* lexical(request("budget"))
+        expect(response.truncated).toBe(true)
+        expect(response.returned_chars).toBe(RESPONSE_TEXT_BUDGET)
+        expect(response.results.reduce((n, h) => n + h.text.length, 0)).toBe(RESPONSE_TEXT_BUDGET)
+        const cut = response.results.find((h) => h.text_truncated)
+        expect(cut?.text.startsWith("budget xxx")).toBe(true)
+      })
+    )
+  )
+
+  it.effect("fuses lexical and vector candidates, dropping vector hits outside the filters", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seed
+        const sql = yield* SqlClient.SqlClient
+        const ids = yield* sql<{
+          id: number
+          cwd: string
+        }>`SELECT c.id, m.cwd FROM chunks c JOIN messages m ON m.id = c.message_id ORDER BY c.id`
+        const beta = ids.filter((r) => r.cwd === "/work/beta").map((r) => ({ id: r.id, score: 0.9 }))
+        const alpha = ids.filter((r) => r.cwd === "/work/alpha").map((r) => ({ id: r.id, score: 0.5 }))
+        const response = yield* search(
+          request("deploy", { limit: 10, filters: { project: "/work/alpha" } }),
+          Option.some({ hits: [...beta, ...alpha] }),
+          "unused"
+        )
+        expect(response.query_mode).toBe("hybrid")
+        expect(response.query_mode_reason).toBeNull()
+        expect(response.results.length).toBeGreaterThan(0)
+        expect(response.results.every((h) => h.project === "/work/alpha" && h.score.kind === "fused")).toBe(true)
+      })
+    )
+  )
+})

@@ -1,0 +1,97 @@
+import { Effect, Option } from "effect"
+import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, SourceLocation } from "./contract.js"
+import { reciprocalRankFusion } from "./fusion.js"
+import { type ChunkRow, chunksByIds, searchLexical } from "./lexical-search.js"
+import { applyTextBudget } from "./text-budget.js"
+
+/** Nearest chunks for the query, from the vector index (cosine similarity, best first). */
+export interface VectorCandidates {
+  readonly hits: ReadonlyArray<{ readonly id: number; readonly score: number }>
+}
+
+/** Why a search could not use vectors: reported with the lexical answer. */
+export type LexicalReason = string
+
+/** A hit's id for `context`: the chunk, from which the message and its turn are found. */
+export const chunkContextId = (chunkId: number) => `c${chunkId}`
+
+export const toHit = (row: ChunkRow, score: Score): SearchHit =>
+  new SearchHit({
+    context_id: chunkContextId(row.chunk_id),
+    text: row.text,
+    text_truncated: false,
+    source_type: row.source_type,
+    session_id: row.session_id,
+    turn_id: row.turn_id,
+    turn_number: row.turn_number,
+    role: row.role,
+    kind: row.kind,
+    project: row.cwd,
+    timestamp: row.timestamp,
+    source: new SourceLocation({ path: row.path, line: row.line, byte_start: row.byte_start, byte_end: row.byte_end }),
+    chunk: { ordinal: row.ordinal, char_start: row.char_start, char_end: row.char_end },
+    score
+  })
+
+/** How many candidates each list contributes to fusion for a page. */
+const candidatesFor = (request: SearchRequest) => Math.min(500, Math.max(50, (request.offset + request.limit) * 3))
+
+/**
+ * Answers a search: hybrid (BM25 and vector candidates fused by reciprocal rank) when vector
+ * candidates are given, lexical otherwise, with the reason. Filters apply to both lists, so no
+ * result outside them can appear; the text budget applies last.
+ */
+export const search = (
+  request: SearchRequest,
+  vectors: Option.Option<VectorCandidates>,
+  lexicalReason: LexicalReason
+) =>
+  Effect.gen(function* () {
+    let hits: ReadonlyArray<SearchHit>
+    let mode: QueryMode
+    let more: boolean
+    if (Option.isSome(vectors)) {
+      mode = "hybrid"
+      const n = candidatesFor(request)
+      const lexical = yield* searchLexical(request.query, request.filters, n, 0)
+      const vectorRows = yield* chunksByIds(
+        vectors.value.hits.map((h) => h.id),
+        request.filters
+      )
+      const allowed = new Set(vectorRows.map((r) => r.chunk_id))
+      const vectorRanked = vectors.value.hits.filter((h) => allowed.has(h.id))
+      const rows = new Map<number, ChunkRow>([...vectorRows, ...lexical].map((r) => [r.chunk_id, r]))
+      const fused = reciprocalRankFusion([
+        lexical.map((r) => ({ id: r.chunk_id, score: r.rank })),
+        vectorRanked.map((h) => ({ id: h.id, score: h.score }))
+      ])
+      const page = fused.slice(request.offset, request.offset + request.limit)
+      more = fused.length > request.offset + request.limit
+      hits = page.flatMap((f) => {
+        const row = rows.get(f.id)
+        return row === undefined ? [] : [toHit(row, new Score({ kind: "fused", value: f.score }))]
+      })
+    } else {
+      mode = "lexical"
+      const rows = yield* searchLexical(request.query, request.filters, request.limit + 1, request.offset)
+      more = rows.length > request.limit
+      hits = rows.slice(0, request.limit).map((r) => toHit(r, new Score({ kind: "bm25", value: r.rank })))
+    }
+    const budgeted = applyTextBudget(
+      hits,
+      (h) => h.text,
+      (h, text) => new SearchHit({ ...h, text, text_truncated: true })
+    )
+    const consumed = request.offset + budgeted.taken
+    return new SearchResponse({
+      query: request.query,
+      query_mode: mode,
+      query_mode_reason: mode === "lexical" ? lexicalReason : null,
+      results: budgeted.items,
+      offset: request.offset,
+      limit: request.limit,
+      next_offset: more || budgeted.taken < hits.length ? consumed : null,
+      truncated: budgeted.truncated,
+      returned_chars: budgeted.returnedChars
+    })
+  })
