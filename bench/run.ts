@@ -10,7 +10,9 @@ interface Benchmark {
 }
 
 const benchmarks: ReadonlyArray<Benchmark> = [
-  { name: "installer", run: () => import("./installer.bench.js").then((m) => m.run()) }
+  { name: "installer", run: () => import("./installer.bench.js").then((m) => m.run()) },
+  { name: "transcripts", run: () => import("./transcripts.bench.js").then((m) => m.run()) },
+  { name: "embedding", run: () => import("./embedding.bench.js").then((m) => m.run()) }
 ]
 
 const only = process.argv.slice(2)
