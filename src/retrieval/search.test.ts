@@ -3,13 +3,7 @@ import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import {
-  fixturesDir,
-  importOnce,
-  makeTempDir,
-  withHistoryDb,
-  writeTranscript
-} from "../importer/history-db.test-support.js"
+import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { RESPONSE_TEXT_BUDGET, SearchRequest } from "./contract.js"
 import { search } from "./search.js"
 
