@@ -14,12 +14,14 @@ export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
     const kinds = yield* JobKinds
     const wake = yield* Queue.sliding<void>(1)
     const current = yield* Ref.make(
-      Option.none<{ readonly id: JobId; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
+      Option.none<{ readonly id: JobId; readonly kind: string; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
     )
+    // Taken to pick and start the next job, and by cancel/supersede around "stop the running
+    // job, mark it": so a stopped job is never picked up again before it is marked.
+    const gate = yield* Effect.makeSemaphore(1)
 
     const runOne = (row: JobRow) =>
       Effect.gen(function* () {
-        if (!(yield* store.start(row.id))) return
         const kind = kinds.get(row.kind)
         if (kind === undefined) {
           yield* Effect.logError("job kind unknown to this daemon").pipe(
@@ -36,7 +38,7 @@ export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
             commit: (work, next) => store.commitStep(row.id, work, next)
           })
         )
-        yield* Ref.set(current, Option.some({ id: row.id, fiber }))
+        yield* Ref.set(current, Option.some({ id: row.id, kind: row.kind, fiber }))
         const exit = yield* Fiber.await(fiber).pipe(Effect.ensuring(Ref.set(current, Option.none())))
         const annotate = Effect.annotateLogs({ job: row.id, kind: row.kind })
         if (Exit.isSuccess(exit)) {
@@ -58,7 +60,13 @@ export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
       })
 
     const loop = Effect.gen(function* () {
-      const next = yield* store.nextRunnable()
+      const next = yield* gate.withPermits(1)(
+        Effect.gen(function* () {
+          const candidate = yield* store.nextRunnable()
+          if (Option.isNone(candidate)) return Option.none<JobRow>()
+          return (yield* store.start(candidate.value.id)) ? candidate : Option.none<JobRow>()
+        })
+      )
       if (Option.isNone(next)) return yield* Queue.take(wake)
       yield* runOne(next.value)
     }).pipe(
@@ -73,21 +81,36 @@ export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
     )
     yield* Effect.forkScoped(loop)
 
-    const stopCurrent = (ids: ReadonlyArray<JobId>) =>
+    /** Interrupts the running job if `matches` says so (its open step rolls back). */
+    const stopCurrentIf = (matches: (job: { readonly id: JobId; readonly kind: string }) => boolean) =>
       Effect.flatMap(Ref.get(current), (running) =>
-        Option.isSome(running) && ids.includes(running.value.id) ? Fiber.interrupt(running.value.fiber) : Effect.void
+        Option.isSome(running) && matches(running.value) ? Fiber.interrupt(running.value.fiber) : Effect.void
       )
 
     const submit = Effect.fn("JobRunner.submit")(function* (kind: string, paramsJson: string, supersede: boolean) {
-      const result = yield* store.submit(kind, paramsJson, supersede)
-      yield* stopCurrent(result.superseded)
+      const result = yield* gate.withPermits(1)(
+        Effect.zipRight(
+          supersede ? stopCurrentIf((job) => job.kind === kind) : Effect.void,
+          store.submit(kind, paramsJson, supersede)
+        )
+      )
       yield* Queue.offer(wake, undefined)
       return result
     })
 
     const cancel = Effect.fn("JobRunner.cancel")(function* (selector: CancelSelector) {
-      const ids = yield* store.cancel(selector)
-      yield* stopCurrent(ids)
+      const ids = yield* gate.withPermits(1)(
+        Effect.zipRight(
+          stopCurrentIf((job) =>
+            selector.jobIds !== undefined
+              ? selector.jobIds.includes(job.id)
+              : selector.kind === undefined || selector.kind === job.kind
+          ),
+          store.cancel(selector)
+        )
+      )
+      // A job stopped here but not cancelled (it was not selected after all) runs again.
+      yield* Queue.offer(wake, undefined)
       return ids
     })
 

@@ -9,8 +9,8 @@ const MaintenanceParams = Schema.Struct({
   /** Finished jobs older than this many days are removed (their rows and maintenance records). */
   retention_days: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 3650)), { default: () => 30 }),
   /**
-   * Test-only: a pause before each step, so tests can hold the writer and interrupt a job
-   * mid-way. Bounded; 0 in normal use.
+   * Test-only: each step holds its write transaction this long, so tests can hold the writer
+   * and kill a job mid-step. Bounded; 0 in normal use.
    */
   step_delay_ms: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 120_000)), { default: () => 0 })
 })
@@ -70,10 +70,14 @@ export const maintenanceKind: JobKind<
       let problems = 0
       for (let index = start; index < total; index++) {
         const step = MAINTENANCE_STEPS[index] as Step
-        if (params.step_delay_ms > 0) yield* Effect.sleep(Duration.millis(params.step_delay_ms))
         yield* context.commit(
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
+            if (params.step_delay_ms > 0) {
+              // Take the write lock first, then hold it: the step is "long" while holding the writer.
+              yield* sql`UPDATE jobs SET updated_at = updated_at WHERE id = ${context.jobId}`
+              yield* Effect.sleep(Duration.millis(params.step_delay_ms))
+            }
             const outcome = yield* work(step, params.retention_days)
             if (!outcome.ok) problems++
             const at = DateTime.formatIso(yield* DateTime.now)

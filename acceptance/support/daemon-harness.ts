@@ -1,0 +1,112 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdirSync, readdirSync, readFileSync } from "node:fs"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { type IsolatedHome, makeIsolatedHome } from "./isolated-home.js"
+
+const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
+export const fakeManagerEntry = NodePath.join(root, "dist", "layers", "fake-systemd-manager.js")
+
+export type Supervisor = "detached" | "fake-systemd"
+
+/** An isolated home whose `blctx` uses the given supervisor; `dispose` kills everything it started. */
+export interface DaemonHome extends IsolatedHome {
+  readonly supervisor: Supervisor
+  readonly stateDir: string
+  readonly socketPath: string
+  readonly database: string
+  readonly installationId: () => string
+  /** Live processes whose command line mentions this home (daemons, the fake manager). */
+  readonly processes: () => ReadonlyArray<number>
+  readonly daemonPids: () => ReadonlyArray<number>
+  readonly unitPath: () => string
+}
+
+const commandLine = (pid: number): string | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+    if (state === "Z" || state === "X") return undefined
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ")
+  } catch {
+    return undefined
+  }
+}
+
+export const processesMentioning = (text: string): ReadonlyArray<number> =>
+  readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => pid !== process.pid && commandLine(pid)?.includes(text) === true)
+
+export const isAlive = (pid: number) => commandLine(pid) !== undefined
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Polls `check` until it returns a value (not undefined) or `ms` pass. */
+export const waitFor = async <A>(what: string, check: () => A | undefined | Promise<A | undefined>, ms = 20_000) => {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    const value = await check()
+    if (value !== undefined) return value
+    await sleep(100)
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+export const makeDaemonHome = (supervisor: Supervisor): DaemonHome => {
+  const base = makeIsolatedHome()
+  const fakeDir = NodePath.join(base.home, "fake-systemd")
+  let manager: ChildProcess | undefined
+  if (supervisor === "fake-systemd") {
+    mkdirSync(fakeDir, { mode: 0o700 })
+    manager = spawn(process.execPath, [fakeManagerEntry, fakeDir], { stdio: "ignore", env: base.env })
+  }
+  const env: NodeJS.ProcessEnv = {
+    ...base.env,
+    BLCTX_SERVICE_MANAGER: supervisor,
+    ...(supervisor === "fake-systemd" ? { BLCTX_FAKE_SYSTEMD_DIR: fakeDir } : {})
+  }
+  const stateDir = NodePath.join(base.xdg.state, "blctx")
+  const installationId = () =>
+    (JSON.parse(readFileSync(NodePath.join(stateDir, "installation.json"), "utf8")) as { installation_id: string })
+      .installation_id
+  const processes = () => processesMentioning(base.home)
+  return {
+    ...base,
+    env,
+    supervisor,
+    stateDir,
+    socketPath: NodePath.join(stateDir, "blctxd.sock"),
+    database: NodePath.join(base.xdg.data, "blctx", "context.db"),
+    installationId,
+    processes,
+    daemonPids: () => processesMentioning(base.home).filter((pid) => commandLine(pid)?.includes("daemon.js") === true),
+    unitPath: () =>
+      supervisor === "fake-systemd"
+        ? NodePath.join(base.xdg.config, "blctx", `blctxd-${installationId()}.service`)
+        : NodePath.join(stateDir, "blctxd.launch.json"),
+    blctx: (args, options) => base.blctx(args, { ...options, env: { ...env, ...options?.env } }),
+    dispose: () => {
+      manager?.kill("SIGKILL")
+      for (const pid of processesMentioning(base.home)) {
+        try {
+          process.kill(pid, "SIGKILL")
+        } catch {
+          // already gone
+        }
+      }
+      base.dispose()
+    }
+  }
+}
+
+/** The check with this id from a `--json` report. */
+export const checkOf = (stdout: string, id: string) => {
+  const report = JSON.parse(stdout) as {
+    checks: Array<{ id: string; status: string; detail: string; remediation?: string }>
+  }
+  const check = report.checks.find((c) => c.id === id)
+  if (check === undefined) throw new Error(`no ${id} check in ${stdout}`)
+  return check
+}
