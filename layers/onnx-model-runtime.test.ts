@@ -113,6 +113,13 @@ describe("ONNX embedder with the tiny test model (BLCTX_TEST_MODEL_DATA)", () =>
       }
       expect(again.map((v) => [...v])).toEqual(first.map((v) => [...v]))
       expect(yield* embedder.embed([], "query")).toEqual([])
+      // Batches are formed by length, not input order; the vectors still come back in input order.
+      const oneByOne = yield* loadOnnxEmbedder(folder, spec, { batchSize: 1 })
+      const together = yield* oneByOne.embed(TEXTS, "passage")
+      for (const [i, text] of TEXTS.entries()) {
+        const [alone] = yield* oneByOne.embed([text], "passage")
+        expect([...(together[i] ?? [])]).toEqual([...(alone ?? [])])
+      }
     })
   )
 

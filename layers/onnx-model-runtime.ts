@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs"
 import * as NodePath from "node:path"
-import { AddedToken, Tokenizer } from "@anush008/tokenizers"
+import { AddedToken, type Encoding, Tokenizer } from "@anush008/tokenizers"
 import { Effect, Layer, Schema } from "effect"
 import * as ort from "onnxruntime-node"
 import { type EmbedderShape, EmbedError, type EmbedKind } from "../src/embedding/embedder.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { ModelLoadError, ModelRuntime } from "../src/embedding/model-runtime.js"
 import { type ModelSpec, withPrefix } from "../src/embedding/model-spec.js"
-import { clsPool, padBatch } from "../src/embedding/pooling.js"
+import { batchesByLength, clsPool, padBatch } from "../src/embedding/pooling.js"
 
 export interface OnnxOptions {
   /** Texts per ONNX run (default 32). */
@@ -113,8 +113,7 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
     const wantsTypeIds = session.inputNames.includes("token_type_ids")
     const batchSize = options.batchSize ?? 32
 
-    const runBatch = async (texts: ReadonlyArray<string>): Promise<Array<Float32Array>> => {
-      const encodings = await Promise.all(texts.map((t) => tokenizer.encode(t)))
+    const runBatch = async (encodings: ReadonlyArray<Encoding>): Promise<Array<Float32Array>> => {
       const batch = padBatch(
         encodings.map((e) => ({ ids: e.getIds(), typeIds: e.getTypeIds() })),
         padId,
@@ -133,15 +132,30 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
       return clsPool(output.data as Float32Array, rows, tokens, hidden)
     }
 
+    /**
+     * Tokenizes everything, then runs batches of similar length (each padded only to its own
+     * longest input) and puts the vectors back in input order. With BERT the grouping changes
+     * nothing but speed, because padding is masked.
+     */
     const embed = Effect.fn("Embedder.embed")(function* (texts: ReadonlyArray<string>, kind: EmbedKind) {
-      const prefixed = texts.map((t) => withPrefix(spec, kind, t))
-      const out: Array<Float32Array> = []
-      for (let i = 0; i < prefixed.length; i += batchSize) {
+      const failed = (error: unknown) => new EmbedError({ folder, message: message(error) })
+      const encodings = yield* Effect.tryPromise({
+        try: () => Promise.all(texts.map((t) => tokenizer.encode(withPrefix(spec, kind, t)))),
+        catch: failed
+      })
+      const out = new Array<Float32Array>(texts.length)
+      for (const indices of batchesByLength(
+        encodings.map((e) => e.getLength()),
+        batchSize
+      )) {
         const vectors = yield* Effect.tryPromise({
-          try: () => runBatch(prefixed.slice(i, i + batchSize)),
-          catch: (error) => new EmbedError({ folder, message: message(error) })
+          try: () => runBatch(indices.map((i) => encodings[i] as Encoding)),
+          catch: failed
         })
-        out.push(...vectors)
+        indices.forEach((index, j) => {
+          const v = vectors[j]
+          if (v !== undefined) out[index] = v
+        })
       }
       return out as ReadonlyArray<Float32Array>
     })

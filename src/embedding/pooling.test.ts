@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { clsPool, cosine, l2Normalize, padBatch } from "./pooling.js"
+import { batchesByLength, clsPool, cosine, l2Normalize, padBatch } from "./pooling.js"
 
 describe("padBatch", () => {
   it("pads to the longest input with the pad id, attention 0 and type 0", () => {
@@ -39,5 +39,12 @@ describe("pooling", () => {
   it("computes cosine similarity independent of length", () => {
     expect(cosine(Float32Array.from([1, 0]), Float32Array.from([5, 0]))).toBeCloseTo(1, 10)
     expect(cosine(Float32Array.from([1, 0]), Float32Array.from([0, 2]))).toBe(0)
+  })
+})
+
+describe("batchesByLength", () => {
+  it("groups inputs of similar length, shortest first, keeping ties in input order", () => {
+    expect(batchesByLength([5, 2, 9, 2, 7], 2)).toEqual([[1, 3], [0, 4], [2]])
+    expect(batchesByLength([], 4)).toEqual([])
   })
 })

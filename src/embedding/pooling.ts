@@ -73,3 +73,14 @@ export const cosine = (a: Float32Array, b: Float32Array): number => {
   }
   return dot / Math.max(Math.sqrt(na) * Math.sqrt(nb), 1e-12)
 }
+
+/**
+ * Groups inputs into batches of at most `batchSize` by token length (shortest first, stable),
+ * so each batch pads to a length close to its own inputs'. Returns input indices per batch.
+ */
+export const batchesByLength = (lengths: ReadonlyArray<number>, batchSize: number): Array<Array<number>> => {
+  const order = lengths.map((_, i) => i).sort((a, b) => (lengths[a] ?? 0) - (lengths[b] ?? 0) || a - b)
+  const batches: Array<Array<number>> = []
+  for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize))
+  return batches
+}
