@@ -1,0 +1,178 @@
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Schema } from "effect"
+import { RESPONSE_TEXT_BUDGET, SourceLocation, SourceType } from "./contract.js"
+
+/** A context id that names nothing in the index. */
+export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}
+
+export class ContextMessage extends Schema.Class<ContextMessage>("ContextMessage")({
+  context_id: Schema.String,
+  /** Position of the message in its session (0-based), for `--offset`. */
+  index: Schema.Int,
+  is_anchor: Schema.Boolean,
+  role: Schema.String,
+  kind: Schema.String,
+  source_type: SourceType,
+  turn_number: Schema.Int,
+  turn_id: Schema.NullOr(Schema.String),
+  timestamp: Schema.NullOr(Schema.String),
+  source: SourceLocation,
+  /** Total characters of the stored message text. */
+  text_length: Schema.Int,
+  /** The first character of `text` within the message. */
+  char_offset: Schema.Int,
+  text: Schema.String,
+  text_truncated: Schema.Boolean
+}) {}
+
+export class ContextResponse extends Schema.Class<ContextResponse>("ContextResponse")({
+  context_id: Schema.String,
+  anchor: Schema.Struct({
+    context_id: Schema.String,
+    index: Schema.Int,
+    chunk: Schema.NullOr(Schema.Struct({ char_start: Schema.Int, char_end: Schema.Int }))
+  }),
+  session_id: Schema.NullOr(Schema.String),
+  project: Schema.NullOr(Schema.String),
+  total_messages: Schema.Int,
+  offset: Schema.Int,
+  limit: Schema.Int,
+  messages: Schema.Array(ContextMessage),
+  /** Where the next page starts: the message index, and a character offset inside it when it was cut. */
+  next_offset: Schema.NullOr(Schema.Int),
+  next_char_offset: Schema.NullOr(Schema.Int),
+  truncated: Schema.Boolean,
+  returned_chars: Schema.Int
+}) {}
+
+export interface ContextRequest {
+  readonly contextId: string
+  /** First message (0-based index in the session); defaults to the first message of the anchor's turn. */
+  readonly offset?: number | undefined
+  readonly limit: number
+  /** Character offset inside the first message returned. */
+  readonly charOffset: number
+}
+
+interface Row {
+  readonly id: number
+  readonly source_file_id: number
+  readonly session_id: string | null
+  readonly turn_number: number
+  readonly turn_id: string | null
+  readonly role: string
+  readonly kind: string
+  readonly source_type: "codex_transcript" | "authored_update"
+  readonly cwd: string | null
+  readonly timestamp: string | null
+  readonly text: string
+  readonly path: string
+  readonly line: number
+  readonly byte_start: number
+  readonly byte_end: number
+}
+
+/**
+ * The messages around a result, with exact text: by default the anchor's whole turn and what
+ * follows, paged by messages (`offset`, `limit`) and, for a long message, by characters.
+ */
+export const expandContext = (request: ContextRequest, budget: number = RESPONSE_TEXT_BUDGET) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const parsed = /^([cm])(\d{1,15})$/.exec(request.contextId)
+    if (parsed === null) return yield* new ContextNotFound({ context_id: request.contextId })
+    const id = Number(parsed[2])
+    const anchor =
+      parsed[1] === "c"
+        ? (yield* sql<{ message_id: number; char_start: number; char_end: number }>`
+            SELECT message_id, char_start, char_end FROM chunks WHERE id = ${id}`)[0]
+        : { message_id: id, char_start: null, char_end: null }
+    if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.contextId })
+    const head = (yield* sql<{
+      source_file_id: number
+    }>`SELECT source_file_id FROM messages WHERE id = ${anchor.message_id}`)[0]
+    if (head === undefined) return yield* new ContextNotFound({ context_id: request.contextId })
+
+    const all = yield* sql<Row>`
+      SELECT m.id, m.source_file_id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd,
+             m.timestamp, m.text, f.path, m.line, m.byte_start, m.byte_end
+      FROM messages m JOIN source_files f ON f.id = m.source_file_id
+      WHERE m.source_file_id = ${head.source_file_id}
+      ORDER BY m.line, m.id`
+    const anchorIndex = all.findIndex((m) => m.id === anchor.message_id)
+    const anchorRow = all[anchorIndex]
+    if (anchorRow === undefined) return yield* new ContextNotFound({ context_id: request.contextId })
+    const turnStart = all.findIndex((m) => m.turn_number === anchorRow.turn_number)
+    const offset = Math.min(Math.max(0, request.offset ?? turnStart), all.length)
+
+    const messages: Array<ContextMessage> = []
+    let used = 0
+    let nextOffset: number | null = null
+    let nextChar: number | null = null
+    let truncated = false
+    for (let index = offset; index < Math.min(all.length, offset + request.limit); index++) {
+      const row = all[index] as Row
+      const from = index === offset ? Math.min(Math.max(0, request.charOffset), row.text.length) : 0
+      const room = budget - used
+      if (room <= 0) {
+        truncated = true
+        nextOffset = index
+        break
+      }
+      const rest = row.text.slice(from)
+      const text = rest.slice(0, room)
+      const cut = text.length < rest.length
+      used += text.length
+      messages.push(
+        new ContextMessage({
+          context_id: `m${row.id}`,
+          index,
+          is_anchor: row.id === anchorRow.id,
+          role: row.role,
+          kind: row.kind,
+          source_type: row.source_type,
+          turn_number: row.turn_number,
+          turn_id: row.turn_id,
+          timestamp: row.timestamp,
+          source: new SourceLocation({
+            path: row.path,
+            line: row.line,
+            byte_start: row.byte_start,
+            byte_end: row.byte_end
+          }),
+          text_length: row.text.length,
+          char_offset: from,
+          text,
+          text_truncated: cut
+        })
+      )
+      if (cut) {
+        truncated = true
+        nextOffset = index
+        nextChar = from + text.length
+        break
+      }
+    }
+    if (nextOffset === null && offset + messages.length < all.length) nextOffset = offset + messages.length
+    return new ContextResponse({
+      context_id: request.contextId,
+      anchor: {
+        context_id: `m${anchorRow.id}`,
+        index: anchorIndex,
+        chunk:
+          anchor.char_start === null || anchor.char_end === null
+            ? null
+            : { char_start: anchor.char_start, char_end: anchor.char_end }
+      },
+      session_id: anchorRow.session_id,
+      project: anchorRow.cwd,
+      total_messages: all.length,
+      offset,
+      limit: request.limit,
+      messages,
+      next_offset: nextOffset,
+      next_char_offset: nextChar,
+      truncated,
+      returned_chars: used
+    })
+  })

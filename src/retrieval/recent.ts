@@ -1,0 +1,162 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { SourceLocation } from "./contract.js"
+import { applyTextBudget } from "./text-budget.js"
+import type { TimeRange } from "./time-range.js"
+
+/** Each turn previews at most this many of its searchable messages. */
+export const TURN_PREVIEW_MESSAGES = 20
+
+export class TurnMessage extends Schema.Class<TurnMessage>("TurnMessage")({
+  context_id: Schema.String,
+  role: Schema.String,
+  kind: Schema.String,
+  timestamp: Schema.NullOr(Schema.String),
+  text: Schema.String,
+  text_truncated: Schema.Boolean,
+  source: SourceLocation
+}) {}
+
+export class RecentTurn extends Schema.Class<RecentTurn>("RecentTurn")({
+  session_id: Schema.NullOr(Schema.String),
+  turn_id: Schema.NullOr(Schema.String),
+  turn_number: Schema.Int,
+  project: Schema.NullOr(Schema.String),
+  first_activity: Schema.NullOr(Schema.String),
+  last_activity: Schema.NullOr(Schema.String),
+  message_count: Schema.Int,
+  messages: Schema.Array(TurnMessage),
+  /** Messages of the turn not previewed (over the 20-message preview or the text budget). */
+  messages_not_shown: Schema.Int
+}) {}
+
+export class RecentResponse extends Schema.Class<RecentResponse>("RecentResponse")({
+  since: Schema.NullOr(Schema.String),
+  until: Schema.NullOr(Schema.String),
+  project: Schema.NullOr(Schema.String),
+  turns: Schema.Array(RecentTurn),
+  offset: Schema.Int,
+  limit: Schema.Int,
+  next_offset: Schema.NullOr(Schema.Int),
+  truncated: Schema.Boolean,
+  returned_chars: Schema.Int,
+  /** Messages whose time is unknown: they never match a date range. */
+  unknown_timestamps: Schema.Int
+}) {}
+
+const epochMs = "((julianday(m.timestamp) - 2440587.5) * 86400000.0)"
+
+interface TurnRow {
+  readonly source_file_id: number
+  readonly session_id: string | null
+  readonly turn_number: number
+  readonly turn_id: string | null
+  readonly cwd: string | null
+  readonly first_ms: number | null
+  readonly last_ms: number | null
+  readonly message_count: number
+}
+
+interface MessageRow {
+  readonly id: number
+  readonly role: string
+  readonly kind: string
+  readonly timestamp: string | null
+  readonly text: string
+  readonly path: string
+  readonly line: number
+  readonly byte_start: number
+  readonly byte_end: number
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(Math.round(ms)).toISOString())
+
+/**
+ * Turns with message activity in `[since, until)`, newest activity first. A turn matches when
+ * any of its messages does; messages without a time never match a bounded range.
+ */
+export const recentTurns = (range: TimeRange, project: string | null, limit: number, offset: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const where = [sql`m.source_type = 'codex_transcript'`]
+    if (range.sinceMs !== null) where.push(sql`${sql.literal(epochMs)} >= ${range.sinceMs}`)
+    if (range.untilMs !== null) where.push(sql`${sql.literal(epochMs)} < ${range.untilMs}`)
+    if (project !== null) {
+      const p = project.replace(/\/+$/, "")
+      where.push(sql`(m.cwd = ${p} OR substr(m.cwd, 1, ${p.length + 1}) = ${`${p}/`})`)
+    }
+    const turns = yield* sql<TurnRow>`
+      SELECT m.source_file_id, m.session_id, m.turn_number, max(m.turn_id) AS turn_id, max(m.cwd) AS cwd,
+             min(${sql.literal(epochMs)}) AS first_ms, max(${sql.literal(epochMs)}) AS last_ms, count(*) AS message_count
+      FROM messages m
+      WHERE ${sql.and(where)}
+      GROUP BY m.source_file_id, m.turn_number
+      ORDER BY last_ms IS NULL, last_ms DESC, m.source_file_id, m.turn_number
+      LIMIT ${limit + 1} OFFSET ${offset}`
+    const unknown = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages WHERE julianday(timestamp) IS NULL`
+
+    const previews: Array<{ turn: TurnRow; messages: ReadonlyArray<MessageRow>; total: number }> = []
+    for (const turn of turns.slice(0, limit)) {
+      const messages = yield* sql<MessageRow>`
+        SELECT m.id, m.role, m.kind, m.timestamp, m.text, f.path, m.line, m.byte_start, m.byte_end
+        FROM messages m JOIN source_files f ON f.id = m.source_file_id
+        WHERE m.source_file_id = ${turn.source_file_id} AND m.turn_number = ${turn.turn_number}
+        ORDER BY m.line
+        LIMIT ${TURN_PREVIEW_MESSAGES}`
+      const total = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages
+        WHERE source_file_id = ${turn.source_file_id} AND turn_number = ${turn.turn_number}`
+      previews.push({ turn, messages, total: total[0]?.n ?? messages.length })
+    }
+
+    // The text budget runs over every previewed message, in order.
+    const flat = previews.flatMap((p, turnIndex) => p.messages.map((m) => ({ turnIndex, m, text: m.text, cut: false })))
+    const budgeted = applyTextBudget(
+      flat,
+      (x) => x.text,
+      (x, text) => ({ ...x, text, cut: true })
+    )
+    const shown = previews.map((p, turnIndex) => {
+      const messages = budgeted.items
+        .filter((x) => x.turnIndex === turnIndex)
+        .map(
+          (x) =>
+            new TurnMessage({
+              context_id: `m${x.m.id}`,
+              role: x.m.role,
+              kind: x.m.kind,
+              timestamp: x.m.timestamp,
+              text: x.text,
+              text_truncated: x.cut,
+              source: new SourceLocation({
+                path: x.m.path,
+                line: x.m.line,
+                byte_start: x.m.byte_start,
+                byte_end: x.m.byte_end
+              })
+            })
+        )
+      return new RecentTurn({
+        session_id: p.turn.session_id,
+        turn_id: p.turn.turn_id,
+        turn_number: p.turn.turn_number,
+        project: p.turn.cwd,
+        first_activity: iso(p.turn.first_ms),
+        last_activity: iso(p.turn.last_ms),
+        message_count: p.total,
+        messages,
+        messages_not_shown: p.total - messages.length
+      })
+    })
+    return new RecentResponse({
+      since: iso(range.sinceMs),
+      until: iso(range.untilMs),
+      project,
+      turns: shown,
+      offset,
+      limit,
+      next_offset: turns.length > limit ? offset + limit : null,
+      truncated: budgeted.truncated,
+      returned_chars: budgeted.returnedChars,
+      unknown_timestamps: unknown[0]?.n ?? 0
+    })
+  })
