@@ -1,0 +1,82 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { SafeFs } from "../fs/safe-fs.js"
+
+export const CAPTURE_NOTE =
+  "Querying never captures new activity by itself: sessions reach the index through `blctx index`, the history_index step, or the optional hooks."
+
+/** How many changed, missing, partial or conflicting sources are listed by path (all are counted). */
+const LISTED = 50
+
+export class Coverage extends Schema.Class<Coverage>("Coverage")({
+  files: Schema.Struct({ total: Schema.Int, indexed: Schema.Int, partial: Schema.Int, conflict: Schema.Int }),
+  sessions: Schema.Int,
+  messages: Schema.Int,
+  chunks: Schema.Int,
+  /** Chunks with a vector, by model fingerprint key. */
+  vectors: Schema.Array(Schema.Struct({ fingerprint: Schema.String, chunks: Schema.Int })),
+  vectors_pending: Schema.Int,
+  unknown_timestamps: Schema.Int,
+  redactions: Schema.Int,
+  sources_changed: Schema.Int,
+  sources_missing: Schema.Int,
+  changed_sources: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.Literal("changed", "missing") })),
+  partial_imports: Schema.Array(
+    Schema.Struct({ path: Schema.String, unclassified: Schema.Int, parse_errors: Schema.Int })
+  ),
+  conflicts: Schema.Array(Schema.Struct({ path: Schema.String, note: Schema.NullOr(Schema.String) })),
+  capture: Schema.String
+}) {}
+
+const one = (rows: ReadonlyArray<{ readonly n: number | null }>) => rows[0]?.n ?? 0
+
+/** What the index holds and how it compares with the transcripts on disk now (metadata only). */
+export const coverage = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const fs = yield* SafeFs
+  const files = yield* sql<{ state: string; n: number }>`SELECT state, count(*) AS n FROM source_files GROUP BY state`
+  const byState = (s: string) => files.find((f) => f.state === s)?.n ?? 0
+  const sources = yield* sql<{ path: string; size: number; mtime_ms: number; state: string }>`
+    SELECT path, size, mtime_ms, state FROM source_files WHERE state <> 'conflict' ORDER BY path`
+  const changed: Array<{ path: string; reason: "changed" | "missing" }> = []
+  let changedCount = 0
+  let missingCount = 0
+  for (const source of sources) {
+    const entry = yield* fs.lstat(source.path).pipe(Effect.orElseSucceed(() => Option.none()))
+    const reason = Option.match(entry, {
+      onNone: () => "missing" as const,
+      onSome: (e) => (e.size !== source.size || e.mtimeMs !== source.mtime_ms ? ("changed" as const) : null)
+    })
+    if (reason === null) continue
+    if (reason === "missing") missingCount++
+    else changedCount++
+    if (changed.length < LISTED) changed.push({ path: source.path, reason })
+  }
+  return new Coverage({
+    files: {
+      total: files.reduce((n, f) => n + f.n, 0),
+      indexed: byState("indexed"),
+      partial: byState("partial"),
+      conflict: byState("conflict")
+    },
+    sessions: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM sessions`),
+    messages: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages`),
+    chunks: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks`),
+    vectors: yield* sql<{ fingerprint: string; chunks: number }>`
+      SELECT vector_fingerprint AS fingerprint, count(*) AS chunks FROM chunks
+      WHERE vector_fingerprint IS NOT NULL GROUP BY vector_fingerprint ORDER BY vector_fingerprint`,
+    vectors_pending: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NULL`),
+    unknown_timestamps: one(
+      yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages WHERE julianday(timestamp) IS NULL`
+    ),
+    redactions: one(yield* sql<{ n: number | null }>`SELECT sum(redactions) AS n FROM messages`),
+    sources_changed: changedCount,
+    sources_missing: missingCount,
+    changed_sources: changed,
+    partial_imports: yield* sql<{ path: string; unclassified: number; parse_errors: number }>`
+      SELECT path, unclassified, parse_errors FROM source_files WHERE state = 'partial' ORDER BY path LIMIT ${LISTED}`,
+    conflicts: yield* sql<{ path: string; note: string | null }>`
+      SELECT path, note FROM source_files WHERE state = 'conflict' ORDER BY path LIMIT ${LISTED}`,
+    capture: CAPTURE_NOTE
+  })
+})
