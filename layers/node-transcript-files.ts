@@ -65,6 +65,11 @@ export const NodeTranscriptFilesLive = Layer.succeed(TranscriptFiles, {
               return bytesRead === length ? buffer : buffer.subarray(0, bytesRead)
             },
             catch: (e) => failure("read", path, e)
+          }),
+        readInto: (position, buffer) =>
+          Effect.tryPromise({
+            try: async () => (await handle.read(buffer, 0, buffer.length, position)).bytesRead,
+            catch: (e) => failure("read", path, e)
           })
       }
       return result

@@ -1,4 +1,4 @@
-import { DateTime, Effect, Stream } from "effect"
+import { DateTime, Effect } from "effect"
 import type {
   ClassificationTotals,
   MessageKind,
@@ -7,7 +7,7 @@ import type {
   TurnFlag
 } from "../transcripts/classification.js"
 import { makeClassifier } from "../transcripts/classify.js"
-import { openTranscript } from "../transcripts/reader.js"
+import { forEachRecord, openTranscript } from "../transcripts/reader.js"
 import type { SourcePosition, TranscriptRecord } from "../transcripts/record.js"
 import { ExploreFailure } from "./explore-failure.js"
 
@@ -128,13 +128,10 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
   const classifier = makeClassifier()
   // Raw view keeps the decoded records of its page only: memory stays bounded by --limit.
   const kept = new Map<number, TranscriptRecord>()
-  yield* opened.records.pipe(
-    Stream.runForEach((record) =>
-      Effect.sync(() => {
-        classifier.push(record)
-        if (view === "raw" && record.line >= startLine && kept.size < limit) kept.set(record.line, record)
-      })
-    ),
+  yield* forEachRecord(opened.records, (record) => {
+    classifier.push(record)
+    if (view === "raw" && record.line >= startLine && kept.size < limit) kept.set(record.line, record)
+  }).pipe(
     Effect.mapError(
       (e) => new ExploreFailure({ message: `${e.op} ${e.path}: ${e.message}`, path, remediation: e.remediation })
     )

@@ -43,7 +43,8 @@ export class LineSplitter {
     this.lineNumber = startLine
   }
 
-  private append(part: Uint8Array) {
+  /** Holds part of an unfinished line; `copy` when the caller will reuse the chunk's memory. */
+  private append(part: Uint8Array, copy: boolean) {
     if (part.length === 0) return
     if (this.overflow) return
     if (this.partsLength + part.length > this.maxLineBytes) {
@@ -52,7 +53,7 @@ export class LineSplitter {
       this.partsLength = 0
       return
     }
-    this.parts.push(part)
+    this.parts.push(copy ? part.slice() : part)
     this.partsLength += part.length
   }
 
@@ -71,17 +72,20 @@ export class LineSplitter {
     return line
   }
 
-  /** Feeds the next bytes; returns the lines they complete. */
+  /**
+   * Feeds the next bytes; returns the lines they complete. The returned lines may share memory
+   * with `chunk`: decode them before reusing it. Bytes kept for an unfinished line are copied.
+   */
   push(chunk: Uint8Array): Array<RawLine> {
     const out: Array<RawLine> = []
     let from = 0
     while (from <= chunk.length) {
       const newline = chunk.indexOf(NEWLINE, from)
       if (newline === -1) {
-        this.append(chunk.subarray(from))
+        this.append(chunk.subarray(from), true)
         break
       }
-      this.append(chunk.subarray(from, newline))
+      this.append(chunk.subarray(from, newline), false)
       out.push(this.take(this.offset + newline, true))
       this.lineStart = this.offset + newline + 1
       from = newline + 1

@@ -1,4 +1,4 @@
-import { Chunk, Effect, Option, type Scope, Stream } from "effect"
+import { Chunk, Effect, Either, Option, type Scope, Stream } from "effect"
 import { decodeLine, isBlank } from "./decode-line.js"
 import { LineSplitter, type RawLine } from "./line-splitter.js"
 import type { TranscriptRecord } from "./record.js"
@@ -30,11 +30,8 @@ export interface OpenedTranscript {
   readonly records: Stream.Stream<TranscriptRecord, TranscriptFileError>
 }
 
-const decodeAll = (lines: ReadonlyArray<RawLine>, maxLineBytes: number): Chunk.Chunk<TranscriptRecord> => {
-  const out: Array<TranscriptRecord> = []
-  for (const raw of lines) if (!isBlank(raw.bytes)) out.push(decodeLine(raw, maxLineBytes))
-  return Chunk.unsafeFromArray(out)
-}
+/** Line bytes decoded per pull. */
+const DECODE_BATCH_BYTES = 64 * 1024
 
 /**
  * The records of an open transcript up to the size captured at open, streamed line by line in
@@ -52,21 +49,47 @@ export const recordsOf = (
     const splitter = new LineSplitter(maxLineBytes, startByte, Math.max(1, options.from?.line ?? 1))
     let position = startByte
     let finished = false
-    const finish = () => {
-      finished = true
-      return decodeAll(splitter.end(), maxLineBytes)
+    // One buffer per pass, reused: its lines are all decoded before the next read overwrites it.
+    const buffer = new Uint8Array(chunkBytes)
+    // Lines split but not yet decoded. They are decoded a small batch per pull, so only one batch
+    // of decoded records is alive at a time (a whole buffer's worth would survive into the old heap).
+    let pending: Array<RawLine> = []
+    let next = 0
+    const takeBatch = (): Chunk.Chunk<TranscriptRecord> => {
+      const out: Array<TranscriptRecord> = []
+      let bytes = 0
+      while (next < pending.length && bytes < DECODE_BATCH_BYTES) {
+        const raw = pending[next++]
+        if (raw === undefined) break
+        bytes += raw.byte_end - raw.byte_start + 1
+        if (!isBlank(raw.bytes)) out.push(decodeLine(raw, maxLineBytes))
+      }
+      return Chunk.unsafeFromArray(out)
     }
     const pull: Effect.Effect<Chunk.Chunk<TranscriptRecord>, Option.Option<TranscriptFileError>> = Effect.suspend(
       () => {
+        if (next < pending.length) return Effect.succeed(takeBatch())
         if (finished) return Effect.fail(Option.none())
-        if (position >= size) return Effect.succeed(finish())
-        return handle.read(position, Math.min(chunkBytes, size - position)).pipe(
+        if (position >= size) {
+          finished = true
+          pending = splitter.end()
+          next = 0
+          return Effect.succeed(takeBatch())
+        }
+        const want = Math.min(chunkBytes, size - position)
+        return handle.readInto(position, want === chunkBytes ? buffer : buffer.subarray(0, want)).pipe(
           Effect.mapError(Option.some),
-          Effect.map((bytes) => {
-            // The file shrank under us: what was read so far is all there is.
-            if (bytes.length === 0) return finish()
-            position += bytes.length
-            return decodeAll(splitter.push(bytes), maxLineBytes)
+          Effect.map((read) => {
+            if (read === 0) {
+              // The file shrank under us: what was read so far is all there is.
+              finished = true
+              pending = splitter.end()
+            } else {
+              position += read
+              pending = splitter.push(buffer.subarray(0, read))
+            }
+            next = 0
+            return takeBatch()
           })
         )
       }
@@ -99,4 +122,26 @@ export const readAllRecords = (path: string, options?: ReadOptions) =>
     Effect.flatMap(openTranscript(path, options), (t) =>
       Stream.runCollect(t.records).pipe(Effect.map((c) => ({ size: t.size, records: Chunk.toReadonlyArray(c) })))
     )
+  )
+
+/**
+ * Runs `f` on every record of `records`, pulling batches directly. Prefer this to
+ * `Stream.runForEach` on large files: it keeps far less garbage alive, so peak memory stays low.
+ */
+export const forEachRecord = <E>(
+  records: Stream.Stream<TranscriptRecord, E>,
+  f: (record: TranscriptRecord) => void
+): Effect.Effect<void, E> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const pull = yield* Stream.toPull(records)
+      while (true) {
+        const step = yield* Effect.either(pull)
+        if (Either.isLeft(step)) {
+          if (Option.isNone(step.left)) return
+          return yield* Effect.fail(step.left.value)
+        }
+        for (const record of step.right) f(record)
+      }
+    })
   )

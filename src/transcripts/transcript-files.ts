@@ -22,6 +22,8 @@ export interface TranscriptHandle {
   readonly ino: number
   /** Reads up to `length` bytes at `position`; fewer (or none) at the end of the file. */
   readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, TranscriptFileError>
+  /** Reads into `buffer` (reused by the caller, so long reads allocate nothing); returns the bytes read. */
+  readonly readInto: (position: number, buffer: Uint8Array) => Effect.Effect<number, TranscriptFileError>
 }
 
 /** The one port the transcript reader needs: open a regular file for positioned reads. */
