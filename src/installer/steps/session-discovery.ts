@@ -92,12 +92,13 @@ export const sessionDiscoveryStep = Effect.gen(function* () {
     return { detail: `removed the session snapshot ${snapshotPath}` }
   })
 
-  return {
+  const step: Step = {
     id: "session_discovery",
     title: "Codex session discovery",
     requires: ["data_directory"],
     install: () => install(),
     verify: () => verify(),
     uninstall: (run) => uninstall(run.purge)
-  } satisfies Step
+  }
+  return step
 })
