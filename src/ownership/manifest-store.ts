@@ -1,4 +1,4 @@
-import { Data, Effect, Option, ParseResult, Schema } from "effect"
+import { Data, DateTime, Effect, Option, ParseResult, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
 import { Paths } from "../paths/paths.js"
 import { MANIFEST_VERSION, Manifest, ManifestVersionProbe } from "./manifest.js"
@@ -59,10 +59,30 @@ export class ManifestStore extends Effect.Service<ManifestStore>()("blctx/Manife
       yield* fs.writeAtomic(path, `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`, 0o600)
     })
 
+    /**
+     * Adds files (and directories) to what the active manifest owns, so `uninstall --purge`
+     * removes them. Does nothing when they are already recorded.
+     */
+    const recordOwned = Effect.fn("ManifestStore.recordOwned")(function* (
+      files: ReadonlyArray<string>,
+      directories: ReadonlyArray<string> = []
+    ) {
+      const current = yield* read()
+      if (Option.isNone(current)) return yield* new ManifestUnreadable({ path, reason: "there is no manifest" })
+      const m = current.value
+      const ownedFiles = [...new Set([...m.owned_files, ...files])]
+      const created = [...new Set([...m.created_directories, ...directories])]
+      if (ownedFiles.length === m.owned_files.length && created.length === m.created_directories.length) return
+      const updated_at = DateTime.formatIso(yield* DateTime.now)
+      yield* write(new Manifest({ ...m, owned_files: ownedFiles, created_directories: created, updated_at })).pipe(
+        Effect.mapError((e) => new ManifestUnreadable({ path, reason: e.message }))
+      )
+    })
+
     const remove = Effect.fn("ManifestStore.remove")(function* () {
       yield* fs.removeFile(path)
     })
 
-    return { path, read, write, remove } as const
+    return { path, read, write, recordOwned, remove } as const
   })
 }) {}

@@ -1,0 +1,154 @@
+import * as NodePath from "node:path"
+import { Duration, Effect, Either, Schema } from "effect"
+import { SafeFs } from "../../fs/safe-fs.js"
+import { JobId, type JobView } from "../../jobs/job.js"
+import { ManifestStore } from "../../ownership/manifest-store.js"
+import { Paths } from "../../paths/paths.js"
+import type { BlctxClient } from "../../rpc/client.js"
+import { DaemonConnector } from "../../rpc/daemon-connector.js"
+import { socketPathIn } from "../../rpc/socket-location.js"
+import { decodeDiscoverySnapshot, discoverySnapshotPath } from "../../transcripts/discovery-snapshot.js"
+import { fail, type Step, type StepProgress } from "../step.js"
+
+/** The import job history_index submitted, so status and doctor can check it without rerunning. */
+const HistoryIndexRecord = Schema.Struct({
+  version: Schema.Literal(1),
+  job_id: JobId,
+  paths: Schema.Array(Schema.String)
+})
+const decodeRecord = Schema.decodeUnknownEither(Schema.parseJson(HistoryIndexRecord))
+const encodeRecord = Schema.encodeSync(HistoryIndexRecord)
+
+export const HISTORY_INDEX_FILE = "history-index.json"
+const CALL_TIMEOUT = Duration.seconds(5)
+const WAIT_LIMIT = Duration.minutes(10)
+const POLL = Duration.millis(250)
+
+const finished = (job: JobView) => !["queued", "running"].includes(job.state)
+
+const describeJob = (job: JobView) => {
+  const c = job.counts
+  const n = (k: string) => c[k] ?? 0
+  return `import job ${job.id} ${job.state}: ${n("files_imported") + n("files_appended")} files indexed, ${n("files_unchanged")} unchanged, ${n("messages_added")} messages added`
+}
+
+/**
+ * Sends the newest sessions that session_discovery recorded to the daemon as one import job,
+ * newest first, and follows it with a progress bar. Reruns are cheap: unchanged files are
+ * skipped by their checkpoints. Uninstall cancels queued or running imports; indexed data stays.
+ */
+export const historyIndexStep = Effect.gen(function* () {
+  const fs = yield* SafeFs
+  const paths = yield* Paths
+  const manifests = yield* ManifestStore
+  const connector = yield* DaemonConnector
+  const socketPath = socketPathIn(paths.stateDir)
+  const recordPath = NodePath.join(paths.stateDir, HISTORY_INDEX_FILE)
+  const daemonFailure = (e: Error) =>
+    fail(e.message, "remediation" in e ? String(e.remediation) : "Run: blctx doctor --step service_health")
+  const withClient = <A, E extends Error>(use: (client: BlctxClient) => Effect.Effect<A, E>) =>
+    connector.withClient({ socketPath, timeout: CALL_TIMEOUT }, use).pipe(Effect.mapError(daemonFailure))
+
+  const readSnapshot = Effect.gen(function* () {
+    const path = discoverySnapshotPath(paths.stateDir)
+    const text = yield* fs
+      .readText(path)
+      .pipe(
+        Effect.mapError(() =>
+          fail(`no session snapshot at ${path}`, "Run: blctx install codex --step session_discovery")
+        )
+      )
+    const decoded = decodeDiscoverySnapshot(text)
+    if (Either.isLeft(decoded)) {
+      return yield* fail(`session snapshot ${path} is unreadable`, "Run: blctx install codex --step session_discovery")
+    }
+    return decoded.right
+  })
+
+  const follow = (jobId: JobId, progress: (p: StepProgress) => Effect.Effect<void>) =>
+    Effect.gen(function* () {
+      const deadline = Date.now() + Duration.toMillis(WAIT_LIMIT)
+      while (true) {
+        const job = yield* withClient((client) => client.jobStatus(jobId))
+        const total = job.progress_total ?? 0
+        yield* progress({
+          label: `${job.progress_done}/${total} sessions`,
+          ...(total > 0 ? { fraction: job.progress_done / total } : {})
+        })
+        if (finished(job)) return job
+        if (Date.now() > deadline) {
+          return yield* fail(
+            `import job ${jobId} is still running after ${Duration.format(WAIT_LIMIT)}; it continues in the daemon`,
+            `Follow it with: blctx index-status ${jobId}`
+          )
+        }
+        yield* Effect.sleep(POLL)
+      }
+    })
+
+  const outcome = (job: JobView) =>
+    job.state === "completed" || job.state === "partial"
+      ? Effect.succeed({ detail: describeJob(job) })
+      : Effect.fail(
+          fail(
+            `${describeJob(job)}${job.error === null ? "" : ` (${job.error})`}`,
+            "Run: blctx install codex --step history_index (check the daemon log if it fails again)"
+          )
+        )
+
+  const step: Step = {
+    id: "history_index",
+    title: "History index",
+    requires: ["background_service", "session_discovery"],
+    install: (run) =>
+      Effect.gen(function* () {
+        const snapshot = yield* readSnapshot
+        const newest = snapshot.newest.map((f) => f.path)
+        if (newest.length === 0) return { detail: "no Codex sessions to index yet" }
+        const submitted = yield* withClient((client) =>
+          client.submitJob({ kind: "import", params: { paths: newest, origin: "history_index" } })
+        )
+        yield* fs
+          .writeAtomic(
+            recordPath,
+            `${JSON.stringify(encodeRecord({ version: 1, job_id: submitted.job.id, paths: newest }))}\n`,
+            0o600
+          )
+          .pipe(Effect.mapError((e) => fail(`could not write ${e.path}: ${e.code}`, "Check the state directory.")))
+        yield* manifests
+          .recordOwned([recordPath])
+          .pipe(Effect.mapError(() => fail(`could not record ${recordPath} as owned`, "Run: blctx doctor")))
+        const job = yield* follow(submitted.job.id, run.progress)
+        return yield* outcome(job)
+      }),
+    verify: () =>
+      Effect.gen(function* () {
+        const text = yield* fs
+          .readText(recordPath)
+          .pipe(
+            Effect.mapError(() =>
+              fail("no history import has been run", "Run: blctx install codex --step history_index")
+            )
+          )
+        const record = decodeRecord(text)
+        if (Either.isLeft(record)) {
+          return yield* fail(`${recordPath} is unreadable`, "Run: blctx install codex --step history_index")
+        }
+        if (record.right.paths.length === 0) return { detail: "no Codex sessions to index yet" }
+        const job = yield* withClient((client) => client.jobStatus(record.right.job_id))
+        if (!finished(job)) return { detail: `${describeJob(job)} (${job.progress_done}/${job.progress_total ?? 0})` }
+        return yield* outcome(job)
+      }),
+    uninstall: () =>
+      withClient((client) => client.cancelJobs({ kind: "import" })).pipe(
+        Effect.map((r) => ({
+          detail: `cancelled ${r.cancelled.length} queued or running imports; indexed history kept`
+        })),
+        // With the daemon already gone there is nothing left to cancel.
+        Effect.catchAll(() =>
+          Effect.succeed({ detail: "no daemon running: no import to cancel; indexed history kept" })
+        )
+      )
+  }
+  return step
+})
