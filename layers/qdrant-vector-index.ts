@@ -96,8 +96,10 @@ export const makeQdrantIndex = (options: QdrantOptions) =>
         }
         if (points.length === 0) return
         const collection = yield* ensure(fingerprint)
-        for (let i = 0; i < points.length; i += UPSERT_BATCH) {
-          const batch = points.slice(i, i + UPSERT_BATCH).map((p) => ({ id: p.id, vector: Array.from(p.vector) }))
+        // The last vector given for an id wins.
+        const latest = [...new Map(points.map((p) => [p.id, p])).values()]
+        for (let i = 0; i < latest.length; i += UPSERT_BATCH) {
+          const batch = latest.slice(i, i + UPSERT_BATCH).map((p) => ({ id: p.id, vector: Array.from(p.vector) }))
           yield* call("upsert", () => client.upsert(collection, { wait: true, points: batch }))
         }
       })

@@ -18,6 +18,13 @@ export const vectorTableName = (fingerprint: ModelFingerprint) => `vec_${fingerp
 /** sqlite-vec's KNN accepts at most this many neighbours per query. */
 const MAX_K = 4096
 const DELETE_BATCH = 500
+const WRITE_BATCH = 256
+
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength)
 
@@ -70,16 +77,23 @@ export const makeSqliteVecIndex = Effect.fn("SqliteVecIndex.make")(function* (sq
       }
       if (points.length === 0) return
       const table = yield* ensure(fingerprint)
-      // vec0 has no upsert: delete then insert, atomically. Nested in a caller's transaction, this is a savepoint.
-      yield* Effect.forEach(
-        points,
-        (p) =>
+      // The last vector given for an id wins.
+      const latest = [...new Map(points.map((p) => [p.id, p])).values()]
+      // vec0 has no upsert: delete then insert, atomically, a batch per statement. Nested in a
+      // caller's transaction, this is a savepoint.
+      const write = Effect.forEach(
+        chunksOf(latest, WRITE_BATCH),
+        (batch) =>
           Effect.zipRight(
-            sql`DELETE FROM ${sql(table)} WHERE rowid = ${BigInt(p.id)}`,
-            sql`INSERT INTO ${sql(table)} (rowid, embedding) VALUES (${BigInt(p.id)}, ${blob(p.vector)})`
+            sql`DELETE FROM ${sql(table)} WHERE ${sql.in(
+              "rowid",
+              batch.map((p) => BigInt(p.id))
+            )}`,
+            sql`INSERT INTO ${sql(table)} ${sql.insert(batch.map((p) => ({ rowid: BigInt(p.id), embedding: blob(p.vector) })))}`
           ),
         { discard: true }
-      ).pipe(sql.withTransaction, Effect.mapError(failed("could not write vectors")))
+      )
+      yield* write.pipe(sql.withTransaction, Effect.mapError(failed("could not write vectors")))
     }).pipe(Effect.withSpan("SqliteVecIndex.upsert"))
 
   const remove: VectorIndexShape["remove"] = (fingerprint, ids) =>

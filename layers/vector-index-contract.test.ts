@@ -67,6 +67,19 @@ const contract = (name: string, enabled: boolean, make: Maker) =>
         expect(best?.score).toBeCloseTo(1, 5)
       }))
 
+    test("keeps the last vector when one upsert names an id twice", (index) =>
+      Effect.gen(function* () {
+        yield* index.upsert(fp4, [
+          { id: id(5), vector: unit(1, 0, 0, 0) },
+          { id: id(6), vector: unit(0, 1, 0, 0) },
+          { id: id(5), vector: unit(0, 0, 1, 0) }
+        ])
+        expect(yield* index.listIds(fp4)).toEqual([5, 6])
+        const [best] = yield* index.search(fp4, unit(0, 0, 1, 0), 1)
+        expect(best?.id).toBe(5)
+        expect(best?.score).toBeCloseTo(1, 5)
+      }))
+
     test("searches top-k by cosine similarity, best first, scale-invariant", (index) =>
       Effect.gen(function* () {
         yield* index.upsert(fp4, [
