@@ -120,6 +120,13 @@ const decisionOf = (d: RecordDecision): ExploreDecision => ({
  */
 const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileRequest) {
   const { path, view, startLine, limit } = request
+  if (path.endsWith(".zst")) {
+    return yield* new ExploreFailure({
+      message: `${path} is compressed (zstd); blctx does not read compressed transcripts yet`,
+      path,
+      remediation: `Decompress a copy to look at it: zstd -d -c '${path}' > /tmp/transcript.jsonl, then blctx explore /tmp/transcript.jsonl`
+    })
+  }
   const opened = yield* openTranscript(path).pipe(
     Effect.mapError(
       (e) => new ExploreFailure({ message: `${e.op} ${e.path}: ${e.message}`, path, remediation: e.remediation })

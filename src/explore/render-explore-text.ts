@@ -16,6 +16,7 @@ const oneLine = (text: string, max = 100) => {
   const flat = safe(text).replace(/\s+/g, " ").trim()
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 const counts = (record: Readonly<Record<string, number>>) =>
   Object.entries(record)
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
@@ -47,7 +48,7 @@ const header = (r: ExploreFileResult): Array<string> => {
   const t = r.totals
   const lines = [
     `${safe(r.path)}`,
-    `  ${r.captured_size} bytes captured, modified ${r.modified_at}; ${t.records} records, ${t.turns} turns, ${t.parse_errors} unreadable lines`
+    `  ${r.captured_size} bytes captured, modified ${r.modified_at}; ${plural(t.records, "record")}, ${plural(t.turns, "turn")}, ${plural(t.parse_errors, "unreadable line")}`
   ]
   if (r.session !== null) {
     const s = r.session
@@ -74,15 +75,16 @@ const flagText = (t: ExploreTurn) =>
 const turnTitle = (t: ExploreTurn) => {
   const id = t.turn_id === null ? "" : ` ${safe(t.turn_id)}`
   const name = t.number === 0 ? "Before the first turn" : `Turn ${t.number}${id}`
-  return `${name} (lines ${t.first_line}-${t.last_line}, ${t.records} records)${flagText(t)}`
+  return `${name} (lines ${t.first_line}-${t.last_line}, ${plural(t.records, "record")})${flagText(t)}`
 }
 
 const footer = (r: ExploreFileResult, view: string): Array<string> => {
   const p = r.page
-  if (p.next_line === null) return ["", `End of file (${p.shown} ${p.unit} shown from line ${p.start_line}).`]
+  const shown = plural(p.shown, p.unit.slice(0, -1))
+  if (p.next_line === null) return ["", `End of file (${shown} shown from line ${p.start_line}).`]
   return [
     "",
-    `${p.shown} ${p.unit} shown. Next: blctx explore ${safe(r.path)}${view} --start-line ${p.next_line} --limit ${p.limit}`
+    `${shown} shown. Next: blctx explore ${safe(r.path)}${view} --start-line ${p.next_line} --limit ${p.limit}`
   ]
 }
 
