@@ -11,6 +11,10 @@ import { ModelFile, ModelSpec } from "../src/embedding/model-spec.js"
  */
 export const TEST_MODEL_DATA_ENV = "BLCTX_TEST_MODEL_DATA"
 
+/** Where the tiny model claims to come from (served by the loopback test server). */
+export const TINY_REPO = "blctx-test/tiny-encoder"
+export const TINY_REVISION = "test"
+
 export const TOKENIZER_FILES = [
   "config.json",
   "special_tokens_map.json",
@@ -55,8 +59,8 @@ export const tinyModelSpec = (
 ) =>
   new ModelSpec({
     endpoint,
-    repo: "blctx-test/tiny-encoder",
-    revision: "test",
+    repo: TINY_REPO,
+    revision: TINY_REVISION,
     dims: 8,
     onnx_file: "model_optimized.onnx",
     files: files.map((f) => new ModelFile(f)) as unknown as readonly [ModelFile, ...Array<ModelFile>],
@@ -74,9 +78,6 @@ export const tinyModelSpec = (
 /** The tiny model's files as bytes, for a loopback server. */
 export const tinyModelBytes = (data: string) =>
   tinyModelSources(data).map(({ name, source }) => ({ name, bytes: readFileSync(source) }))
-
-export const TINY_REPO = "blctx-test/tiny-encoder"
-export const TINY_REVISION = "test"
 
 /** A config.json `model` override that points blctx at the tiny model served from `endpoint`. */
 export const tinyModelConfig = (data: string, endpoint: string) => {
