@@ -79,7 +79,12 @@ const restartAfterCrash = async (home: DaemonHome, crashed: number) => {
     const down = await home.blctx(["status", "--step", "background_service", "--json"])
     expect(down.code).toBe(1)
     expect(checkOf(down.stdout, "background_service").detail).toContain("not running")
-    await installGreen(home)
+    // The CLI restarts the detached daemon on demand when its socket does not answer.
+    const ping = await home.blctx(["ping", "--json"])
+    expect(ping.code, ping.stderr).toBe(0)
+    const answer = JSON.parse(ping.stdout) as { ok: boolean; supervisor: string; daemon: { pid: number } }
+    expect(answer.supervisor).toBe("detached")
+    expect(answer.daemon.pid).not.toBe(crashed)
   }
   const pid = await waitFor("a restarted daemon", () => {
     const pids = home.daemonPids()

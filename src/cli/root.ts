@@ -1,4 +1,5 @@
 import { Command } from "@effect/cli"
+import { pingCommand } from "../daemon/ping-command.js"
 import { exploreCommand } from "./explore-command.js"
 import { doctorCommand, installCommand, statusCommand, uninstallCommand } from "./install-commands.js"
 
@@ -7,5 +8,5 @@ export const rootCommand = Command.make("blctx").pipe(
   Command.withDescription(
     "Persistent, private context for coding agents. Global flags: --json (one JSON document on stdout), --no-color."
   ),
-  Command.withSubcommands([installCommand, statusCommand, doctorCommand, uninstallCommand, exploreCommand])
+  Command.withSubcommands([installCommand, statusCommand, doctorCommand, uninstallCommand, exploreCommand, pingCommand])
 )

@@ -1,0 +1,52 @@
+import { Command } from "@effect/cli"
+import { Console, Duration, Effect, Schema } from "effect"
+import { ExitStatus } from "../cli/exit-status.js"
+import { OutputMode } from "../cli/output-mode.js"
+import { ExitCode } from "../domain/report.js"
+import { DaemonIdentity } from "../rpc/protocol.js"
+import { ServiceManager } from "../service/service-manager.js"
+import { withDaemon } from "./ensure-daemon.js"
+
+const PING_TIMEOUT = Duration.seconds(2)
+const encodeIdentity = Schema.encodeSync(DaemonIdentity)
+
+/**
+ * `blctx ping`: one protocol round trip with blctxd, starting it on demand (the detached
+ * supervisor restarts a crashed daemon here). Prints who answered and which supervisor runs it.
+ */
+export const pingCommand = Command.make("ping", {}, () =>
+  Effect.gen(function* () {
+    const mode = yield* OutputMode
+    const exit = yield* ExitStatus
+    const manager = yield* ServiceManager
+    const started = Date.now()
+    const result = yield* Effect.either(withDaemon(PING_TIMEOUT, (client) => client.ping()))
+    const elapsedMs = Date.now() - started
+    if (result._tag === "Left") {
+      const e = result.left
+      yield* Console.error(`blctx: ${e.message}`)
+      if (mode.json) {
+        const error =
+          e._tag === "DaemonUnavailable" ? { reason: e.reason, remediation: e.remediation } : { reason: e.message }
+        yield* Console.log(JSON.stringify({ ok: false, supervisor: manager.kind, error }))
+      }
+      return yield* exit.set(ExitCode.failed)
+    }
+    const identity = result.right
+    if (mode.json) {
+      yield* Console.log(
+        JSON.stringify({
+          ok: true,
+          supervisor: manager.kind,
+          round_trip_ms: elapsedMs,
+          daemon: encodeIdentity(identity)
+        })
+      )
+    } else {
+      yield* Console.log(
+        `blctxd PID ${identity.pid} (installation ${identity.installation_id}, schema v${identity.schema_version}) answered in ${elapsedMs} ms under the ${manager.description}`
+      )
+    }
+    yield* exit.set(ExitCode.ok)
+  })
+).pipe(Command.withDescription("Round trip to the blctx daemon, starting it on demand"))
