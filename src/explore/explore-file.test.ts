@@ -1,0 +1,85 @@
+import * as Fs from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
+import { type ExploreFileRequest, exploreFile } from "./explore-file.js"
+import { renderFile } from "./render-explore-text.js"
+
+const fixtures = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "codex")
+const oldFormat = NodePath.join(fixtures, "old-format-no-turn-ids.jsonl")
+
+const explore = (request: Partial<ExploreFileRequest> & { path: string }) =>
+  exploreFile({ view: "conversation", details: false, startLine: 1, limit: 20, ...request }).pipe(
+    Effect.provide(NodeTranscriptFilesLive)
+  )
+
+let dir: string
+beforeEach(() => {
+  dir = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-explore-"))
+})
+afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
+
+describe("exploreFile", () => {
+  it.effect("totals cover the whole file whatever page is shown", () =>
+    Effect.gen(function* () {
+      const page = yield* explore({ path: oldFormat, view: "raw", startLine: 20, limit: 2 })
+      expect(page.records?.map((r) => r.line)).toEqual([20, 21])
+      expect(page.page).toMatchObject({ unit: "records", shown: 2, next_line: 22 })
+      expect(page.totals.records).toBe(22)
+      expect(page.totals.by_decision.index).toBe(5)
+    })
+  )
+
+  it.effect("preview pages by complete turns; --details adds every record's decision of those turns", () =>
+    Effect.gen(function* () {
+      const preview = yield* explore({ path: oldFormat, view: "preview", details: true, startLine: 3, limit: 1 })
+      expect(preview.turns?.map((t) => [t.number, t.first_line, t.last_line])).toEqual([[1, 3, 13]])
+      expect(preview.turns?.[0]?.decisions?.map((d) => d.line)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
+      expect(preview.page.next_line).toBe(14)
+      expect(preview.exclusions?.["excluded: token counts"]).toBe(2)
+      const plain = yield* explore({ path: oldFormat, view: "preview", startLine: 3, limit: 1 })
+      expect(plain.turns?.[0]?.decisions).toBeUndefined()
+    })
+  )
+
+  it.effect("messages lists candidates (context included) with their decisions", () =>
+    Effect.gen(function* () {
+      const result = yield* explore({ path: oldFormat, view: "messages", limit: 3 })
+      expect(result.candidates?.map((c) => [c.line, c.decision])).toEqual([
+        [2, "context_only"],
+        [3, "index"],
+        [4, "duplicate"]
+      ])
+      expect(result.candidates?.[2]?.duplicate_of?.line).toBe(3)
+      expect(result.page.next_line).toBe(11)
+    })
+  )
+
+  it.effect("text rendering escapes every control character a transcript contains", () =>
+    Effect.gen(function* () {
+      const path = NodePath.join(dir, "evil.jsonl")
+      const message = "\u001b]0;owned\u0007 \u009b31m red"
+      Fs.writeFileSync(path, `${JSON.stringify({ type: "event_msg", payload: { type: "user_message", message } })}\n`)
+      for (const view of ["conversation", "preview", "messages", "raw"] as const) {
+        const text = renderFile(yield* explore({ path, view, details: true }), true)
+        expect(text).not.toContain("\u001b")
+        expect(text).not.toContain("\u0007")
+        expect(text).not.toContain("\u009b")
+        if (view !== "raw") expect(text).toContain("\\x1b]0;owned\\x07")
+      }
+    })
+  )
+
+  it.effect("a missing file or a compressed one is an ExploreFailure with a remediation", () =>
+    Effect.gen(function* () {
+      const missing = yield* Effect.flip(explore({ path: NodePath.join(dir, "none.jsonl") }))
+      expect(missing._tag).toBe("ExploreFailure")
+      expect(missing.remediation).toContain("does not exist")
+      const zst = yield* Effect.flip(explore({ path: NodePath.join(dir, "x.jsonl.zst") }))
+      expect(zst.message).toContain("compressed")
+    })
+  )
+})
