@@ -11,6 +11,7 @@ interface Benchmark {
 
 const benchmarks: ReadonlyArray<Benchmark> = [
   { name: "installer", run: () => import("./installer.bench.js").then((m) => m.run()) },
+  { name: "daemon", run: () => import("./daemon.bench.js").then((m) => m.runDaemonBench()) },
   { name: "transcripts", run: () => import("./transcripts.bench.js").then((m) => m.run()) },
   { name: "embedding", run: () => import("./embedding.bench.js").then((m) => m.run()) }
 ]

@@ -1,0 +1,64 @@
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { Effect } from "effect"
+import { connect } from "../src/rpc/client.js"
+import { line, mib, percentile } from "./measure.js"
+
+const run = promisify(execFile)
+const cli = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "programs", "cli.js")
+
+const rssOf = (pid: number): number => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0")
+  return kb * 1024
+}
+
+/**
+ * blctxd under the detached supervisor in a temporary home: `Ping` round trips over the Unix
+ * socket (one connection, sequential calls), and the daemon's resident memory when idle.
+ */
+export const runDaemonBench = async () => {
+  const home = mkdtempSync(NodePath.join(tmpdir(), "blctx-bench-"))
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_DATA_HOME: "",
+    XDG_STATE_HOME: "",
+    XDG_CONFIG_HOME: "",
+    XDG_CACHE_HOME: "",
+    BLCTX_SERVICE_MANAGER: "detached"
+  }
+  const socketPath = NodePath.join(home, ".local", "state", "blctx", "blctxd.sock")
+  try {
+    await run(process.execPath, [cli, "install", "codex", "--step", "background_service", "--json"], { env })
+    const { times, pid } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const client = yield* connect({ socketPath, timeout: "5 seconds" })
+          for (let i = 0; i < 100; i++) yield* client.ping()
+          const times: Array<number> = []
+          let pid = 0
+          for (let i = 0; i < 1_000; i++) {
+            const start = process.hrtime.bigint()
+            pid = (yield* client.ping()).pid
+            times.push(Number(process.hrtime.bigint() - start) / 1e6)
+          }
+          return { times: times.sort((a, b) => a - b), pid }
+        })
+      )
+    )
+    line(
+      "Ping round trip p50 / p95 (1000 calls)",
+      `${percentile(times, 50).toFixed(2)} ms / ${percentile(times, 95).toFixed(2)} ms`
+    )
+    await new Promise((r) => setTimeout(r, 2_000))
+    line("daemon idle RSS (empty index, 1 query worker)", mib(rssOf(pid)))
+  } finally {
+    await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
+    rmSync(home, { recursive: true, force: true })
+  }
+}
