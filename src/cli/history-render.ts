@@ -1,0 +1,113 @@
+import { type Style, sanitizeForTerminal } from "../installer/render-text.js"
+import type { JobView } from "../jobs/job.js"
+import type { ContextResponse } from "../retrieval/context.js"
+import type { SearchResponse } from "../retrieval/contract.js"
+import type { RecentResponse } from "../retrieval/recent.js"
+import type { ContextStatusResponse } from "../rpc/history-protocol.js"
+
+/** Readable renderings of history answers (`--pretty` or a TTY). JSON stays the default for scripts. */
+
+const oneLine = (text: string, max = 400) => {
+  const flat = sanitizeForTerminal(text.replace(/\s+/g, " ").trim())
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+}
+
+/** Marks every query word in `text` (case-insensitive, whole words). */
+export const highlight = (text: string, query: string, style: Style): string => {
+  const words = [...new Set(query.match(/[\p{L}\p{N}_]+/gu) ?? [])].filter((w) => w.length > 1)
+  if (words.length === 0) return text
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+  return text.replace(new RegExp(`\\b(${escaped.join("|")})\\b`, "giu"), (m) => style.yellow(style.bold(m)))
+}
+
+const when = (ts: string | null) => (ts === null ? "unknown time" : ts.replace("T", " ").replace(/\.\d+Z$|Z$/, "Z"))
+
+const scoreLabel = (kind: string, value: number) =>
+  kind === "similarity"
+    ? `similarity ${value.toFixed(3)}`
+    : kind === "bm25"
+      ? `bm25 ${value.toFixed(2)}`
+      : `fused ${value.toFixed(4)}`
+
+export const renderSearch = (r: SearchResponse, style: Style): string => {
+  const lines = [
+    style.bold(`${r.results.length} results for "${sanitizeForTerminal(r.query)}"`) +
+      ` (${r.query_mode}${r.query_mode_reason === null ? "" : `: ${sanitizeForTerminal(r.query_mode_reason)}`})`
+  ]
+  r.results.forEach((hit, i) => {
+    lines.push(
+      `${style.bold(`${r.offset + i + 1}.`)} ${when(hit.timestamp)}  ${hit.role}/${hit.kind}  ${style.dim(hit.project ?? "no project")}  ${style.dim(scoreLabel(hit.score.kind, hit.score.value))}`
+    )
+    lines.push(
+      `   ${highlight(oneLine(hit.text), r.query, style)}${hit.text_truncated ? style.dim(" [truncated]") : ""}`
+    )
+    lines.push(
+      style.dim(
+        `   ${sanitizeForTerminal(hit.source.path)}:${hit.source.line}  bytes ${hit.source.byte_start}-${hit.source.byte_end}  context ${hit.context_id}`
+      )
+    )
+  })
+  if (r.truncated) lines.push(style.yellow("Text was cut at the 24,000-character response budget."))
+  if (r.next_offset !== null) lines.push(style.dim(`More: --offset ${r.next_offset}`))
+  return lines.join("\n")
+}
+
+export const renderRecent = (r: RecentResponse, style: Style): string => {
+  const lines = [style.bold(`${r.turns.length} turns`) + style.dim(` (${r.since ?? "…"} to ${r.until ?? "now"})`)]
+  for (const turn of r.turns) {
+    lines.push(
+      `${style.bold(when(turn.last_activity))}  ${style.dim(turn.project ?? "no project")}  ${style.dim(turn.session_id ?? "")}`
+    )
+    for (const m of turn.messages) lines.push(`   ${m.role === "user" ? "›" : "‹"} ${oneLine(m.text, 200)}`)
+    if (turn.messages_not_shown > 0) lines.push(style.dim(`   … ${turn.messages_not_shown} more messages`))
+  }
+  if (r.unknown_timestamps > 0)
+    lines.push(style.dim(`${r.unknown_timestamps} messages have no known time and are never in a date range.`))
+  if (r.next_offset !== null) lines.push(style.dim(`More: --offset ${r.next_offset}`))
+  return lines.join("\n")
+}
+
+export const renderContext = (r: ContextResponse, style: Style): string => {
+  const lines = [
+    style.bold(`Context ${r.context_id}`) + style.dim(`  session ${r.session_id ?? "?"}  ${r.project ?? ""}`)
+  ]
+  for (const m of r.messages) {
+    const mark = m.is_anchor ? style.yellow("▶") : " "
+    lines.push(`${mark} ${style.bold(`#${m.index}`)} ${m.role}/${m.kind}  ${style.dim(when(m.timestamp))}`)
+    lines.push(sanitizeForTerminal(m.text))
+  }
+  if (r.next_offset !== null) {
+    lines.push(
+      style.dim(
+        `More: --offset ${r.next_offset}${r.next_char_offset === null ? "" : ` --char-offset ${r.next_char_offset}`}`
+      )
+    )
+  }
+  return lines.join("\n")
+}
+
+export const renderJob = (job: JobView, style: Style): string => {
+  const counts = Object.entries(job.counts)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ")
+  return [
+    `${style.bold(`job ${job.id}`)} ${job.kind} ${job.state} ${job.progress_done}/${job.progress_total ?? "?"}`,
+    counts === "" ? "" : style.dim(counts),
+    job.error === null ? "" : style.red(sanitizeForTerminal(job.error))
+  ]
+    .filter((l) => l !== "")
+    .join("\n")
+}
+
+export const renderStatus = (s: ContextStatusResponse, style: Style): string => {
+  const c = s.coverage
+  const lines = [
+    `${style.bold("index")} ${s.index_state}, queries ${s.query_mode}${s.query_mode_reason === null ? "" : ` (${s.query_mode_reason})`}`,
+    `${c.files.total} files (${c.files.indexed} indexed, ${c.files.partial} partial, ${c.files.conflict} conflicts), ${c.sessions} sessions, ${c.messages} messages, ${c.chunks} chunks`,
+    `vectors: ${c.vectors.map((v) => `${v.chunks} for ${v.fingerprint}`).join(", ") || "none"}; ${c.vectors_pending} pending`,
+    `${c.sources_changed} sources changed and ${c.sources_missing} missing since import; ${c.redactions} secrets redacted`,
+    style.dim(c.capture)
+  ]
+  for (const job of s.recent_jobs.slice(0, 5)) lines.push(renderJob(job, style))
+  return lines.join("\n")
+}
