@@ -3,6 +3,8 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { DaemonConnectorLive } from "../../../layers/daemon-connector-live.js"
+import { DetachedSupervisorLive } from "../../../layers/detached-supervisor.js"
 import { HttpDownloaderLive } from "../../../layers/http-downloader.js"
 import { NodeFileDigestLive } from "../../../layers/model-file-digest.js"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
@@ -23,7 +25,9 @@ const TestLive = Layer.mergeAll(
   ConfigFile.Default,
   HttpDownloaderLive,
   NodeFileDigestLive,
-  OnnxModelRuntimeLazy
+  OnnxModelRuntimeLazy,
+  DetachedSupervisorLive,
+  DaemonConnectorLive
 ).pipe(Layer.provideMerge(Paths.layerFrom({ home })), Layer.provideMerge(NodeSafeFsLive))
 
 describe("installSteps", () => {
