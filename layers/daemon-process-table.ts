@@ -22,9 +22,14 @@ export const commandLineOf = (pid: number): Option.Option<ReadonlyArray<string>>
 
 export const isAlive = (pid: number) => Option.isSome(commandLineOf(pid))
 
-/** Whether argv is this installation's daemon (entry point and installation id). */
-export const isDaemonOf = (spec: ServiceSpec, argv: ReadonlyArray<string>) =>
-  argv[1] === spec.daemonEntry && argv.includes(spec.installationId)
+/**
+ * Whether argv is a blctxd serving this installation: `--installation-id <id>` on a daemon entry
+ * point. Any entry path matches, so a daemon of an older or moved build is found (and stopped) too.
+ */
+export const isDaemonOf = (spec: ServiceSpec, argv: ReadonlyArray<string>) => {
+  const flag = argv.indexOf("--installation-id")
+  return flag > 0 && argv[flag + 1] === spec.installationId && (argv[1] ?? "").endsWith("daemon.js")
+}
 
 /** Every live process that is this installation's daemon. */
 export const findDaemonPids = (spec: ServiceSpec): ReadonlyArray<number> => {

@@ -77,6 +77,8 @@ const start = (spec: ServiceSpec, command: ReadonlyArray<string>) =>
     const deadline = Date.now() + START_LIMIT_MS
     while (Date.now() < deadline) {
       if (exited !== undefined) {
+        // Another start won the writer lock meanwhile (this one was refused): that one serves.
+        if (yield* socketAnswers(spec.socketPath)) return 0
         return yield* serviceError(
           `blctxd exited during startup (status ${exited}): ${logTail(spec.logFile, 3)}`,
           `See ${spec.logFile}; then run: blctx doctor`

@@ -18,7 +18,7 @@ export const ServiceManagerLive = Layer.suspend(() => {
     case "fake-systemd": {
       const root = process.env.BLCTX_FAKE_SYSTEMD_DIR
       // Without a manager directory the fake reports itself unavailable, like a real one.
-      return FakeSystemdServiceManager(root !== undefined && root.startsWith("/") ? root : "/nonexistent")
+      return FakeSystemdServiceManager(root?.startsWith("/") ? root : "/nonexistent")
     }
     default:
       return Fs.existsSync("/run/systemd/system") ? SystemdUserServiceManagerLive : DetachedSupervisorLive

@@ -43,7 +43,7 @@ process.once("SIGTERM", boundShutdown)
 process.once("SIGINT", boundShutdown)
 
 const PathsLive = Paths.layerFrom({
-  home: process.env.HOME !== undefined && process.env.HOME.startsWith("/") ? process.env.HOME : Os.homedir(),
+  home: process.env.HOME?.startsWith("/") ? process.env.HOME : Os.homedir(),
   XDG_DATA_HOME: args["data-home"],
   XDG_CONFIG_HOME: args["config-home"],
   XDG_CACHE_HOME: args["cache-home"],
