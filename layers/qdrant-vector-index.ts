@@ -6,7 +6,8 @@ import {
   checkDims,
   VectorIndex,
   VectorIndexError,
-  type VectorIndexShape
+  type VectorIndexShape,
+  type VectorPoint
 } from "../src/vectors/vector-index.js"
 
 export interface QdrantOptions {
@@ -88,69 +89,74 @@ export const makeQdrantIndex = (options: QdrantOptions) =>
         return collection
       })
 
-    const upsert: VectorIndexShape["upsert"] = (fingerprint, points) =>
-      Effect.gen(function* () {
-        for (const p of points) {
-          const bad = checkDims(store, fingerprint, p.vector)
-          if (bad !== undefined) return yield* bad
-        }
-        if (points.length === 0) return
-        const collection = yield* ensure(fingerprint)
-        // The last vector given for an id wins.
-        const latest = [...new Map(points.map((p) => [p.id, p])).values()]
-        for (let i = 0; i < latest.length; i += UPSERT_BATCH) {
-          const batch = latest.slice(i, i + UPSERT_BATCH).map((p) => ({ id: p.id, vector: Array.from(p.vector) }))
-          yield* call("upsert", () => client.upsert(collection, { wait: true, points: batch }))
-        }
-      })
-
-    const remove: VectorIndexShape["remove"] = (fingerprint, ids) =>
-      Effect.gen(function* () {
-        const collection = name(fingerprint)
-        if (ids.length === 0 || !(yield* exists(collection))) return
-        yield* call("delete", () => client.delete(collection, { wait: true, points: [...ids] }))
-      })
-
-    const search: VectorIndexShape["search"] = (fingerprint, query, k) =>
-      Effect.gen(function* () {
-        const bad = checkDims(store, fingerprint, query)
+    const upsert = Effect.fn("QdrantIndex.upsert")(function* (
+      fingerprint: ModelFingerprint,
+      points: ReadonlyArray<VectorPoint>
+    ) {
+      for (const p of points) {
+        const bad = checkDims(store, fingerprint, p.vector)
         if (bad !== undefined) return yield* bad
-        const collection = name(fingerprint)
-        if (k <= 0 || !(yield* exists(collection))) return []
-        const answer = yield* call("search", () =>
-          client.query(collection, { query: Array.from(query), limit: Math.floor(k), with_payload: false })
-        )
-        return yield* decode("search", Hits)(answer.points)
-      })
+      }
+      if (points.length === 0) return
+      const collection = yield* ensure(fingerprint)
+      // The last vector given for an id wins.
+      const latest = [...new Map(points.map((p) => [p.id, p])).values()]
+      for (let i = 0; i < latest.length; i += UPSERT_BATCH) {
+        const batch = latest.slice(i, i + UPSERT_BATCH).map((p) => ({ id: p.id, vector: Array.from(p.vector) }))
+        yield* call("upsert", () => client.upsert(collection, { wait: true, points: batch }))
+      }
+    })
 
-    const count: VectorIndexShape["count"] = (fingerprint) =>
-      Effect.gen(function* () {
-        const collection = name(fingerprint)
-        if (!(yield* exists(collection))) return 0
-        const answer = yield* call("count", () => client.count(collection, { exact: true }))
-        return (yield* decode("count", Count)(answer)).count
-      })
+    const remove = Effect.fn("QdrantIndex.remove")(function* (
+      fingerprint: ModelFingerprint,
+      ids: ReadonlyArray<ChunkId>
+    ) {
+      const collection = name(fingerprint)
+      if (ids.length === 0 || !(yield* exists(collection))) return
+      yield* call("delete", () => client.delete(collection, { wait: true, points: [...ids] }))
+    })
 
-    const listIds: VectorIndexShape["listIds"] = (fingerprint) =>
-      Effect.gen(function* () {
-        const collection = name(fingerprint)
-        if (!(yield* exists(collection))) return []
-        const ids: Array<ChunkId> = []
-        let offset: unknown
-        do {
-          const page = yield* call("scroll", () =>
-            client.scroll(collection, {
-              limit: SCROLL_PAGE,
-              with_payload: false,
-              with_vector: false,
-              ...(offset === undefined || offset === null ? {} : { offset: offset as number })
-            })
-          ).pipe(Effect.flatMap(decode("scroll", ScrollPage)))
-          ids.push(...page.points.map((p) => p.id))
-          offset = page.next_page_offset
-        } while (offset !== undefined && offset !== null)
-        return ids.sort((a, b) => a - b)
-      })
+    const search = Effect.fn("QdrantIndex.search")(function* (
+      fingerprint: ModelFingerprint,
+      query: Float32Array,
+      k: number
+    ) {
+      const bad = checkDims(store, fingerprint, query)
+      if (bad !== undefined) return yield* bad
+      const collection = name(fingerprint)
+      if (k <= 0 || !(yield* exists(collection))) return []
+      const answer = yield* call("search", () =>
+        client.query(collection, { query: Array.from(query), limit: Math.floor(k), with_payload: false })
+      )
+      return yield* decode("search", Hits)(answer.points)
+    })
+
+    const count = Effect.fn("QdrantIndex.count")(function* (fingerprint: ModelFingerprint) {
+      const collection = name(fingerprint)
+      if (!(yield* exists(collection))) return 0
+      const answer = yield* call("count", () => client.count(collection, { exact: true }))
+      return (yield* decode("count", Count)(answer)).count
+    })
+
+    const listIds = Effect.fn("QdrantIndex.listIds")(function* (fingerprint: ModelFingerprint) {
+      const collection = name(fingerprint)
+      if (!(yield* exists(collection))) return []
+      const ids: Array<ChunkId> = []
+      let offset: unknown
+      do {
+        const page = yield* call("scroll", () =>
+          client.scroll(collection, {
+            limit: SCROLL_PAGE,
+            with_payload: false,
+            with_vector: false,
+            ...(offset === undefined || offset === null ? {} : { offset: offset as number })
+          })
+        ).pipe(Effect.flatMap(decode("scroll", ScrollPage)))
+        ids.push(...page.points.map((p) => p.id))
+        offset = page.next_page_offset
+      } while (offset !== undefined && offset !== null)
+      return ids.sort((a, b) => a - b)
+    })
 
     const fingerprints: VectorIndexShape["fingerprints"] = () =>
       call("list collections", () => client.getCollections()).pipe(

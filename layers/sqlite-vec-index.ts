@@ -8,7 +8,7 @@ import {
   checkDims,
   VectorIndex,
   VectorIndexError,
-  type VectorIndexShape
+  type VectorPoint
 } from "../src/vectors/vector-index.js"
 
 /** The registry of vector tables: one vec0 table per fingerprint. */
@@ -69,88 +69,92 @@ export const makeSqliteVecIndex = Effect.fn("SqliteVecIndex.make")(function* (sq
       return table
     }).pipe(Effect.mapError(failed("could not create the vector table")))
 
-  const upsert: VectorIndexShape["upsert"] = (fingerprint, points) =>
-    Effect.gen(function* () {
-      for (const p of points) {
-        const bad = checkDims(store, fingerprint, p.vector)
-        if (bad !== undefined) return yield* bad
-      }
-      if (points.length === 0) return
-      const table = yield* ensure(fingerprint)
-      // The last vector given for an id wins.
-      const latest = [...new Map(points.map((p) => [p.id, p])).values()]
-      // vec0 has no upsert: delete then insert, atomically, a batch per statement. Nested in a
-      // caller's transaction, this is a savepoint.
-      const write = Effect.forEach(
-        chunksOf(latest, WRITE_BATCH),
-        (batch) =>
-          Effect.zipRight(
-            sql`DELETE FROM ${sql(table)} WHERE ${sql.in(
-              "rowid",
-              batch.map((p) => BigInt(p.id))
-            )}`,
-            sql`INSERT INTO ${sql(table)} ${sql.insert(batch.map((p) => ({ rowid: BigInt(p.id), embedding: blob(p.vector) })))}`
-          ),
-        { discard: true }
-      )
-      yield* write.pipe(sql.withTransaction, Effect.mapError(failed("could not write vectors")))
-    }).pipe(Effect.withSpan("SqliteVecIndex.upsert"))
-
-  const remove: VectorIndexShape["remove"] = (fingerprint, ids) =>
-    Effect.gen(function* () {
-      const table = vectorTableName(fingerprint)
-      if (ids.length === 0 || !(yield* exists(table))) return
-      for (let i = 0; i < ids.length; i += DELETE_BATCH) {
-        const batch = ids.slice(i, i + DELETE_BATCH).map((id) => BigInt(id))
-        yield* sql`DELETE FROM ${sql(table)} WHERE ${sql.in("rowid", batch)}`.pipe(
-          Effect.mapError(failed("could not delete vectors"))
-        )
-      }
-    }).pipe(Effect.withSpan("SqliteVecIndex.remove"))
-
-  const search: VectorIndexShape["search"] = (fingerprint, query, k) =>
-    Effect.gen(function* () {
-      const bad = checkDims(store, fingerprint, query)
+  const upsert = Effect.fn("SqliteVecIndex.upsert")(function* (
+    fingerprint: ModelFingerprint,
+    points: ReadonlyArray<VectorPoint>
+  ) {
+    for (const p of points) {
+      const bad = checkDims(store, fingerprint, p.vector)
       if (bad !== undefined) return yield* bad
-      const table = vectorTableName(fingerprint)
-      if (k <= 0 || !(yield* exists(table))) return []
-      const rows = yield* sql<{ id: number; distance: number }>`
+    }
+    if (points.length === 0) return
+    const table = yield* ensure(fingerprint)
+    // The last vector given for an id wins.
+    const latest = [...new Map(points.map((p) => [p.id, p])).values()]
+    // vec0 has no upsert: delete then insert, atomically, a batch per statement. Nested in a
+    // caller's transaction, this is a savepoint.
+    const write = Effect.forEach(
+      chunksOf(latest, WRITE_BATCH),
+      (batch) =>
+        Effect.zipRight(
+          sql`DELETE FROM ${sql(table)} WHERE ${sql.in(
+            "rowid",
+            batch.map((p) => BigInt(p.id))
+          )}`,
+          sql`INSERT INTO ${sql(table)} ${sql.insert(batch.map((p) => ({ rowid: BigInt(p.id), embedding: blob(p.vector) })))}`
+        ),
+      { discard: true }
+    )
+    yield* write.pipe(sql.withTransaction, Effect.mapError(failed("could not write vectors")))
+  })
+
+  const remove = Effect.fn("SqliteVecIndex.remove")(function* (
+    fingerprint: ModelFingerprint,
+    ids: ReadonlyArray<ChunkId>
+  ) {
+    const table = vectorTableName(fingerprint)
+    if (ids.length === 0 || !(yield* exists(table))) return
+    for (let i = 0; i < ids.length; i += DELETE_BATCH) {
+      const batch = ids.slice(i, i + DELETE_BATCH).map((id) => BigInt(id))
+      yield* sql`DELETE FROM ${sql(table)} WHERE ${sql.in("rowid", batch)}`.pipe(
+        Effect.mapError(failed("could not delete vectors"))
+      )
+    }
+  })
+
+  const search = Effect.fn("SqliteVecIndex.search")(function* (
+    fingerprint: ModelFingerprint,
+    query: Float32Array,
+    k: number
+  ) {
+    const bad = checkDims(store, fingerprint, query)
+    if (bad !== undefined) return yield* bad
+    const table = vectorTableName(fingerprint)
+    if (k <= 0 || !(yield* exists(table))) return []
+    const rows = yield* sql<{ id: number; distance: number }>`
         SELECT rowid AS id, distance FROM ${sql(table)}
         WHERE embedding MATCH ${blob(query)} AND k = ${Math.min(Math.floor(k), MAX_K)}
         ORDER BY distance`.pipe(Effect.mapError(failed("could not search vectors")))
-      return rows.map((r) => ({ id: r.id as ChunkId, score: 1 - r.distance }))
-    }).pipe(Effect.withSpan("SqliteVecIndex.search"))
+    return rows.map((r) => ({ id: r.id as ChunkId, score: 1 - r.distance }))
+  })
 
-  const count: VectorIndexShape["count"] = (fingerprint) =>
-    Effect.gen(function* () {
-      const table = vectorTableName(fingerprint)
-      if (!(yield* exists(table))) return 0
-      const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(table)}`.pipe(
-        Effect.mapError(failed("could not count vectors"))
-      )
-      return rows[0]?.n ?? 0
-    })
+  const count = Effect.fn("SqliteVecIndex.count")(function* (fingerprint: ModelFingerprint) {
+    const table = vectorTableName(fingerprint)
+    if (!(yield* exists(table))) return 0
+    const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(table)}`.pipe(
+      Effect.mapError(failed("could not count vectors"))
+    )
+    return rows[0]?.n ?? 0
+  })
 
-  const listIds: VectorIndexShape["listIds"] = (fingerprint) =>
-    Effect.gen(function* () {
-      const table = vectorTableName(fingerprint)
-      if (!(yield* exists(table))) return []
-      const rows = yield* sql<{ id: number }>`SELECT rowid AS id FROM ${sql(table)} ORDER BY rowid`.pipe(
-        Effect.mapError(failed("could not list vectors"))
-      )
-      return rows.map((r) => r.id as ChunkId)
-    })
+  const listIds = Effect.fn("SqliteVecIndex.listIds")(function* (fingerprint: ModelFingerprint) {
+    const table = vectorTableName(fingerprint)
+    if (!(yield* exists(table))) return []
+    const rows = yield* sql<{ id: number }>`SELECT rowid AS id FROM ${sql(table)} ORDER BY rowid`.pipe(
+      Effect.mapError(failed("could not list vectors"))
+    )
+    return rows.map((r) => r.id as ChunkId)
+  })
 
-  const fingerprints: VectorIndexShape["fingerprints"] = () =>
-    Effect.gen(function* () {
-      if (!(yield* exists(COLLECTIONS_TABLE))) return []
-      const rows = yield* sql<{
-        fingerprint: string
-      }>`SELECT fingerprint FROM ${sql(COLLECTIONS_TABLE)} ORDER BY fingerprint`.pipe(
-        Effect.mapError(failed("could not list vector tables"))
-      )
-      return rows.map((r) => r.fingerprint)
-    })
+  const fingerprints = Effect.fn("SqliteVecIndex.fingerprints")(function* () {
+    if (!(yield* exists(COLLECTIONS_TABLE))) return []
+    const rows = yield* sql<{
+      fingerprint: string
+    }>`SELECT fingerprint FROM ${sql(COLLECTIONS_TABLE)} ORDER BY fingerprint`.pipe(
+      Effect.mapError(failed("could not list vector tables"))
+    )
+    return rows.map((r) => r.fingerprint)
+  })
 
   return VectorIndex.of({ upsert, remove, search, count, listIds, fingerprints })
 })
