@@ -50,77 +50,76 @@ const sizeOf = (path: string) =>
  * streamed straight into an append-mode file handle. The body is consumed as an Effect Stream so
  * progress is reported through the caller's Effect.
  */
-const fetchFile = (request: DownloadRequest) =>
-  Effect.gen(function* () {
-    const { url, part, size } = request
-    const failure = (message: string, retryable: boolean) => new DownloadError({ url, path: part, message, retryable })
-    let onDisk = yield* sizeOf(part)
-    if (onDisk > size) {
-      yield* Effect.promise(() => Fs.rm(part, { force: true }))
-      onDisk = 0
-    }
-    if (onDisk === size) return { resumedFrom: onDisk, bytesOnDisk: onDisk }
+const fetchFile = Effect.fn("Downloader.fetch")(function* (request: DownloadRequest) {
+  const { url, part, size } = request
+  const failure = (message: string, retryable: boolean) => new DownloadError({ url, path: part, message, retryable })
+  let onDisk = yield* sizeOf(part)
+  if (onDisk > size) {
+    yield* Effect.promise(() => Fs.rm(part, { force: true }))
+    onDisk = 0
+  }
+  if (onDisk === size) return { resumedFrom: onDisk, bytesOnDisk: onDisk }
 
-    const headers: Http.OutgoingHttpHeaders = {
-      "user-agent": `blctx/${VERSION}`,
-      ...(onDisk > 0 ? { range: `bytes=${onDisk}-` } : {})
-    }
-    const response = yield* Effect.tryPromise({
-      try: () => get(url, headers),
-      catch: (error) => failure(`request failed: ${describe(error)}`, true)
-    })
-    yield* Effect.addFinalizer(() => Effect.sync(() => response.destroy()))
-    const status = response.statusCode ?? 0
-    let resumedFrom = onDisk
-    if (status === 206) {
-      const start = /^bytes (\d+)-/.exec(response.headers["content-range"] ?? "")?.[1]
-      if (start === undefined || Number(start) !== onDisk) {
-        yield* Effect.promise(() => Fs.rm(part, { force: true }))
-        return yield* failure(`the server resumed at an unexpected offset (${response.headers["content-range"]})`, true)
-      }
-    } else if (status === 200) {
-      resumedFrom = 0
-    } else if (status === 416) {
+  const headers: Http.OutgoingHttpHeaders = {
+    "user-agent": `blctx/${VERSION}`,
+    ...(onDisk > 0 ? { range: `bytes=${onDisk}-` } : {})
+  }
+  const response = yield* Effect.tryPromise({
+    try: () => get(url, headers),
+    catch: (error) => failure(`request failed: ${describe(error)}`, true)
+  })
+  yield* Effect.addFinalizer(() => Effect.sync(() => response.destroy()))
+  const status = response.statusCode ?? 0
+  let resumedFrom = onDisk
+  if (status === 206) {
+    const start = /^bytes (\d+)-/.exec(response.headers["content-range"] ?? "")?.[1]
+    if (start === undefined || Number(start) !== onDisk) {
       yield* Effect.promise(() => Fs.rm(part, { force: true }))
-      return yield* failure("the server refused to resume the partial file; it was removed", true)
-    } else {
-      return yield* failure(`HTTP ${status}`, status >= 500 || status === 429)
+      return yield* failure(`the server resumed at an unexpected offset (${response.headers["content-range"]})`, true)
     }
+  } else if (status === 200) {
+    resumedFrom = 0
+  } else if (status === 416) {
+    yield* Effect.promise(() => Fs.rm(part, { force: true }))
+    return yield* failure("the server refused to resume the partial file; it was removed", true)
+  } else {
+    return yield* failure(`HTTP ${status}`, status >= 500 || status === 429)
+  }
 
-    const handle = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => Fs.open(part, resumedFrom > 0 ? "a" : "w", 0o600),
-        catch: (error) => failure(`cannot write: ${describe(error)}`, false)
-      }),
-      (h) => Effect.promise(() => h.sync().finally(() => h.close()))
-    )
-    let written = resumedFrom
-    let reported = written
-    yield* request.onProgress(written)
-    yield* Stream.fromAsyncIterable(response as AsyncIterable<Buffer>, (error) =>
-      failure(`the connection was interrupted after ${written} of ${size} bytes: ${describe(error)}`, true)
-    ).pipe(
-      Stream.runForEach((chunk) =>
-        Effect.gen(function* () {
-          if (written + chunk.length > size) {
-            return yield* failure(`the server sent more than the expected ${size} bytes`, false)
-          }
-          yield* Effect.tryPromise({
-            try: () => handle.write(chunk),
-            catch: (error) => failure(`cannot write: ${describe(error)}`, false)
-          })
-          written += chunk.length
-          if (written - reported >= PROGRESS_EVERY_BYTES || written === size) {
-            reported = written
-            yield* request.onProgress(written)
-          }
+  const handle = yield* Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => Fs.open(part, resumedFrom > 0 ? "a" : "w", 0o600),
+      catch: (error) => failure(`cannot write: ${describe(error)}`, false)
+    }),
+    (h) => Effect.promise(() => h.sync().finally(() => h.close()))
+  )
+  let written = resumedFrom
+  let reported = written
+  yield* request.onProgress(written)
+  yield* Stream.fromAsyncIterable(response as AsyncIterable<Buffer>, (error) =>
+    failure(`the connection was interrupted after ${written} of ${size} bytes: ${describe(error)}`, true)
+  ).pipe(
+    Stream.runForEach((chunk) =>
+      Effect.gen(function* () {
+        if (written + chunk.length > size) {
+          return yield* failure(`the server sent more than the expected ${size} bytes`, false)
+        }
+        yield* Effect.tryPromise({
+          try: () => handle.write(chunk),
+          catch: (error) => failure(`cannot write: ${describe(error)}`, false)
         })
-      )
+        written += chunk.length
+        if (written - reported >= PROGRESS_EVERY_BYTES || written === size) {
+          reported = written
+          yield* request.onProgress(written)
+        }
+      })
     )
-    if (written < size) {
-      return yield* failure(`the connection closed after ${written} of ${size} bytes`, true)
-    }
-    return { resumedFrom, bytesOnDisk: written }
-  }).pipe(Effect.scoped, Effect.withSpan("Downloader.fetch", { attributes: { url: request.url } }))
+  )
+  if (written < size) {
+    return yield* failure(`the connection closed after ${written} of ${size} bytes`, true)
+  }
+  return { resumedFrom, bytesOnDisk: written }
+}, Effect.scoped)
 
 export const HttpDownloaderLive = Layer.succeed(Downloader, { fetch: fetchFile })
