@@ -6,7 +6,7 @@ import { JobFailed } from "../jobs/job-errors.js"
 import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { type PreparedFile, prepareFile } from "./import-file.js"
-import type { ImportServices } from "./import-services.js"
+import { ImportServices, IndexingServices } from "./import-services.js"
 
 const AbsolutePath = Schema.String.pipe(
   Schema.filter((p) => NodePath.isAbsolute(p), { message: () => "paths must be absolute" })
@@ -42,7 +42,7 @@ const add = (a: Record<string, number>, b: Readonly<Record<string, number>>) => 
  * unfinished file and never stores anything twice.
  */
 export const makeImportKind = Effect.gen(function* () {
-  const context = yield* Effect.context<TranscriptFiles | SafeFs | ImportServices>()
+  const context = yield* Effect.context<TranscriptFiles | SafeFs | IndexingServices>()
   const kind: JobKind<
     ImportParams,
     typeof ImportParams.Encoded,
@@ -59,10 +59,12 @@ export const makeImportKind = Effect.gen(function* () {
           onSome: (c) => ({ next_file: c.next_file, counts: { ...c.counts } })
         })
         let counts: Record<string, number> = start.counts
+        const services = yield* Effect.flatMap(IndexingServices, (s) => s.current).pipe(Effect.provide(context))
         const total = params.paths.length
         for (let index = start.next_file; index < total; index++) {
           const path = params.paths[index] as string
           const prepared: PreparedFile = yield* Effect.scoped(prepareFile(path)).pipe(
+            Effect.provideService(ImportServices, services),
             Effect.provide(context),
             Effect.catchAll((error) =>
               Effect.succeed<PreparedFile>({

@@ -37,3 +37,16 @@ export class ImportServices extends Context.Tag("blctx/ImportServices")<
 
 /** Chunking when no tokenizer is installed yet: one chunk per message, re-chunked by repair later. */
 export const WHOLE_MESSAGE_TOKENIZER = "whole-message"
+
+/**
+ * The daemon's source of ImportServices for each job: the model may be installed (or replaced)
+ * while the daemon runs, so every job asks for the current state when it starts.
+ */
+export class IndexingServices extends Context.Tag("blctx/IndexingServices")<
+  IndexingServices,
+  {
+    readonly current: Effect.Effect<Context.Tag.Service<ImportServices>>
+    /** Why vectors are not available (no model, load failure), or none when they are. */
+    readonly unavailable: Effect.Effect<Option.Option<string>>
+  }
+>() {}

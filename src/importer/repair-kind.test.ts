@@ -1,0 +1,145 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { SqlClient } from "@effect/sql"
+import type { SqliteClient } from "@effect/sql-sqlite-node"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { makeFakeEmbedder } from "../../layers/fake-model.js"
+import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { type JobId, JobId as JobIdSchema } from "../jobs/job.js"
+import type { RegisteredJobKind } from "../jobs/job-kind.js"
+import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "./history-db.test-support.js"
+import { type ImportChunking, IndexingServices } from "./import-services.js"
+import { makeRepairKind } from "./repair-kind.js"
+
+let dir: string
+beforeEach(() => {
+  dir = makeTempDir("blctx-repair-")
+})
+afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
+
+/** A chunker with another tokenizer id: three words per chunk, exact character ranges. */
+const threeWords: ImportChunking = {
+  tokenizer: "three-words",
+  chunk: (text) =>
+    Effect.sync(() => {
+      const words = [...text.matchAll(/\S+/g)]
+      const pieces = []
+      for (let i = 0; i < words.length; i += 3) {
+        const first = words[i]
+        const last = words[Math.min(i + 2, words.length - 1)]
+        if (first?.index === undefined || last?.index === undefined) continue
+        const start = first.index
+        const end = last.index + last[0].length
+        pieces.push({ start, end, text: text.slice(start, end) })
+      }
+      return pieces
+    })
+}
+
+const jobId = JobIdSchema.make("00000000-0000-4000-8000-000000000001") as JobId
+
+/**
+ * Runs a registered kind the way the job runner does: each commit is one transaction with its
+ * checkpoint. `crashAfter` stops the run (as a kill would) after that many commits.
+ */
+const runKind = (kind: RegisteredJobKind, checkpoint: Option.Option<string>, crashAfter = Number.POSITIVE_INFINITY) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    let saved = checkpoint
+    let commits = 0
+    const exit = yield* Effect.exit(
+      kind.run("{}", checkpoint, {
+        jobId,
+        commit: (work, next) =>
+          Effect.suspend(() => {
+            if (commits >= crashAfter) return Effect.die("killed")
+            commits++
+            return sql.withTransaction(work).pipe(
+              Effect.tap(() => {
+                saved = Option.some(next.checkpoint)
+              }),
+              Effect.orDie
+            )
+          })
+      })
+    )
+    return { exit, saved }
+  })
+
+const services = Effect.gen(function* () {
+  const sql = (yield* SqlClient.SqlClient) as SqliteClient.SqliteClient
+  const vectors = yield* makeSqliteVecIndex(sql)
+  const embedder = makeFakeEmbedder().embedder
+  const layer = Layer.succeed(IndexingServices, {
+    current: Effect.succeed({
+      chunking: threeWords,
+      embedding: Option.some({
+        fingerprint: embedder.fingerprint,
+        embed: (texts: ReadonlyArray<string>) => embedder.embed(texts, "passage"),
+        vectors
+      })
+    }),
+    unavailable: Effect.succeed(Option.none())
+  })
+  return { layer, vectors, fingerprint: embedder.fingerprint }
+})
+
+const countWhere = (where: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM chunks WHERE ${where}`).pipe(Effect.map((r) => r[0]?.n ?? 0))
+  )
+
+describe("repair job", () => {
+  it.effect("re-chunks on the model's tokenizer, embeds every pending chunk, prunes removed vectors", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const path = NodePath.join(dir, "s.jsonl")
+        Fs.copyFileSync(NodePath.join(fixturesDir, "new-format-turn-ids.jsonl"), path)
+        yield* importOnce(path)
+        expect(yield* countWhere("vector_fingerprint IS NULL")).toBe(6)
+        const { layer, vectors, fingerprint } = yield* services
+        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const { exit } = yield* runKind(kind, Option.none())
+        expect(exit._tag).toBe("Success")
+        const chunks = yield* countWhere("1 = 1")
+        expect(chunks).toBeGreaterThan(6)
+        expect(yield* countWhere("tokenizer = 'three-words'")).toBe(chunks)
+        expect(yield* countWhere(`vector_fingerprint = '${fingerprint.key}'`)).toBe(chunks)
+        expect(yield* vectors.count(fingerprint)).toBe(chunks)
+
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`DELETE FROM chunks WHERE message_id = (SELECT min(id) FROM messages)`
+        const second = yield* runKind(kind, Option.none())
+        expect(second.exit._tag === "Success" && second.exit.value.counts?.vectors_pruned).toBeGreaterThan(0)
+        expect(yield* vectors.count(fingerprint)).toBe(yield* countWhere("1 = 1"))
+      })
+    )
+  )
+
+  it.effect("an interrupted repair resumes from its checkpoint and ends like a clean one", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        for (const name of ["new-format-turn-ids.jsonl", "old-format-no-turn-ids.jsonl", "compaction.jsonl"]) {
+          const path = NodePath.join(dir, name)
+          Fs.copyFileSync(NodePath.join(fixturesDir, name), path)
+          yield* importOnce(path)
+        }
+        const { layer, vectors, fingerprint } = yield* services
+        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        let checkpoint = Option.none<string>()
+        for (let attempt = 0; attempt < 20; attempt++) {
+          const { exit, saved } = yield* runKind(kind, checkpoint, 1)
+          checkpoint = saved
+          if (exit._tag === "Success") break
+        }
+        const chunks = yield* countWhere("1 = 1")
+        expect(yield* countWhere("vector_fingerprint IS NULL")).toBe(0)
+        expect(yield* vectors.count(fingerprint)).toBe(chunks)
+        expect((yield* vectors.listIds(fingerprint)).length).toBe(new Set(yield* vectors.listIds(fingerprint)).size)
+      })
+    )
+  )
+})

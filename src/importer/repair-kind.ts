@@ -1,0 +1,185 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { JobFailed } from "../jobs/job-errors.js"
+import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
+import type { ChunkId } from "../vectors/vector-index.js"
+import { IndexingServices } from "./import-services.js"
+
+/** Messages re-chunked per transaction, and chunks embedded per transaction. */
+const MESSAGES_PER_STEP = 50
+const CHUNKS_PER_STEP = 64
+
+const RepairParams = Schema.Struct({})
+const RepairCheckpoint = Schema.Struct({
+  phase: Schema.Literal("rechunk", "embed", "prune"),
+  /** Last id done in the current phase. */
+  cursor: Schema.Int,
+  rechunked: Schema.Int,
+  embedded: Schema.Int,
+  pruned: Schema.Int
+})
+type RepairCheckpoint = typeof RepairCheckpoint.Type
+
+const failed = (message: string) => new JobFailed({ message })
+
+/**
+ * `repair`: brings the vector index in line with SQLite, the truth. Messages chunked before the
+ * model's tokenizer was installed are re-chunked on its boundaries; chunks without a vector of
+ * the current fingerprint are embedded and upserted in batches; vectors of removed chunks and of
+ * other fingerprints are pruned, without dropping any collection. Every batch commits with its
+ * checkpoint, so an interrupted repair resumes where it stopped.
+ */
+export const makeRepairKind = Effect.gen(function* () {
+  const indexing = yield* IndexingServices
+  const kind: JobKind<
+    typeof RepairParams.Type,
+    typeof RepairParams.Encoded,
+    RepairCheckpoint,
+    typeof RepairCheckpoint.Encoded
+  > = {
+    name: "repair",
+    params: RepairParams,
+    checkpoint: RepairCheckpoint,
+    run: (_params, job) =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { chunking, embedding } = yield* indexing.current
+        if (Option.isNone(embedding)) {
+          const why = Option.getOrElse(yield* indexing.unavailable, () => "no verified model")
+          return yield* failed(`cannot repair vectors: ${why}. Run: blctx install codex --step embedding_model`)
+        }
+        const model = embedding.value
+        const fp = model.fingerprint
+        let state: RepairCheckpoint = Option.getOrElse(job.checkpoint, () => ({
+          phase: "rechunk" as const,
+          cursor: 0,
+          rechunked: 0,
+          embedded: 0,
+          pruned: 0
+        }))
+        const counts = () => ({
+          messages_rechunked: state.rechunked,
+          vectors_embedded: state.embedded,
+          vectors_pruned: state.pruned
+        })
+        const total = (yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks`)[0]?.n ?? 0
+        const commit = (work: Effect.Effect<void, unknown, SqlClient.SqlClient>, next: RepairCheckpoint) =>
+          job
+            .commit(work.pipe(Effect.mapError((e) => failed(`repair could not write: ${String(e)}`))), {
+              checkpoint: next,
+              progressDone: next.embedded + next.rechunked,
+              progressTotal: total,
+              counts: {
+                messages_rechunked: next.rechunked,
+                vectors_embedded: next.embedded,
+                vectors_pruned: next.pruned
+              }
+            })
+            .pipe(Effect.as(next))
+
+        if (state.phase === "rechunk") {
+          while (true) {
+            const messages = yield* sql<{ id: number; text: string }>`
+              SELECT DISTINCT m.id, m.text FROM messages m JOIN chunks c ON c.message_id = m.id
+              WHERE c.tokenizer <> ${chunking.tokenizer} AND m.id > ${state.cursor}
+              ORDER BY m.id LIMIT ${MESSAGES_PER_STEP}`
+            if (messages.length === 0) break
+            const plan: Array<{ id: number; pieces: ReadonlyArray<{ start: number; end: number; text: string }> }> = []
+            for (const m of messages)
+              plan.push({
+                id: m.id,
+                pieces: yield* chunking.chunk(m.text).pipe(Effect.mapError((e) => failed(e.message)))
+              })
+            const last = messages.at(-1)?.id ?? state.cursor
+            state = yield* commit(
+              Effect.gen(function* () {
+                for (const { id, pieces } of plan) {
+                  yield* sql`DELETE FROM chunks WHERE message_id = ${id}`
+                  for (const [ordinal, p] of pieces.entries()) {
+                    yield* sql`INSERT INTO chunks ${sql.insert({
+                      message_id: id,
+                      ordinal,
+                      char_start: p.start,
+                      char_end: p.end,
+                      text: p.text,
+                      tokenizer: chunking.tokenizer,
+                      vector_fingerprint: null
+                    })}`
+                  }
+                }
+              }),
+              { ...state, cursor: last, rechunked: state.rechunked + messages.length }
+            )
+          }
+          state = { ...state, phase: "embed", cursor: 0 }
+        }
+
+        if (state.phase === "embed") {
+          while (true) {
+            const chunks = yield* sql<{ id: number; text: string }>`
+              SELECT id, text FROM chunks
+              WHERE (vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key}) AND id > ${state.cursor}
+              ORDER BY id LIMIT ${CHUNKS_PER_STEP}`
+            if (chunks.length === 0) break
+            const vectors = yield* model
+              .embed(chunks.map((c) => c.text))
+              .pipe(Effect.mapError((e) => failed(e.message)))
+            const last = chunks.at(-1)?.id ?? state.cursor
+            state = yield* commit(
+              Effect.gen(function* () {
+                yield* model.vectors.upsert(
+                  fp,
+                  chunks.flatMap((c, i) => {
+                    const vector = vectors[i]
+                    return vector === undefined ? [] : [{ id: c.id as ChunkId, vector }]
+                  })
+                )
+                yield* sql`UPDATE chunks SET vector_fingerprint = ${fp.key} WHERE id IN ${sql.in(chunks.map((c) => c.id))}`
+              }),
+              { ...state, cursor: last, embedded: state.embedded + chunks.length }
+            )
+          }
+          state = { ...state, phase: "prune", cursor: 0 }
+        }
+
+        // Prune: vectors of removed chunks, points with no chunk behind them, other fingerprints' points.
+        const live = new Set(
+          (yield* sql<{ id: number }>`SELECT id FROM chunks WHERE vector_fingerprint = ${fp.key}`).map((r) => r.id)
+        )
+        const stale = yield* sql<{
+          chunk_id: number
+          vector_fingerprint: string
+        }>`SELECT chunk_id, vector_fingerprint FROM removed_chunks`
+        const orphans = (yield* model.vectors.listIds(fp)).filter((id) => !live.has(id))
+        const current = [
+          ...new Set([
+            ...orphans,
+            ...stale.filter((r) => r.vector_fingerprint === fp.key).map((r) => r.chunk_id as ChunkId)
+          ])
+        ]
+        const others: Array<{ readonly fingerprint: typeof fp; readonly ids: ReadonlyArray<ChunkId> }> = []
+        for (const key of yield* model.vectors.fingerprints()) {
+          if (key === fp.key) continue
+          const other = { ...fp, key } as typeof fp
+          others.push({ fingerprint: other, ids: yield* model.vectors.listIds(other) })
+        }
+        const pruned = current.length + others.reduce((n, o) => n + o.ids.length, 0)
+        state = yield* commit(
+          Effect.gen(function* () {
+            if (current.length > 0) yield* model.vectors.remove(fp, current)
+            for (const o of others) if (o.ids.length > 0) yield* model.vectors.remove(o.fingerprint, o.ids)
+            yield* sql`DELETE FROM removed_chunks`
+          }),
+          { ...state, pruned: state.pruned + pruned }
+        )
+        return { state: "completed" as const, counts: counts() }
+      }).pipe(
+        Effect.catchIf(
+          (e): e is Extract<typeof e, { readonly _tag: "SqlError" | "VectorIndexError" }> =>
+            e._tag === "SqlError" || e._tag === "VectorIndexError",
+          (e) => Effect.fail(failed(`repair failed: ${e.message}`))
+        )
+      )
+  }
+  return registerJobKind(kind)
+})
