@@ -27,9 +27,12 @@ export type MessageKind = "request" | "commentary" | "final_answer"
 /** A user/assistant/developer message found in a record (a candidate, not approved data). */
 export interface MessageCandidate {
   readonly role: string
+  /** The message's text parts joined by newlines (injected-context parts left out of a request). */
   readonly text: string
   readonly phase: string | null
   readonly representation: Representation
+  /** Kinds of injected context found in other parts of the same user message and left out. */
+  readonly omitted_context?: ReadonlyArray<string>
 }
 
 export interface RecordDecision extends SourcePosition {

@@ -116,8 +116,17 @@ describe("classifyTranscript", () => {
       const indexed = c.decisions.filter((d) => d.decision === "index").map((d) => d.message?.text)
       expect(indexed).toEqual([
         "What does AGENTS.md ask me to do before committing?",
-        "It asks you to run npm test before committing."
+        "It asks you to run npm test before committing.",
+        "And before pushing?",
+        "Nothing more: it only mentions committing."
       ])
+      // A message mixing injected context with your text keeps only your text, and says so.
+      expect(at(c, 13)).toMatchObject({
+        decision: "index",
+        kind: "request",
+        reason: "request (left out injected context: environment context)"
+      })
+      expect(at(c, 14)).toMatchObject({ decision: "duplicate", duplicate_of: { line: 13 } })
     })
   )
 

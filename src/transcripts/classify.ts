@@ -147,6 +147,27 @@ const payloadTypeOf = (payload: unknown): string | null =>
 const turnIdOf = (payload: unknown): string | null =>
   Option.match(decodeTurnScoped(payload), { onNone: () => null, onSome: (p) => p.turn_id ?? null })
 
+/**
+ * A message from its text parts. A user message mixing injected-context parts with your own text
+ * keeps only your text (and names what it left out); one made only of context stays whole.
+ */
+const candidate = (
+  role: string,
+  parts: ReadonlyArray<string>,
+  phase: string | null,
+  representation: Representation
+): MessageCandidate => {
+  if (role === "user") {
+    const kinds = parts.map(injectedContextKind)
+    const own = parts.filter((_, i) => kinds[i] === null)
+    const omitted = kinds.filter((k): k is string => k !== null)
+    if (own.length > 0 && omitted.length > 0) {
+      return { role, text: own.join("\n"), phase, representation, omitted_context: omitted }
+    }
+  }
+  return { role, text: parts.join("\n"), phase, representation }
+}
+
 const interpretEvent = (payload: unknown, subtype: string | null): Interpretation => {
   if (subtype === "user_message") {
     return Option.match(decodeEventUserMessage(payload), {
@@ -176,12 +197,12 @@ const interpretEvent = (payload: unknown, subtype: string | null): Interpretatio
           return {
             _tag: "Message",
             turnId,
-            message: {
-              role: itemType === "UserMessage" ? "user" : "assistant",
-              text: textParts(event.item.content).join("\n"),
-              phase: event.item.phase ?? null,
-              representation: "turn_item"
-            }
+            message: candidate(
+              itemType === "UserMessage" ? "user" : "assistant",
+              textParts(event.item.content),
+              event.item.phase ?? null,
+              "turn_item"
+            )
           }
         }
         if (itemType === "Reasoning") return fixed("excluded", "reasoning", turnId)
@@ -207,12 +228,7 @@ const interpretResponseItem = (payload: unknown, subtype: string | null): Interp
       onNone: () => fixed("unclassified", "message of an unknown shape"),
       onSome: (m): Interpretation => ({
         _tag: "Message",
-        message: {
-          role: m.role,
-          text: textParts(m.content).join("\n"),
-          phase: m.phase ?? null,
-          representation: "response_item"
-        }
+        message: candidate(m.role, textParts(m.content), m.phase ?? null, "response_item")
       })
     })
   }
@@ -435,8 +451,10 @@ export const makeClassifier = () => {
         current = newTurn("user_prompt", null, base.line)
       }
       current.hasRequest = true
-      const reason =
+      const what =
         session?.subagent != null ? `task prompt from the parent session (${session.subagent} sub-agent)` : "request"
+      const reason =
+        m.omitted_context === undefined ? what : `${what} (left out injected context: ${m.omitted_context.join(", ")})`
       const index = addToTurn(base, "index", reason, { message: m, kind: "request" })
       current.selected.push(index)
       remember(m, index)
