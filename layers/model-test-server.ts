@@ -30,6 +30,8 @@ export interface ModelServerOptions {
   readonly files: ReadonlyArray<ServedFile>
   /** Files whose first request sends about half of the body and then destroys the socket. */
   readonly cutFirst?: ReadonlyArray<string>
+  /** How many requests of each `cutFirst` file are cut that way (default 1). */
+  readonly cutTimes?: number
   /** Answer `resolve` URLs with a 302 to `/cdn/<name>` first, as Hugging Face does. */
   readonly redirect?: boolean
 }
@@ -37,7 +39,7 @@ export interface ModelServerOptions {
 export const startModelServer = (options: ModelServerOptions): Promise<ModelServer> =>
   new Promise((resolve) => {
     const requests: Array<RequestLog> = []
-    const toCut = new Set(options.cutFirst ?? [])
+    const toCut = new Map((options.cutFirst ?? []).map((name) => [name, options.cutTimes ?? 1]))
     const prefix = `/${options.repo}/resolve/${options.revision}/`
     const server = Http.createServer((req, res) => {
       const url = req.url ?? ""
@@ -75,8 +77,9 @@ export const startModelServer = (options: ModelServerOptions): Promise<ModelServ
         "content-type": "application/octet-stream",
         ...(status === 206 ? { "content-range": `bytes ${start}-${total - 1}/${total}` } : {})
       })
-      if (toCut.has(file.name)) {
-        toCut.delete(file.name)
+      const cuts = toCut.get(file.name) ?? 0
+      if (cuts > 0) {
+        toCut.set(file.name, cuts - 1)
         res.write(body.subarray(0, Math.floor(body.length / 2)), () => {
           setTimeout(() => res.socket?.destroy(), 20)
         })

@@ -49,7 +49,7 @@ const makeHome = Effect.acquireRelease(
   ({ home }) => Effect.sync(() => rmSync(home, { recursive: true, force: true }))
 )
 
-const serve = (options: { cutFirst?: ReadonlyArray<string>; corrupt?: string } = {}) =>
+const serve = (options: { cutFirst?: ReadonlyArray<string>; cutTimes?: number; corrupt?: string } = {}) =>
   Effect.acquireRelease(
     Effect.promise(() =>
       startModelServer({
@@ -59,6 +59,7 @@ const serve = (options: { cutFirst?: ReadonlyArray<string>; corrupt?: string } =
           f.name === options.corrupt ? { name: f.name, bytes: Buffer.from(f.bytes).fill(7, 0, 16) } : f
         ),
         ...(options.cutFirst === undefined ? {} : { cutFirst: options.cutFirst }),
+        ...(options.cutTimes === undefined ? {} : { cutTimes: options.cutTimes }),
         redirect: true
       })
     ),
@@ -175,6 +176,35 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       expect(manifest.created_directories).toContain(active)
       expect(manifest.owned_files).toContain(NodePath.join(active, "model_optimized.onnx"))
     })
+  )
+
+  it.scoped.skipIf(!data)(
+    "keeps the partial file when every attempt of a run is cut, and the next run resumes it",
+    () =>
+      Effect.gen(function* () {
+        const home = yield* makeHome
+        // Four attempts per run, each cut halfway through what remains.
+        const server = yield* serve({ cutFirst: ["model_optimized.onnx"], cutTimes: 4 })
+        writeConfig(home, server)
+        yield* writeManifest(home)
+        const s = yield* step(home)
+        const failure = yield* Effect.flip(s.install(runOf([])))
+        expect(failure.detail).toMatch(
+          /model_optimized\.onnx failed: the connection was interrupted after \d+ of 345785 bytes/
+        )
+        expect(failure.remediation).toMatch(/partial file .*model_optimized\.onnx\.part is kept and resumed/)
+        const cut = server.requests.filter((r) => r.path.endsWith("model_optimized.onnx") && r.status !== 302)
+        expect(cut.map((r) => r.status)).toEqual([200, 206, 206, 206])
+
+        const installed = yield* s.install(runOf([]))
+        expect(installed.detail).toMatch(/resumed 0\.3 MiB; verified and activated/)
+        const resumed = server.requests
+          .filter((r) => r.path.endsWith("model_optimized.onnx") && r.status !== 302)
+          .at(-1)
+        expect(resumed?.status).toBe(206)
+        expect(Number(/^bytes=(\d+)-$/.exec(resumed?.range ?? "")?.[1])).toBeGreaterThan(300_000)
+        expect((yield* s.verify(runOf([]))).detail).toContain("sanity check ranked passage 1 first")
+      })
   )
 
   it.scoped.skipIf(!data)("refuses a file whose SHA-256 differs from the pin and activates nothing", () =>
