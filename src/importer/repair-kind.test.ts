@@ -56,6 +56,7 @@ const runKind = (kind: RegisteredJobKind, checkpoint: Option.Option<string>, cra
             if (commits >= crashAfter) return Effect.die("killed")
             commits++
             return sql.withTransaction(work).pipe(
+              Effect.provideService(SqlClient.SqlClient, sql),
               Effect.tap(() => {
                 saved = Option.some(next.checkpoint)
               }),
