@@ -36,7 +36,7 @@ describe("blctx install codex --step session_discovery", () => {
       session("archived_sessions/rollout-old.jsonl", 7),
       session("archived_sessions/rollout-older.jsonl", 900)
     ]
-    session("sessions/2026/02/01/rollout-z.jsonl.zst", 1000)
+    const compressed = session("sessions/2026/02/01/rollout-z.jsonl.zst", 1000)
 
     const result = await home.blctx(["install", "codex", "--step", "session_discovery", "--json"])
     expect(result.code).toBe(0)
@@ -47,7 +47,7 @@ describe("blctx install codex --step session_discovery", () => {
     ])
     const detail = check(report).detail
     expect(detail).toContain("8 Codex session files (6 active, 2 archived)")
-    expect(detail).toContain("1 compressed (.jsonl.zst)")
+    expect(detail).toContain(`1 compressed (.jsonl.zst) not read yet, e.g. ${compressed}`)
     const newest = [active[0], archived[0], active[1], active[2], active[3]] as Array<string>
     const listed = detail.slice(detail.indexOf("newest: ") + "newest: ".length).split(", ")
     expect(listed).toEqual(newest)

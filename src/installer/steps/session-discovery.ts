@@ -19,7 +19,10 @@ const fromFs = (e: FsError): StepFailure =>
 const describe = (s: DiscoverySnapshot): string => {
   const where = `${NodePath.join(s.codex_home, "sessions")} and ${NodePath.join(s.codex_home, "archived_sessions")}`
   if (s.total === 0) return `no Codex session files yet under ${where}`
-  const compressed = s.compressed.count > 0 ? `; ${s.compressed.count} compressed (.jsonl.zst) not read yet` : ""
+  const compressed =
+    s.compressed.count > 0
+      ? `; ${s.compressed.count} compressed (.jsonl.zst) not read yet, e.g. ${s.compressed.paths[0] ?? ""}`
+      : ""
   const newest = s.newest.map((f) => f.path).join(", ")
   return `${s.total} Codex session files (${s.active} active, ${s.archived} archived)${compressed}; newest: ${newest}`
 }
