@@ -113,6 +113,26 @@ describe("transcript reader", () => {
     })
   )
 
+  it.effect("a 50 MB single line is a line_too_long record at the default limit, and reading goes on", () =>
+    Effect.gen(function* () {
+      const path = NodePath.join(dir, "huge.jsonl")
+      const fd = Fs.openSync(path, "w")
+      const block = Buffer.alloc(1024 * 1024, 0x61)
+      Fs.writeSync(fd, '{"type":"response_item","payload":{"output":"')
+      for (let i = 0; i < 50; i++) Fs.writeSync(fd, block)
+      Fs.writeSync(fd, '"}}\n{"type":"event_msg","payload":{"type":"agent_message","message":"after"}}\n')
+      Fs.closeSync(fd)
+      const hugeEnd =
+        Fs.statSync(path).size -
+        Buffer.byteLength('{"type":"event_msg","payload":{"type":"agent_message","message":"after"}}\n') -
+        1
+      const { records } = yield* read(path)
+      expect(records.map((r) => (r.kind === "record" ? "ok" : r.reason))).toEqual(["line_too_long", "ok"])
+      expect(records[0]).toMatchObject({ line: 1, byte_start: 0, byte_end: hugeEnd })
+      expect(records[1]).toMatchObject({ line: 2, byte_start: hugeEnd + 1 })
+    })
+  )
+
   it.scoped("reads a file growing while it is read only up to the size captured at open", () =>
     Effect.gen(function* () {
       const first = line({ type: "event_msg", payload: { type: "user_message", message: "one" } })
