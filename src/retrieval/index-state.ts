@@ -1,0 +1,58 @@
+import type { QueryMode } from "./contract.js"
+
+export type IndexStateName = "ready" | "indexing" | "repairing" | "empty" | "model_missing"
+
+/** What decides whether the index is ready and whether a search may use vectors. */
+export interface IndexFacts {
+  /** Why no verified model can be used, or null when one is loaded. */
+  readonly modelUnavailable: string | null
+  readonly messages: number
+  /** Chunks without a vector of the current model's fingerprint. */
+  readonly chunksWithoutVector: number
+  readonly importActive: boolean
+  readonly repairActive: boolean
+}
+
+export interface IndexVerdict {
+  readonly index_state: IndexStateName
+  readonly query_mode: QueryMode
+  /** Why the query mode is lexical; null for hybrid. */
+  readonly query_mode_reason: string | null
+}
+
+/**
+ * Search is hybrid only when every chunk has a vector of the loaded model: no model, a running
+ * repair, or chunks without vectors (pending, or of another fingerprint) make it lexical, and
+ * the reason says which. An import in progress still allows hybrid search over what is embedded.
+ */
+export const judgeIndex = (facts: IndexFacts): IndexVerdict => {
+  const lexical = (index_state: IndexStateName, reason: string): IndexVerdict => ({
+    index_state,
+    query_mode: "lexical",
+    query_mode_reason: reason
+  })
+  if (facts.repairActive)
+    return lexical("repairing", "a repair job is rebuilding vectors; answering lexically until it finishes")
+  if (facts.modelUnavailable !== null) {
+    return lexical(
+      facts.messages === 0 ? "empty" : "model_missing",
+      `no verified embedding model: ${facts.modelUnavailable}`
+    )
+  }
+  if (facts.messages === 0) {
+    return facts.importActive
+      ? lexical("indexing", "nothing is indexed yet; an import is running")
+      : lexical("empty", "nothing is indexed yet")
+  }
+  if (facts.chunksWithoutVector > 0 && !facts.importActive) {
+    return lexical(
+      "repairing",
+      `${facts.chunksWithoutVector} chunks have no vector of the current model; a repair job will embed them`
+    )
+  }
+  return {
+    index_state: facts.importActive ? "indexing" : "ready",
+    query_mode: "hybrid",
+    query_mode_reason: null
+  }
+}
