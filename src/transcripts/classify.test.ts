@@ -217,6 +217,29 @@ describe("classifyTranscript", () => {
     })
   )
 
+  it("a request written just before its task_started joins that turn", () => {
+    const rec = (line: number, entry: Record<string, unknown>) => ({
+      kind: "record" as const,
+      line,
+      byte_start: line * 10,
+      byte_end: line * 10 + 5,
+      entry: entry as { type: string }
+    })
+    const c = classifyTranscript([
+      rec(1, { type: "event_msg", payload: { type: "user_message", message: "first" } }),
+      rec(2, { type: "event_msg", payload: { type: "task_started", turn_id: "t1" } }),
+      rec(3, { type: "event_msg", payload: { type: "agent_message", message: "one", phase: "final_answer" } }),
+      rec(4, { type: "event_msg", payload: { type: "task_complete", turn_id: "t1" } }),
+      rec(5, { type: "event_msg", payload: { type: "user_message", message: "second" } }),
+      rec(6, { type: "turn_context", payload: { turn_id: "t2" } }),
+      rec(7, { type: "event_msg", payload: { type: "agent_message", message: "two", phase: "final_answer" } })
+    ])
+    expect(c.turns.filter((t) => t.number > 0).map((t) => [t.turn_id, t.first_line, t.flags])).toEqual([
+      ["t1", 1, []],
+      ["t2", 5, []]
+    ])
+  })
+
   it("turns without a request or an answer are flagged", () => {
     const rec = (line: number, entry: Record<string, unknown>) => ({
       kind: "record" as const,

@@ -303,11 +303,14 @@ export const makeClassifier = () => {
   let current = newTurn("unassigned", null, 0)
 
   const isFresh = (turn: MutableTurn) => turn.number > 0 && !turn.hasRequest && !turn.hasAssistant
+  /** An id-less turn that an explicit id may still claim: nothing or only its request so far. */
+  const isClaimable = (turn: MutableTurn) =>
+    turn.turn_id === null && turn.number > 0 && !turn.hasAssistant && !turn.completed
 
   /** A record names its turn: adopt the id, return to that turn, or start it. */
   const seeTurnId = (turnId: string, line: number) => {
     if (current.turn_id === turnId) return
-    if (current.turn_id === null && isFresh(current)) {
+    if (isClaimable(current)) {
       current.turn_id = turnId
       current.grouping = "turn_id"
       turnsById.set(turnId, current)
@@ -319,7 +322,7 @@ export const makeClassifier = () => {
   const startTurn = (turnId: string | null, line: number) => {
     if (turnId !== null) {
       if (current.turn_id === turnId) return
-      if (current.turn_id === null && isFresh(current)) return seeTurnId(turnId, line)
+      if (isClaimable(current)) return seeTurnId(turnId, line)
       current = turnsById.get(turnId) ?? newTurn("turn_id", turnId, line)
       return
     }
