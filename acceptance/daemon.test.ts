@@ -153,6 +153,17 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
     expect(h.daemonPids()).toEqual([])
     expect(() => lstatSync(h.socketPath)).toThrow()
     expect(() => lstatSync(unit)).toThrow()
+
+    // --purge also removes what the daemon left: its lock file, pidfile and log.
+    const purge = await h.blctx(["uninstall", "codex", "--purge", "--json"])
+    expect(checkOf(purge.stdout, "background_service").status).toBe("passed")
+    for (const file of [
+      NodePath.join(h.xdg.data, "blctx", "writer.lock"),
+      NodePath.join(h.stateDir, "blctxd.pid"),
+      NodePath.join(h.stateDir, "blctxd.log")
+    ]) {
+      expect(() => lstatSync(file), file).toThrow()
+    }
   })
 
   it("completes a job killed mid-way exactly once after a restart", async () => {

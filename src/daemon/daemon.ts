@@ -1,4 +1,3 @@
-import * as NodePath from "node:path"
 import { SocketServer } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
@@ -17,6 +16,7 @@ import { SqliteOpener } from "../store/sqlite-opener.js"
 import { VERSION } from "../version.js"
 import type { DaemonArgs } from "./daemon-args.js"
 import { DaemonStartupError } from "./daemon-errors.js"
+import { lockFileIn, pidFileIn } from "./daemon-files.js"
 import { DaemonProcess } from "./daemon-process.js"
 import { QueryPool } from "./job-queries.js"
 import { Readiness } from "./readiness.js"
@@ -29,11 +29,6 @@ import { WriterLock } from "./writer-lock.js"
 export const STARTUP_LIMIT = Duration.seconds(10)
 /** Graceful shutdown bound: the running job stops at its last checkpoint; the rest is replayed. */
 export const SHUTDOWN_LIMIT = Duration.seconds(5)
-
-/** The writer lock file: held (never written) by the daemon for its whole life. */
-export const lockFileIn = (dataDir: string) => NodePath.join(dataDir, "writer.lock")
-/** The running daemon's PID, written once it holds the lock. */
-export const pidFileIn = (stateDir: string) => NodePath.join(stateDir, "blctxd.pid")
 
 const startupError = (reason: string, remediation: string) => new DaemonStartupError({ reason, remediation })
 

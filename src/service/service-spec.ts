@@ -1,4 +1,5 @@
 import { daemonArgv } from "../daemon/daemon-args.js"
+import { pidFileIn } from "../daemon/daemon-files.js"
 import type { InstallationId } from "../domain/installation-id.js"
 import type { ResolvedPaths } from "../paths/paths.js"
 import { socketPathIn } from "../rpc/socket-location.js"
@@ -41,7 +42,7 @@ export const makeServiceSpec = (input: {
     socketPath: socketPathIn(input.paths.stateDir),
     stateDir: input.paths.stateDir,
     configDir: input.paths.configDir,
-    pidFile: `${input.paths.stateDir}/blctxd.pid`,
+    pidFile: pidFileIn(input.paths.stateDir),
     logFile: `${input.paths.stateDir}/blctxd.log`
   }
 }

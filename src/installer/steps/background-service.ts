@@ -1,4 +1,5 @@
 import { Duration, Effect, Option } from "effect"
+import { lockFileIn } from "../../daemon/daemon-files.js"
 import { SafeFs } from "../../fs/safe-fs.js"
 import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
@@ -104,7 +105,7 @@ export const backgroundServiceStep = Effect.gen(function* () {
     return { detail: `blctxd PID ${pid} under the ${manager.description}; socket ${spec.socketPath} (0600)` }
   })
 
-  const uninstall = Effect.fn("BackgroundService.uninstall")(function* () {
+  const uninstall = Effect.fn("BackgroundService.uninstall")(function* (purge: boolean) {
     const manifest = yield* readManifest
     if (Option.isNone(manifest)) return { detail: "nothing to stop: no manifest" }
     const spec = specOf(manifest.value)
@@ -112,6 +113,19 @@ export const backgroundServiceStep = Effect.gen(function* () {
     const after = yield* manager.status(spec).pipe(Effect.mapError(fromService))
     if (Option.isSome(after.mainPid)) {
       return yield* fail(`blctxd PID ${after.mainPid.value} is still running`, `Stop it: kill ${after.mainPid.value}`)
+    }
+    if (purge) {
+      // The daemon is stopped, so its lock, pidfile and log can go with the rest of the data.
+      for (const file of [
+        spec.logFile,
+        spec.pidFile,
+        lockFileIn(paths.dataDir),
+        `${lockFileIn(paths.dataDir)}-journal`
+      ]) {
+        yield* fs
+          .removeFile(file)
+          .pipe(Effect.mapError((e) => fail(`cannot remove ${file}: ${e.code}`, `Remove ${file} by hand.`)))
+      }
     }
     return { detail: `stopped blctxd and removed its unit and socket (${manager.description})` }
   })
@@ -122,6 +136,6 @@ export const backgroundServiceStep = Effect.gen(function* () {
     requires: ["data_directory"],
     install: () => install(),
     verify: () => verify(),
-    uninstall: () => uninstall()
+    uninstall: (run) => uninstall(run.purge)
   } satisfies Step
 })
