@@ -108,6 +108,8 @@ export const run = async () => {
         embedding: Option.some({
           fingerprint: embedder.fingerprint,
           embed: (texts: ReadonlyArray<string>) => embedder.embed(texts, "passage"),
+          embedQuery: (text: string) =>
+            Effect.map(embedder.embed([text], "query"), (vectors) => vectors[0] ?? new Float32Array(embedder.dims)),
           vectors
         })
       })

@@ -19,7 +19,10 @@ export interface ImportChunking {
 /** A verified model and the vector index on the writer's connection. */
 export interface ImportEmbedding {
   readonly fingerprint: ModelFingerprint
+  /** Passages (chunks), with the model's passage prefix. */
   readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, EmbedError>
+  /** Search queries, with the model's query prefix. */
+  readonly embedQuery: (text: string) => Effect.Effect<Float32Array, EmbedError>
   readonly vectors: VectorIndexShape
 }
 
