@@ -57,6 +57,7 @@ const header = (r: ExploreFileResult): Array<string> => {
       s.cli_version === null ? null : `Codex ${safe(s.cli_version)}`,
       s.cwd === null ? null : `cwd ${safe(s.cwd)}`,
       s.forked_from_id === null ? null : `forked from ${safe(s.forked_from_id)}`,
+      s.parent_history_from_line === null ? null : `parent history copied from line ${s.parent_history_from_line}`,
       s.subagent === null ? null : `${safe(s.subagent)} sub-agent`
     ].filter((p) => p !== null)
     lines.push(`  ${parts.join(", ")}`)

@@ -83,6 +83,11 @@ export interface SessionInfo {
   readonly forked_from_id: string | null
   /** The sub-agent kind when this session was spawned by another one (e.g. `review`). */
   readonly subagent: string | null
+  /**
+   * In a forked session: the line where the history copied from the parent starts (the parent's
+   * replayed `session_meta`). Its messages also live in the parent's own file.
+   */
+  readonly parent_history_from_line: number | null
 }
 
 export interface ClassificationTotals {

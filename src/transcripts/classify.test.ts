@@ -146,7 +146,16 @@ describe("classifyTranscript", () => {
     Effect.gen(function* () {
       const fork = yield* classify(fixture("fork.jsonl"))
       expect(fork.session?.forked_from_id).toBe("0199d000-0000-7000-8000-000000000004")
-      expect(selected(fork)).toEqual([["request@2", "final_answer@4"]])
+      expect(fork.session?.id).toBe("0199e000-0000-7000-8000-000000000005")
+      expect(fork.session?.parent_history_from_line).toBe(2)
+      expect(at(fork, 2)).toMatchObject({
+        decision: "metadata",
+        reason: "parent session metadata: history copied by the fork starts here"
+      })
+      expect(selected(fork)).toEqual([
+        ["request@3", "final_answer@5"],
+        ["request@7", "final_answer@9"]
+      ])
       const sub = yield* classify(fixture("subagent.jsonl"))
       expect(sub.session?.subagent).toBe("review")
       expect(at(sub, 2)).toMatchObject({

@@ -341,8 +341,19 @@ export const makeClassifier = () => {
       originator: m.originator ?? null,
       started_at: m.timestamp ?? null,
       forked_from_id: m.forked_from_id ?? null,
-      subagent: subagentOf(m.source)
+      subagent: subagentOf(m.source),
+      parent_history_from_line: null
     }
+  }
+
+  /** A later `session_meta` naming the session this one was forked from: the copied history starts. */
+  const isReplayedParent = (payload: unknown, line: number): boolean => {
+    const own = session
+    if (own === null || own.forked_from_id === null || own.parent_history_from_line !== null) return false
+    const meta = decodeSessionMeta(payload)
+    if (Option.isNone(meta) || meta.value.id !== own.forked_from_id) return false
+    session = { ...own, parent_history_from_line: line }
+    return true
   }
 
   const push = (record: TranscriptRecord) => {
@@ -368,10 +379,16 @@ export const makeClassifier = () => {
     increment(byType, recordType)
     if (!KNOWN_TYPES.has(entry.type)) increment(unknownTypes, entry.type)
     for (const key of Object.keys(entry)) if (!KNOWN_ENVELOPE_FIELDS.has(key)) increment(unknownFields, key)
-    if (entry.type === "session_meta") noteSession(entry.payload)
+    const base = { ...position, record_type: recordType, timestamp: entry.timestamp ?? null }
+    if (entry.type === "session_meta") {
+      if (isReplayedParent(entry.payload, record.line)) {
+        addToTurn(base, "metadata", "parent session metadata: history copied by the fork starts here")
+        return
+      }
+      noteSession(entry.payload)
+    }
 
     const interpretation = interpret(entry.type, entry.payload, subtype)
-    const base = { ...position, record_type: recordType, timestamp: entry.timestamp ?? null }
 
     if (interpretation._tag === "TurnStart") {
       startTurn(interpretation.turnId, record.line)
