@@ -7,7 +7,7 @@ import * as fc from "fast-check"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import { decodeLine, isBlank } from "./decode-line.js"
 import { LineSplitter } from "./line-splitter.js"
-import { openTranscript, readAllRecords } from "./reader.js"
+import { forEachRecord, openTranscript, readAllRecords } from "./reader.js"
 import type { TranscriptRecord } from "./record.js"
 
 let dir: string
@@ -184,6 +184,29 @@ describe("transcript reader", () => {
       expect(missing.remediation).toContain("does not exist")
       const directory = yield* Effect.flip(read(dir))
       expect(directory.code).toBe("EISDIR")
+    })
+  )
+})
+
+describe("forEachRecord", () => {
+  it.effect("visits every record in order and passes a read failure through", () =>
+    Effect.gen(function* () {
+      const rec = (line: number): TranscriptRecord => ({
+        kind: "parse_error",
+        line,
+        byte_start: line,
+        byte_end: line,
+        reason: "invalid_json",
+        message: "x"
+      })
+      const seen: Array<number> = []
+      yield* forEachRecord(Stream.fromIterable([rec(1), rec(2), rec(3)]).pipe(Stream.rechunk(2)), (r) => {
+        seen.push(r.line)
+      })
+      expect(seen).toEqual([1, 2, 3])
+      const failing = Stream.concat(Stream.make(rec(1)), Stream.fail("disk gone"))
+      const error = yield* Effect.flip(forEachRecord(failing, () => undefined))
+      expect(error).toBe("disk gone")
     })
   )
 })
