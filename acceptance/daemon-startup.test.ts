@@ -55,6 +55,22 @@ describe("blctxd run directly", () => {
     expect(() => lstatSync(NodePath.join(h.stateDir, "blctxd.pid"))).toThrow()
   })
 
+  it("stops by itself once its installation is gone (an orphan never runs on unseen)", async () => {
+    const h = await installed()
+    const daemon = spawn(process.execPath, daemonArgs(h), { env: h.env, stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    daemon.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d
+    })
+    const exited = new Promise<number | null>((resolve) => daemon.once("exit", (code) => resolve(code)))
+    await waitFor("the daemon to be ready", () => (stderr.includes('"blctxd ready"') ? true : undefined))
+    rmSync(NodePath.join(h.stateDir, "installation.json"))
+    expect(await exited).toBe(0)
+    expect(stderr).toContain("blctxd stopping by itself")
+    expect(stderr).toContain("was removed")
+    expect(() => lstatSync(h.socketPath)).toThrow()
+  })
+
   it("refuses a symbolic link or a regular file at the socket path, leaving it untouched", async () => {
     const h = await installed()
     const target = NodePath.join(h.home, "elsewhere")

@@ -93,7 +93,38 @@ export const runDaemon = (args: DaemonArgs) =>
       Effect.annotateLogs({ socket: started.socket, installation: args["installation-id"], pid: started.pid })
     )
     yield* Effect.addFinalizer(() => Effect.logInfo("blctxd stopping"))
-    return yield* Effect.never
+    const reason = yield* watchdog(args, started.socket, started.socketIno)
+    yield* Effect.logWarning("blctxd stopping by itself").pipe(Effect.annotateLogs({ reason }))
+  })
+
+/** How often the daemon checks that it is still wanted. */
+export const WATCHDOG_INTERVAL = Duration.seconds(2)
+
+/**
+ * Returns (with a reason) once this daemon is no longer wanted: its socket file was removed or
+ * replaced (nobody can reach it), or its installation was uninstalled or is gone. A daemon
+ * orphaned that way stops by itself instead of running on unseen. Transient read errors are
+ * ignored; only a definite answer stops it.
+ */
+const watchdog = (args: DaemonArgs, socket: string, socketIno: number) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const manifests = yield* ManifestStore
+    while (true) {
+      yield* Effect.sleep(WATCHDOG_INTERVAL)
+      const entry = yield* Effect.either(fs.lstat(socket))
+      if (entry._tag === "Right") {
+        if (Option.isNone(entry.right)) return `socket ${socket} was removed`
+        if (entry.right.value.ino !== socketIno) return `socket ${socket} was replaced`
+      }
+      const manifest = yield* Effect.either(manifests.read())
+      if (manifest._tag === "Right") {
+        if (Option.isNone(manifest.right)) return `manifest ${manifests.path} was removed`
+        const m = manifest.right.value
+        if (m.state !== "active") return `installation ${m.installation_id} was uninstalled`
+        if (m.installation_id !== args["installation-id"]) return `the manifest now names ${m.installation_id}`
+      }
+    }
   })
 
 const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
@@ -220,7 +251,9 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
       ),
       scope
     )
+    const bound = yield* fs.lstat(socket).pipe(Effect.orElseSucceed(() => Option.none()))
+    const socketIno = Option.match(bound, { onNone: () => -1, onSome: (e) => e.ino })
     yield* readiness.ready(`serving ${socket}`)
     yield* Effect.addFinalizer(() => readiness.stopping)
-    return { socket, pid: process.pid }
+    return { socket, socketIno, pid: process.pid }
   })
