@@ -1,7 +1,7 @@
 import { SocketServer } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
-import { Context, DateTime, Duration, Effect, Layer, Option, type Scope } from "effect"
+import { Context, DateTime, Duration, Effect, Fiber, Layer, Option, Scope } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { JobRunner } from "../jobs/job-runner.js"
@@ -161,6 +161,12 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
       })
     )
     yield* Effect.logInfo("writer lock held").pipe(Effect.annotateLogs({ lock: lockFile }))
+    // Worker threads take a while to load; they start now, while the database is checked.
+    const startingWorkers = yield* pool.open(paths.database).pipe(
+      Effect.mapError((e) => startupError(`query workers: ${e.message}`, "Run: blctx doctor")),
+      Scope.extend(scope),
+      Effect.forkIn(scope)
+    )
 
     const sql = yield* opener
       .open({ filename: paths.database, readonly: false })
@@ -207,9 +213,7 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
       scope
     ).pipe(Effect.map((context) => Context.get(context, JobRunner)))
 
-    const queries = yield* pool
-      .open(paths.database)
-      .pipe(Effect.mapError((e) => startupError(`query workers: ${e.message}`, "Run: blctx doctor")))
+    const queries = yield* Fiber.join(startingWorkers)
 
     const socket = socketPathIn(paths.stateDir)
     const previous = yield* prepareSocketPath(socket)
