@@ -127,7 +127,7 @@ export const backgroundServiceStep = Effect.gen(function* () {
           .pipe(Effect.mapError((e) => fail(`cannot remove ${file}: ${e.code}`, `Remove ${file} by hand.`)))
       }
     }
-    return { detail: `stopped blctxd and removed its unit and socket (${manager.description})` }
+    return { detail: `stopped blctxd and removed its unit and socket; supervisor: ${manager.description}` }
   })
 
   return {
