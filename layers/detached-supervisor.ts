@@ -109,46 +109,42 @@ const stopAll = (spec: ServiceSpec) =>
 export const DetachedSupervisorLive = Layer.succeed(ServiceManager, {
   kind: "detached",
   description: "detached supervisor (no systemd user manager)",
-  install: (spec) =>
-    Effect.gen(function* () {
-      const previous = readText(launchRecordPath(spec))
-      yield* writeRecord(spec)
-      const running = mainPid(spec)
-      const changed = Option.isSome(previous) && previous.value !== launchRecord(spec)
-      if (Option.isSome(running) && !changed && (yield* socketAnswers(spec.socketPath))) return
-      yield* stopAll(spec)
-      yield* start(spec, spec.command)
-    }),
-  ensureRunning: (spec) =>
-    Effect.gen(function* () {
-      if (yield* socketAnswers(spec.socketPath)) return
-      const record = readText(launchRecordPath(spec))
-      if (Option.isNone(record)) {
-        return yield* serviceError("blctxd is not installed as a service", "Run: blctx install codex")
-      }
-      const running = mainPid(spec)
-      // A live daemon that does not answer is hung: replace it.
-      if (Option.isSome(running) && isAlive(running.value)) yield* stopProcess(running.value, STOP_GRACE_MS)
-      const command = Option.liftThrowable(() => JSON.parse(record.value) as { command: ReadonlyArray<string> })()
-      yield* start(spec, Option.match(command, { onNone: () => spec.command, onSome: (c) => c.command }))
-    }),
-  status: (spec) =>
-    Effect.gen(function* () {
-      const pid = mainPid(spec)
-      return {
-        unitPath: launchRecordPath(spec),
-        unitContent: readText(launchRecordPath(spec)),
-        expectedUnit: launchRecord(spec),
-        enabled: Option.isSome(readText(launchRecordPath(spec))),
-        active: Option.isSome(pid) && (yield* socketAnswers(spec.socketPath)),
-        mainPid: pid,
-        commandLine: Option.flatMap(pid, commandLineOf)
-      }
-    }),
-  uninstall: (spec) =>
-    Effect.gen(function* () {
-      yield* stopAll(spec)
-      Fs.rmSync(launchRecordPath(spec), { force: true })
-      removeSocketFile(spec.socketPath)
-    })
+  install: Effect.fn("DetachedSupervisor.install")(function* (spec: ServiceSpec) {
+    const previous = readText(launchRecordPath(spec))
+    yield* writeRecord(spec)
+    const running = mainPid(spec)
+    const changed = Option.isSome(previous) && previous.value !== launchRecord(spec)
+    if (Option.isSome(running) && !changed && (yield* socketAnswers(spec.socketPath))) return
+    yield* stopAll(spec)
+    yield* start(spec, spec.command)
+  }),
+  ensureRunning: Effect.fn("DetachedSupervisor.ensureRunning")(function* (spec: ServiceSpec) {
+    if (yield* socketAnswers(spec.socketPath)) return
+    const record = readText(launchRecordPath(spec))
+    if (Option.isNone(record)) {
+      return yield* serviceError("blctxd is not installed as a service", "Run: blctx install codex")
+    }
+    const running = mainPid(spec)
+    // A live daemon that does not answer is hung: replace it.
+    if (Option.isSome(running) && isAlive(running.value)) yield* stopProcess(running.value, STOP_GRACE_MS)
+    const command = Option.liftThrowable(() => JSON.parse(record.value) as { command: ReadonlyArray<string> })()
+    yield* start(spec, Option.match(command, { onNone: () => spec.command, onSome: (c) => c.command }))
+  }),
+  status: Effect.fn("DetachedSupervisor.status")(function* (spec: ServiceSpec) {
+    const pid = mainPid(spec)
+    return {
+      unitPath: launchRecordPath(spec),
+      unitContent: readText(launchRecordPath(spec)),
+      expectedUnit: launchRecord(spec),
+      enabled: Option.isSome(readText(launchRecordPath(spec))),
+      active: Option.isSome(pid) && (yield* socketAnswers(spec.socketPath)),
+      mainPid: pid,
+      commandLine: Option.flatMap(pid, commandLineOf)
+    }
+  }),
+  uninstall: Effect.fn("DetachedSupervisor.uninstall")(function* (spec: ServiceSpec) {
+    yield* stopAll(spec)
+    Fs.rmSync(launchRecordPath(spec), { force: true })
+    removeSocketFile(spec.socketPath)
+  })
 })

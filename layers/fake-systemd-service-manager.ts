@@ -80,47 +80,47 @@ export const FakeSystemdServiceManager = (root: string) => {
   return Layer.succeed(ServiceManager, {
     kind: "fake-systemd",
     description: "fake systemd user manager (tests)",
-    install: (spec) =>
-      Effect.gen(function* () {
-        yield* requireManager
-        const path = unitPathOf(spec)
-        Fs.writeFileSync(`${path}.tmp`, renderUnit(spec), { mode: 0o600 })
-        Fs.renameSync(`${path}.tmp`, path)
+    install: Effect.fn("FakeSystemd.install")(function* (spec: ServiceSpec) {
+      yield* requireManager
+      const path = unitPathOf(spec)
+      Fs.writeFileSync(`${path}.tmp`, renderUnit(spec), { mode: 0o600 })
+      Fs.renameSync(`${path}.tmp`, path)
+      Fs.rmSync(at("units", `${spec.name}.service`), { force: true })
+      Fs.symlinkSync(path, at("units", `${spec.name}.service`))
+      Fs.writeFileSync(at("enabled", spec.name), "default.target\n")
+      yield* start(spec, true)
+    }),
+    ensureRunning: Effect.fn("FakeSystemd.ensureRunning")(function* (spec: ServiceSpec) {
+      yield* requireManager
+      yield* start(spec, false)
+    }),
+    status: Effect.fn("FakeSystemd.status")(function* (spec: ServiceSpec) {
+      yield* requireManager
+      const state = stateOf(spec)
+      const pid = Option.filter(
+        Option.map(state, (s) => s.main_pid),
+        (p) => p > 0
+      )
+      return {
+        unitPath: unitPathOf(spec),
+        unitContent: readText(unitPathOf(spec)),
+        expectedUnit: renderUnit(spec),
+        enabled: Fs.existsSync(at("enabled", spec.name)),
+        active: Option.exists(state, (s) => s.active_state === "active"),
+        mainPid: pid,
+        commandLine: Option.flatMap(pid, commandLineOf)
+      }
+    }),
+    uninstall: Effect.fn("FakeSystemd.uninstall")(function* (spec: ServiceSpec) {
+      if (Fs.existsSync(at("units", `${spec.name}.service`))) {
+        Fs.writeFileSync(at("desired", spec.name), "stop\n")
+        yield* waitFor(spec, (s) => s.main_pid === 0, 7_000, "inactive").pipe(Effect.ignore)
+        Fs.rmSync(at("enabled", spec.name), { force: true })
         Fs.rmSync(at("units", `${spec.name}.service`), { force: true })
-        Fs.symlinkSync(path, at("units", `${spec.name}.service`))
-        Fs.writeFileSync(at("enabled", spec.name), "default.target\n")
-        yield* start(spec, true)
-      }),
-    ensureRunning: (spec) => Effect.zipRight(requireManager, start(spec, false)),
-    status: (spec) =>
-      Effect.gen(function* () {
-        yield* requireManager
-        const state = stateOf(spec)
-        const pid = Option.filter(
-          Option.map(state, (s) => s.main_pid),
-          (p) => p > 0
-        )
-        return {
-          unitPath: unitPathOf(spec),
-          unitContent: readText(unitPathOf(spec)),
-          expectedUnit: renderUnit(spec),
-          enabled: Fs.existsSync(at("enabled", spec.name)),
-          active: Option.exists(state, (s) => s.active_state === "active"),
-          mainPid: pid,
-          commandLine: Option.flatMap(pid, commandLineOf)
-        }
-      }),
-    uninstall: (spec) =>
-      Effect.gen(function* () {
-        if (Fs.existsSync(at("units", `${spec.name}.service`))) {
-          Fs.writeFileSync(at("desired", spec.name), "stop\n")
-          yield* waitFor(spec, (s) => s.main_pid === 0, 7_000, "inactive").pipe(Effect.ignore)
-          Fs.rmSync(at("enabled", spec.name), { force: true })
-          Fs.rmSync(at("units", `${spec.name}.service`), { force: true })
-        }
-        yield* Effect.forEach(findDaemonPids(spec), (pid) => stopProcess(pid, 5_000))
-        Fs.rmSync(unitPathOf(spec), { force: true })
-        removeSocketFile(spec.socketPath)
-      })
+      }
+      yield* Effect.forEach(findDaemonPids(spec), (pid) => stopProcess(pid, 5_000))
+      Fs.rmSync(unitPathOf(spec), { force: true })
+      removeSocketFile(spec.socketPath)
+    })
   })
 }

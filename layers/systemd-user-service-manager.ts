@@ -78,48 +78,44 @@ const parseShow = (text: string) =>
 export const SystemdUserServiceManagerLive = Layer.succeed(ServiceManager, {
   kind: "systemd-user",
   description: "systemd user manager",
-  install: (spec) =>
-    Effect.gen(function* () {
-      yield* requireManager
-      yield* writeUnit(spec)
-      yield* run(["link", unitPathOf(spec)])
-      yield* run(["daemon-reload"])
-      yield* run(["enable", unitName(spec)])
-      yield* run(["restart", unitName(spec)])
-    }),
-  ensureRunning: (spec) =>
-    Effect.gen(function* () {
-      yield* requireManager
-      yield* run(["start", unitName(spec)])
-    }),
-  status: (spec) =>
-    Effect.gen(function* () {
-      yield* requireManager
-      const show = parseShow(
-        yield* run(["show", unitName(spec), "-p", "UnitFileState", "-p", "ActiveState", "-p", "MainPID"])
-      )
-      const pid = Number(show.get("MainPID") ?? "0")
-      const mainPid = pid > 0 ? Option.some(pid) : Option.none()
-      return {
-        unitPath: unitPathOf(spec),
-        unitContent: readText(unitPathOf(spec)),
-        expectedUnit: renderUnit(spec),
-        enabled: show.get("UnitFileState") === "enabled" || show.get("UnitFileState") === "linked",
-        active: show.get("ActiveState") === "active",
-        mainPid,
-        commandLine: Option.flatMap(mainPid, commandLineOf)
-      }
-    }),
-  uninstall: (spec) =>
-    Effect.gen(function* () {
-      const manager = yield* Effect.either(requireManager)
-      if (manager._tag === "Right") {
-        yield* systemctl(["disable", "--now", unitName(spec)])
-        yield* systemctl(["daemon-reload"])
-      }
-      // Whatever the manager said, nothing of this installation's daemon may remain.
-      yield* Effect.forEach(findDaemonPids(spec), (pid) => stopProcess(pid, 5_000))
-      Fs.rmSync(unitPathOf(spec), { force: true })
-      removeSocketFile(spec.socketPath)
-    })
+  install: Effect.fn("SystemdUser.install")(function* (spec: ServiceSpec) {
+    yield* requireManager
+    yield* writeUnit(spec)
+    yield* run(["link", unitPathOf(spec)])
+    yield* run(["daemon-reload"])
+    yield* run(["enable", unitName(spec)])
+    yield* run(["restart", unitName(spec)])
+  }),
+  ensureRunning: Effect.fn("SystemdUser.ensureRunning")(function* (spec: ServiceSpec) {
+    yield* requireManager
+    yield* run(["start", unitName(spec)])
+  }),
+  status: Effect.fn("SystemdUser.status")(function* (spec: ServiceSpec) {
+    yield* requireManager
+    const show = parseShow(
+      yield* run(["show", unitName(spec), "-p", "UnitFileState", "-p", "ActiveState", "-p", "MainPID"])
+    )
+    const pid = Number(show.get("MainPID") ?? "0")
+    const mainPid = pid > 0 ? Option.some(pid) : Option.none()
+    return {
+      unitPath: unitPathOf(spec),
+      unitContent: readText(unitPathOf(spec)),
+      expectedUnit: renderUnit(spec),
+      enabled: show.get("UnitFileState") === "enabled" || show.get("UnitFileState") === "linked",
+      active: show.get("ActiveState") === "active",
+      mainPid,
+      commandLine: Option.flatMap(mainPid, commandLineOf)
+    }
+  }),
+  uninstall: Effect.fn("SystemdUser.uninstall")(function* (spec: ServiceSpec) {
+    const manager = yield* Effect.either(requireManager)
+    if (manager._tag === "Right") {
+      yield* systemctl(["disable", "--now", unitName(spec)])
+      yield* systemctl(["daemon-reload"])
+    }
+    // Whatever the manager said, nothing of this installation's daemon may remain.
+    yield* Effect.forEach(findDaemonPids(spec), (pid) => stopProcess(pid, 5_000))
+    Fs.rmSync(unitPathOf(spec), { force: true })
+    removeSocketFile(spec.socketPath)
+  })
 })
