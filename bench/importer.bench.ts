@@ -38,14 +38,15 @@ const chunkingFor = Effect.gen(function* () {
   if (data === undefined) {
     const whole: ImportChunking = {
       tokenizer: WHOLE_MESSAGE_TOKENIZER,
-      chunk: (text) => Effect.succeed([{ start: 0, end: text.length, text }])
+      chunkAll: (texts) => Effect.succeed(texts.map((text) => [{ start: 0, end: text.length, text }]))
     }
     return { chunking: whole, label: "whole messages (BLCTX_TEST_MODEL_DATA unset)" }
   }
   const tokenizer = yield* makeChunkTokenizer(testTokenizerPath(data))
   const chunking: ImportChunking = {
     tokenizer: "bge-small-en",
-    chunk: (text) => Effect.map(tokenizer.spans(text), (spans) => chunkSpans(text, spans))
+    chunkAll: (texts) =>
+      Effect.map(tokenizer.spansBatch(texts), (all) => all.map((spans, i) => chunkSpans(texts[i] ?? "", spans)))
   }
   return { chunking, label: "bge-small-en tokenizer, 384 tokens, 48 overlap" }
 })

@@ -3,22 +3,12 @@ import { Effect, Layer, Option, Scope, SynchronizedRef } from "effect"
 import { chunkSpans } from "../src/chunking/chunker.js"
 import { InstalledModel } from "../src/embedding/installed-model.js"
 import { ModelRuntime } from "../src/embedding/model-runtime.js"
-import {
-  type ImportChunking,
-  type ImportServices,
-  IndexingServices,
-  WHOLE_MESSAGE_TOKENIZER
-} from "../src/importer/import-services.js"
+import { type ImportServices, IndexingServices, wholeMessageChunking } from "../src/importer/import-services.js"
 import { VectorIndex } from "../src/vectors/vector-index.js"
 import { makeChunkTokenizer } from "./model-tokenizer-live.js"
 
-const wholeMessages: ImportChunking = {
-  tokenizer: WHOLE_MESSAGE_TOKENIZER,
-  chunk: (text) => Effect.succeed(text.length === 0 ? [] : [{ start: 0, end: text.length, text }])
-}
-
 type Services = Parameters<typeof ImportServices.of>[0]
-const noModel: Services = { chunking: wholeMessages, embedding: Option.none() }
+const noModel: Services = { chunking: wholeMessageChunking, embedding: Option.none() }
 
 const reasonOf = (error: { readonly _tag: string; readonly message?: string; readonly reason?: string }) =>
   error.reason ?? error.message ?? error._tag
@@ -51,7 +41,10 @@ export const IndexingServicesLive = Layer.scoped(
             const services: Services = {
               chunking: {
                 tokenizer: `${model.spec.repo}@${model.spec.revision}`,
-                chunk: (text) => Effect.map(tokenizer.spans(text), (spans) => chunkSpans(text, spans))
+                chunkAll: (texts) =>
+                  Effect.map(tokenizer.spansBatch(texts), (all) =>
+                    all.map((spans, i) => chunkSpans(texts[i] ?? "", spans))
+                  )
               },
               embedding: Option.some({
                 fingerprint: embedder.fingerprint,

@@ -44,6 +44,16 @@ export const makeChunkTokenizer = (path: string) =>
             },
             catch: (error) =>
               new TokenizerError({ path, message: error instanceof Error ? error.message : String(error) })
+          }),
+        spansBatch: (texts) =>
+          Effect.tryPromise({
+            try: async () => {
+              if (texts.length === 0) return []
+              const encodings = await tokenizer.encodeBatch([...texts], { addSpecialTokens: false })
+              return encodings.map((encoding, i) => toUtf16Spans(texts[i] ?? "", encoding.getOffsets()))
+            },
+            catch: (error) =>
+              new TokenizerError({ path, message: error instanceof Error ? error.message : String(error) })
           })
       })
     )

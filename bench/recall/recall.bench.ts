@@ -66,14 +66,15 @@ const model = Effect.gen(function* () {
     const tokenizer = yield* makeChunkTokenizer(NodePath.join(dir, "tokenizer.json"))
     const chunking: ImportChunking = {
       tokenizer: "bge-small-en",
-      chunk: (text) => Effect.map(tokenizer.spans(text), (spans) => chunkSpans(text, spans))
+      chunkAll: (texts) =>
+        Effect.map(tokenizer.spansBatch(texts), (all) => all.map((spans, i) => chunkSpans(texts[i] ?? "", spans)))
     }
     return { embedder, chunking, label: "bge-small-en from BLCTX_MODEL_DIR", meaningful: true }
   }
   const embedder: EmbedderShape = makeFakeEmbedder().embedder
   const chunking: ImportChunking = {
     tokenizer: WHOLE_MESSAGE_TOKENIZER,
-    chunk: (text) => Effect.succeed([{ start: 0, end: text.length, text }])
+    chunkAll: (texts) => Effect.succeed(texts.map((text) => [{ start: 0, end: text.length, text }]))
   }
   return {
     embedder,

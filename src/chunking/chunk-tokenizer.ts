@@ -17,5 +17,9 @@ export class ChunkTokenizer extends Context.Tag("blctx/ChunkTokenizer")<
   ChunkTokenizer,
   {
     readonly spans: (text: string) => Effect.Effect<ReadonlyArray<TokenSpan>, TokenizerError>
+    /** The spans of many texts at once (the tokenizer runs them in parallel), in input order. */
+    readonly spansBatch: (
+      texts: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<ReadonlyArray<TokenSpan>>, TokenizerError>
   }
 >() {}

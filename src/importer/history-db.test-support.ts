@@ -12,7 +12,7 @@ import { initializeDatabase } from "../store/identity.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { prepareFile } from "./import-file.js"
-import { ImportServices, WHOLE_MESSAGE_TOKENIZER } from "./import-services.js"
+import { ImportServices, wholeMessageChunking } from "./import-services.js"
 
 /** Test support: a real, migrated SQLite database in a temp dir, and imports into it. */
 
@@ -22,10 +22,7 @@ export const makeTempDir = (prefix: string) => Fs.realpathSync(Fs.mkdtempSync(No
 
 /** No model installed: whole-message chunks, vectors pending (the real no-model mode). */
 export const NoModelImport = Layer.succeed(ImportServices, {
-  chunking: {
-    tokenizer: WHOLE_MESSAGE_TOKENIZER,
-    chunk: (text) => Effect.succeed(text.length === 0 ? [] : [{ start: 0, end: text.length, text }])
-  },
+  chunking: wholeMessageChunking,
   embedding: Option.none()
 })
 

@@ -175,8 +175,7 @@ export const prepareFile = (path: string) =>
     }
     const remove = existing.filter((m) => !keep.has(m.id)).map((m) => m.id)
 
-    const pieces: Array<ReadonlyArray<TextPiece>> = []
-    for (const row of insert) pieces.push(yield* chunking.chunk(row.text))
+    const pieces: ReadonlyArray<ReadonlyArray<TextPiece>> = yield* chunking.chunkAll(insert.map((row) => row.text))
     const chunkTexts = pieces.flat().map((p) => p.text)
     const vectors = yield* Option.match(embedding, {
       onNone: () => Effect.succeed(Option.none<ReadonlyArray<Float32Array>>()),

@@ -1,4 +1,4 @@
-import { Context, type Effect, type Option } from "effect"
+import { Context, Effect, type Option } from "effect"
 import type { EmbedError } from "../embedding/embedder.js"
 import type { ModelFingerprint } from "../embedding/fingerprint.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
@@ -13,7 +13,10 @@ export interface TextPiece {
 /** How messages are cut into chunks. `tokenizer` names the boundaries, stored with each chunk. */
 export interface ImportChunking {
   readonly tokenizer: string
-  readonly chunk: (text: string) => Effect.Effect<ReadonlyArray<TextPiece>, { readonly message: string }>
+  /** The chunks of each text, in input order (one call per batch: tokenizers run batches in parallel). */
+  readonly chunkAll: (
+    texts: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<TextPiece>>, { readonly message: string }>
 }
 
 /** A verified model and the vector index on the writer's connection. */
@@ -40,6 +43,12 @@ export class ImportServices extends Context.Tag("blctx/ImportServices")<
 
 /** Chunking when no tokenizer is installed yet: one chunk per message, re-chunked by repair later. */
 export const WHOLE_MESSAGE_TOKENIZER = "whole-message"
+
+export const wholeMessageChunking: ImportChunking = {
+  tokenizer: WHOLE_MESSAGE_TOKENIZER,
+  chunkAll: (texts) =>
+    Effect.succeed(texts.map((text) => (text.length === 0 ? [] : [{ start: 0, end: text.length, text }])))
+}
 
 /**
  * The daemon's source of ImportServices for each job: the model may be installed (or replaced)

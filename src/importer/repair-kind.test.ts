@@ -19,22 +19,22 @@ beforeEach(() => {
 afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
 
 /** A chunker with another tokenizer id: three words per chunk, exact character ranges. */
+const threeWordPieces = (text: string) => {
+  const words = [...text.matchAll(/\S+/g)]
+  const pieces = []
+  for (let i = 0; i < words.length; i += 3) {
+    const first = words[i]
+    const last = words[Math.min(i + 2, words.length - 1)]
+    if (first?.index === undefined || last?.index === undefined) continue
+    const start = first.index
+    const end = last.index + last[0].length
+    pieces.push({ start, end, text: text.slice(start, end) })
+  }
+  return pieces
+}
 const threeWords: ImportChunking = {
   tokenizer: "three-words",
-  chunk: (text) =>
-    Effect.sync(() => {
-      const words = [...text.matchAll(/\S+/g)]
-      const pieces = []
-      for (let i = 0; i < words.length; i += 3) {
-        const first = words[i]
-        const last = words[Math.min(i + 2, words.length - 1)]
-        if (first?.index === undefined || last?.index === undefined) continue
-        const start = first.index
-        const end = last.index + last[0].length
-        pieces.push({ start, end, text: text.slice(start, end) })
-      }
-      return pieces
-    })
+  chunkAll: (texts) => Effect.sync(() => texts.map(threeWordPieces))
 }
 
 const jobId = JobIdSchema.make("00000000-0000-4000-8000-000000000001") as JobId

@@ -84,12 +84,10 @@ export const makeRepairKind = Effect.gen(function* () {
               WHERE c.tokenizer <> ${chunking.tokenizer} AND m.id > ${state.cursor}
               ORDER BY m.id LIMIT ${MESSAGES_PER_STEP}`
             if (messages.length === 0) break
-            const plan: Array<{ id: number; pieces: ReadonlyArray<{ start: number; end: number; text: string }> }> = []
-            for (const m of messages)
-              plan.push({
-                id: m.id,
-                pieces: yield* chunking.chunk(m.text).pipe(Effect.mapError((e) => failed(e.message)))
-              })
+            const chunked = yield* chunking
+              .chunkAll(messages.map((m) => m.text))
+              .pipe(Effect.mapError((e) => failed(e.message)))
+            const plan = messages.map((m, i) => ({ id: m.id, pieces: chunked[i] ?? [] }))
             const last = messages.at(-1)?.id ?? state.cursor
             state = yield* commit(
               Effect.gen(function* () {
