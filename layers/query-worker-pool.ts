@@ -1,10 +1,10 @@
 import { Worker } from "node:worker_threads"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
-import { RpcClient } from "@effect/rpc"
+import { RpcClient, type RpcClientError } from "@effect/rpc"
 import { Effect, Layer, Option } from "effect"
-import { QueryPool } from "../src/daemon/job-queries.js"
+import { type JobQueries, QueryPool } from "../src/daemon/job-queries.js"
 import type { JobId } from "../src/jobs/job.js"
-import { QueryRpcs } from "../src/rpc/query-protocol.js"
+import { type QueryFailed, type QueryRejected, QueryRpcs } from "../src/rpc/query-protocol.js"
 import { StoreError } from "../src/store/store-error.js"
 
 /**
@@ -25,13 +25,19 @@ export const QueryWorkerPoolLive = Layer.succeed(QueryPool, {
         )
       )
       const client = yield* RpcClient.make(QueryRpcs).pipe(Effect.provide(context))
-      return {
+      const storeError = (e: { readonly message: string }) => new StoreError({ path: database, message: e.message })
+      const keepRejection = (e: QueryFailed | QueryRejected | RpcClientError.RpcClientError) =>
+        e._tag === "QueryRejected" ? e : storeError(e)
+      const queries: JobQueries = {
         job: (id: JobId) =>
-          client.ReadJob({ job_id: id }).pipe(
-            Effect.map(Option.fromNullable),
-            Effect.mapError((e) => new StoreError({ path: database, message: e.message }))
-          )
+          client.ReadJob({ job_id: id }).pipe(Effect.map(Option.fromNullable), Effect.mapError(storeError)),
+        search: (request) => client.Search(request).pipe(Effect.mapError(keepRejection)),
+        recent: (request) => client.Recent(request).pipe(Effect.mapError(storeError)),
+        context: (request) => client.Context(request).pipe(Effect.mapError(keepRejection)),
+        coverage: () => client.Coverage().pipe(Effect.mapError(storeError)),
+        indexStatus: (key) => client.IndexStatus({ fingerprint_key: key }).pipe(Effect.mapError(storeError))
       }
+      return queries
     }).pipe(
       Effect.mapError((e) => (e instanceof StoreError ? e : new StoreError({ path: database, message: String(e) })))
     )

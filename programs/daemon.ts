@@ -3,8 +3,10 @@ import * as Os from "node:os"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Duration, Effect, Either, Layer, Logger } from "effect"
+import { IndexingFactoryLive } from "../layers/indexing-factory-live.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { NodeSocketBinderLive } from "../layers/node-socket-binder.js"
+import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
 import { QueryWorkerPoolLive } from "../layers/query-worker-pool.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { SqliteWriterLockLive } from "../layers/sqlite-writer-lock.js"
@@ -57,6 +59,8 @@ const MainLive = Layer.mergeAll(
   NodeSocketBinderLive,
   SystemdNotifyReadinessLive,
   QueryWorkerPoolLive,
+  IndexingFactoryLive.pipe(Layer.provide(ManifestStore.Default)),
+  NodeTranscriptFilesLive,
   Layer.succeed(JobKinds, makeRegistry([maintenanceJobKind])),
   Layer.succeed(DaemonProcess, { pid: process.pid, node: process.execPath, argv: process.argv })
 ).pipe(

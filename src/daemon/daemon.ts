@@ -1,23 +1,32 @@
 import { SocketServer } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
-import { Context, DateTime, Duration, Effect, Fiber, Layer, Option, Scope } from "effect"
+import { Context, DateTime, Duration, Effect, Either, Fiber, Layer, Option, Ref, Scope } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
+import { makeImportKind } from "../importer/import-kind.js"
+import { IndexingServices } from "../importer/import-services.js"
+import { makeRepairKind } from "../importer/repair-kind.js"
+import type { JobKindRegistry } from "../jobs/job-kind.js"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { JobRunner } from "../jobs/job-runner.js"
 import { JobStore } from "../jobs/job-store.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
+import type { QueryMode } from "../retrieval/contract.js"
+import type { IndexState } from "../rpc/history-protocol.js"
 import { DaemonIdentity, DaemonRpcs } from "../rpc/protocol.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { readIdentity } from "../store/identity.js"
 import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
+import { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { VERSION } from "../version.js"
 import type { DaemonArgs } from "./daemon-args.js"
 import { DaemonStartupError } from "./daemon-errors.js"
 import { lockFileIn, pidFileIn } from "./daemon-files.js"
 import { DaemonProcess } from "./daemon-process.js"
+import { makeHistoryHandlers } from "./history-handlers.js"
+import { IndexingFactory } from "./indexing-factory.js"
 import { QueryPool } from "./job-queries.js"
 import { Readiness } from "./readiness.js"
 import { makeRpcHandlers } from "./rpc-handlers.js"
@@ -97,6 +106,45 @@ export const runDaemon = (args: DaemonArgs) =>
     yield* Effect.logWarning("blctxd stopping by itself").pipe(Effect.annotateLogs({ reason }))
   })
 
+/** How often the daemon re-judges its index (for Ping) and looks for vectors to repair. */
+export const INDEX_WATCH_INTERVAL = Duration.seconds(2)
+
+/**
+ * Keeps Ping's index_state/query_mode current, and queues a repair when a verified model is
+ * loaded while chunks lack its vectors (the model was installed after they were imported, or
+ * changed): the embedding_model step passing is enough for pending vectors to be embedded.
+ */
+const watchIndex = (
+  judge: ReturnType<typeof makeHistoryHandlers>["judge"],
+  verdict: Ref.Ref<{ readonly index_state: IndexState; readonly query_mode: QueryMode }>,
+  runner: JobRunner,
+  kinds: JobKindRegistry
+) =>
+  Effect.gen(function* () {
+    let repairedFor = -1
+    while (true) {
+      const judged = yield* Effect.either(judge)
+      if (judged._tag === "Right") {
+        const { verdict: v, services, status } = judged.right
+        yield* Ref.set(verdict, { index_state: v.index_state, query_mode: v.query_mode })
+        const busy = status.active_kinds.includes("repair") || status.active_kinds.includes("import")
+        const pending = status.chunks_without_vector
+        if (Option.isSome(services.embedding) && pending > 0 && !busy && pending !== repairedFor) {
+          const repair = kinds.get("repair")
+          const params = repair?.validate({})
+          if (repair !== undefined && params !== undefined && Either.isRight(params)) {
+            yield* runner.submit(repair.name, params.right, true).pipe(
+              Effect.tap(() => Effect.logInfo("repair queued").pipe(Effect.annotateLogs({ pending }))),
+              Effect.ignore
+            )
+            repairedFor = pending
+          }
+        }
+      }
+      yield* Effect.sleep(INDEX_WATCH_INTERVAL)
+    }
+  })
+
 /** How often the daemon checks that it is still wanted. */
 export const WATCHDOG_INTERVAL = Duration.seconds(2)
 
@@ -138,6 +186,8 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
     const readiness = yield* Readiness
     const kinds = yield* JobKinds
     const process = yield* DaemonProcess
+    const factory = yield* IndexingFactory
+    const transcripts = yield* TranscriptFiles
 
     yield* checkManifest(args)
 
@@ -203,11 +253,20 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
       )
     )
 
+    // Indexing kinds are built on the writer connection: chunks and their vectors commit together.
+    const { indexing, embeddedVectors } = yield* factory.make(sql)
+    const indexingKinds = yield* Effect.all([makeImportKind, makeRepairKind]).pipe(
+      Effect.provideService(IndexingServices, indexing),
+      Effect.provideService(TranscriptFiles, transcripts),
+      Effect.provideService(SafeFs, fs)
+    )
+    const allKinds: JobKindRegistry = new Map([...kinds, ...indexingKinds.map((k) => [k.name, k] as const)])
+
     const runner = yield* Layer.buildWithScope(
       JobRunner.Default.pipe(
         Layer.provide(JobStore.Default),
         Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)),
-        Layer.provide(Layer.succeed(JobKinds, kinds)),
+        Layer.provide(Layer.succeed(JobKinds, allKinds)),
         Layer.provide(Layer.succeed(Paths, paths))
       ),
       scope
@@ -234,7 +293,13 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
       .pipe(Effect.mapError((e) => startupError(`cannot listen on ${e.path}: ${e.message}`, "Run: blctx doctor")))
 
     const startedAt = DateTime.formatIso(yield* DateTime.now)
-    const daemonIdentity = new DaemonIdentity({
+    const history = makeHistoryHandlers({ queries, indexing, embeddedVectors })
+    const verdict = yield* Ref.make<{ readonly index_state: IndexState; readonly query_mode: QueryMode }>({
+      index_state: "empty",
+      query_mode: "lexical"
+    })
+    yield* watchIndex(history.judge, verdict, runner, allKinds).pipe(Effect.forkIn(scope))
+    const baseIdentity = {
       installation_id: args["installation-id"],
       pid: process.pid,
       node: process.node,
@@ -242,13 +307,14 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
       version: VERSION,
       db_path: paths.database,
       schema_version: identity.schemaVersion,
-      index_state: "empty",
-      query_mode: "lexical",
       started_at: startedAt
-    })
+    }
+    const daemonIdentity = Effect.map(Ref.get(verdict), (v) => new DaemonIdentity({ ...baseIdentity, ...v }))
     yield* Layer.buildWithScope(
       RpcServer.layer(DaemonRpcs).pipe(
-        Layer.provide(makeRpcHandlers({ identity: daemonIdentity, runner, kinds, queries })),
+        Layer.provide(
+          makeRpcHandlers({ identity: daemonIdentity, runner, kinds: allKinds, queries, history: history.handlers })
+        ),
         Layer.provide(RpcServer.layerProtocolSocketServer),
         Layer.provide(RpcSerialization.layerNdjson),
         Layer.provide(Layer.succeed(SocketServer.SocketServer, server))

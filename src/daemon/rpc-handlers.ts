@@ -4,6 +4,7 @@ import type { JobRunner } from "../jobs/job-runner.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "../rpc/errors.js"
 import { type DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
 import type { StoreError } from "../store/store-error.js"
+import type { makeHistoryHandlers } from "./history-handlers.js"
 import type { JobQueries } from "./job-queries.js"
 
 const storeError = (e: StoreError) =>
@@ -15,13 +16,15 @@ const storeError = (e: StoreError) =>
 
 /** The daemon's answers: writes go to the job runner, reads to the query workers. */
 export const makeRpcHandlers = (deps: {
-  readonly identity: DaemonIdentity
+  readonly identity: Effect.Effect<DaemonIdentity>
   readonly runner: JobRunner
   readonly kinds: JobKindRegistry
   readonly queries: JobQueries
+  readonly history: ReturnType<typeof makeHistoryHandlers>["handlers"]
 }) =>
   DaemonRpcs.toLayer({
-    Ping: () => Effect.succeed(deps.identity),
+    ...deps.history,
+    Ping: () => deps.identity,
     SubmitJob: (request) =>
       Effect.gen(function* () {
         const kind = deps.kinds.get(request.kind)

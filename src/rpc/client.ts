@@ -16,6 +16,10 @@ import { socketPathIn } from "./socket-location.js"
 
 export { JobView } from "../jobs/job.js"
 export { DaemonStoreError, DaemonUnavailable, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
+export { ContextResponse } from "../retrieval/context.js"
+export { SearchHit, SearchResponse } from "../retrieval/contract.js"
+export { RecentResponse } from "../retrieval/recent.js"
+export { ContextStatusResponse, InvalidQuery } from "./history-protocol.js"
 export { DaemonIdentity, DaemonRpcs, SubmittedJob } from "./protocol.js"
 
 export interface ConnectOptions {
@@ -76,7 +80,11 @@ export const connect = (options: ConnectOptions = {}) =>
         bounded(client.SubmitJob({ kind: input.kind, params: input.params, supersede: input.supersede ?? false })),
       jobStatus: (jobId: JobId) => bounded(client.JobStatus({ job_id: jobId })),
       cancelJobs: (selector: { readonly job_ids?: ReadonlyArray<JobId>; readonly kind?: string }) =>
-        bounded(client.CancelJobs(selector))
+        bounded(client.CancelJobs(selector)),
+      search: (request: Parameters<typeof client.Search>[0]) => bounded(client.Search(request)),
+      recent: (request: Parameters<typeof client.Recent>[0]) => bounded(client.Recent(request)),
+      context: (request: Parameters<typeof client.Context>[0]) => bounded(client.Context(request)),
+      contextStatus: () => bounded(client.ContextStatus())
     }
   })
 

@@ -3,9 +3,9 @@ import { Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
+import { HistoryRpcs, IndexState } from "./history-protocol.js"
 
-/** Whether the index is usable yet; later issues add states as indexing arrives. */
-export const IndexState = Schema.Literal("empty", "indexing", "ready")
+export { IndexState }
 export const QueryMode = Schema.Literal("lexical", "hybrid")
 
 /** Who answered: enough for a caller to check it reached the daemon of the right installation. */
@@ -57,4 +57,4 @@ export const CancelJobs = Rpc.make("CancelJobs", {
 })
 
 /** The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and `blctx/client`. */
-export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs) {}
+export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs) {}

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { Context, Effect, type Scope } from "effect"
 import type { StoreError } from "./store-error.js"
 
@@ -12,7 +13,8 @@ export interface OpenOptions {
 export class SqliteOpener extends Context.Tag("blctx/SqliteOpener")<
   SqliteOpener,
   {
-    readonly open: (options: OpenOptions) => Effect.Effect<SqlClient.SqlClient, StoreError, Scope.Scope>
+    /** A SQLite client: an `SqlClient` that can also load extensions (sqlite-vec). */
+    readonly open: (options: OpenOptions) => Effect.Effect<SqliteClient.SqliteClient, StoreError, Scope.Scope>
   }
 >() {}
 

@@ -5,6 +5,7 @@ import { backgroundServiceStep } from "./background-service.js"
 import { codexHooksStep } from "./codex-hooks.js"
 import { dataDirectoryStep } from "./data-directory.js"
 import { embeddingModelStep } from "./embedding-model.js"
+import { historyIndexStep } from "./history-index.js"
 import { serviceHealthStep } from "./service-health.js"
 import { sessionDiscoveryStep } from "./session-discovery.js"
 
@@ -20,7 +21,7 @@ export const installSteps = Effect.gen(function* () {
     notImplementedStep("codex_skills", "Codex skills", ["data_directory"]),
     yield* embeddingModelStep,
     yield* sessionDiscoveryStep,
-    notImplementedStep("history_index", "History index", ["background_service", "session_discovery"]),
+    yield* historyIndexStep,
     yield* serviceHealthStep,
     notImplementedStep("mcp_health", "MCP health", ["codex_mcp", "service_health"]),
     notImplementedStep("history_retrieval", "History retrieval", ["history_index", "service_health"]),
