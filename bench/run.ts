@@ -13,7 +13,10 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   { name: "installer", run: () => import("./installer.bench.js").then((m) => m.run()) },
   { name: "daemon", run: () => import("./daemon.bench.js").then((m) => m.runDaemonBench()) },
   { name: "transcripts", run: () => import("./transcripts.bench.js").then((m) => m.run()) },
-  { name: "embedding", run: () => import("./embedding.bench.js").then((m) => m.run()) }
+  { name: "embedding", run: () => import("./embedding.bench.js").then((m) => m.run()) },
+  { name: "importer", run: () => import("./importer.bench.js").then((m) => m.run()) },
+  { name: "search", run: () => import("./search.bench.js").then((m) => m.run()) },
+  { name: "recall", run: () => import("./recall/recall.bench.js").then((m) => m.run()) }
 ]
 
 const only = process.argv.slice(2)

@@ -26,12 +26,12 @@ const uuid = (n: number) => `0199${n.toString(16).padStart(4, "0")}-0000-7000-80
  * Writes `files` Codex rollout files of `turnsPerFile` turns each, in the newer format (turn ids,
  * both representations of every message, reasoning, a tool call and token counts per turn).
  */
-export const writeSyntheticHistory = (dir: string, files: number, turnsPerFile: number, seed = 7) => {
+export const writeSyntheticHistory = (dir: string, files: number, turnsPerFile: number, seed = 7, firstSession = 1) => {
   const next = rng(seed)
   const paths: Array<string> = []
   let clock = Date.UTC(2026, 0, 1)
   for (let f = 0; f < files; f++) {
-    const id = uuid(f + 1)
+    const id = uuid(firstSession + f)
     const path = NodePath.join(
       dir,
       "sessions",
