@@ -1,38 +1,20 @@
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Effect } from "effect"
 import { connect } from "../src/rpc/client.js"
-import { line, mib, percentile } from "./measure.js"
+import { benchHome, line, mib, percentile, rssOf } from "./measure.js"
 
 const run = promisify(execFile)
 const cli = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "programs", "cli.js")
-
-const rssOf = (pid: number): number => {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8")
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0")
-  return kb * 1024
-}
 
 /**
  * blctxd under the detached supervisor in a temporary home: `Ping` round trips over the Unix
  * socket (one connection, sequential calls), and the daemon's resident memory when idle.
  */
 export const runDaemonBench = async () => {
-  const home = mkdtempSync(NodePath.join(tmpdir(), "blctx-bench-"))
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_DATA_HOME: "",
-    XDG_STATE_HOME: "",
-    XDG_CONFIG_HOME: "",
-    XDG_CACHE_HOME: "",
-    BLCTX_SERVICE_MANAGER: "detached"
-  }
-  const socketPath = NodePath.join(home, ".local", "state", "blctx", "blctxd.sock")
+  const { env, socketPath, dispose } = benchHome("blctx-bench-")
   try {
     await run(process.execPath, [cli, "install", "codex", "--step", "background_service", "--json"], { env })
     const { times, pid } = await Effect.runPromise(
@@ -59,6 +41,6 @@ export const runDaemonBench = async () => {
     line("daemon idle RSS (empty index, 1 query worker)", mib(rssOf(pid)))
   } finally {
     await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
-    rmSync(home, { recursive: true, force: true })
+    dispose()
   }
 }

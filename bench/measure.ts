@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+
 /** Small helpers every benchmark uses to print figures the same way. */
 
 export const percentile = (sortedMs: ReadonlyArray<number>, p: number): number => {
@@ -21,4 +25,31 @@ export const timeMany = async (n: number, f: () => Promise<unknown>): Promise<Ar
     out.push(Number(process.hrtime.bigint() - start) / 1e6)
   }
   return out.sort((a, b) => a - b)
+}
+
+/** Resident memory of a process, from /proc (Linux). */
+export const rssOf = (pid: number): number => {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0")
+  return kb * 1024
+}
+
+/** A throwaway HOME for a benchmark, with every XDG and Codex location under it. */
+export const benchHome = (prefix: string) => {
+  const home = mkdtempSync(NodePath.join(tmpdir(), prefix))
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    XDG_DATA_HOME: "",
+    XDG_STATE_HOME: "",
+    XDG_CONFIG_HOME: "",
+    XDG_CACHE_HOME: "",
+    CODEX_HOME: "",
+    BLCTX_SERVICE_MANAGER: "detached"
+  }
+  return {
+    home,
+    env,
+    socketPath: NodePath.join(home, ".local", "state", "blctx", "blctxd.sock"),
+    dispose: () => rmSync(home, { recursive: true, force: true })
+  }
 }

@@ -1,12 +1,10 @@
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Effect } from "effect"
 import { connect } from "../src/rpc/client.js"
-import { line, mib, percentile } from "./measure.js"
+import { benchHome, line, mib, percentile, rssOf } from "./measure.js"
 import { rng, writeSyntheticHistory } from "./synthetic-history.js"
 
 const run = promisify(execFile)
@@ -24,29 +22,14 @@ const WORDS = [
   "cache model"
 ]
 
-const rssOf = (pid: number): number => {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0")
-  return kb * 1024
-}
-
 /**
  * Search through the daemon (CLI → socket → daemon → query worker → SQLite) over a synthetic
  * history of about 10k and then 100k chunks, without a model: lexical (BM25) answers, so no
  * model time is included. Vector KNN on its own is measured by the `embedding` benchmark.
  */
 export const run_ = async () => {
-  const home = mkdtempSync(NodePath.join(tmpdir(), "blctx-bench-search-"))
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_DATA_HOME: "",
-    XDG_STATE_HOME: "",
-    XDG_CONFIG_HOME: "",
-    XDG_CACHE_HOME: "",
-    CODEX_HOME: ""
-  }
+  const { home, env, socketPath, dispose } = benchHome("blctx-bench-search-")
   const codexHome = NodePath.join(home, ".codex")
-  const socketPath = NodePath.join(home, ".local", "state", "blctx", "blctxd.sock")
   try {
     await run(process.execPath, [cli, "install", "codex", "--step", "service_health", "--json"], { env })
     let files = 0
@@ -85,7 +68,7 @@ export const run_ = async () => {
     }
   } finally {
     await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
-    rmSync(home, { recursive: true, force: true })
+    dispose()
   }
 }
 export { run_ as run }
