@@ -41,7 +41,10 @@ export const writeSyntheticHistory = (dir: string, files: number, turnsPerFile: 
       `rollout-${id}.jsonl`
     )
     Fs.mkdirSync(NodePath.dirname(path), { recursive: true })
-    const at = () => new Date((clock += 1000)).toISOString()
+    const at = () => {
+      clock += 1000
+      return new Date(clock).toISOString()
+    }
     const lines: Array<unknown> = [
       { timestamp: at(), type: "session_meta", payload: { id, cwd: `/work/project-${f % 7}`, cli_version: "0.120.0" } }
     ]

@@ -236,10 +236,12 @@ export const prepareFile = (path: string) =>
         note: null,
         imported_at: at
       }
-      const fileId =
-        storedId === undefined
-          ? (yield* sql<{ id: number }>`INSERT INTO source_files ${sql.insert(values)} RETURNING id`)[0]?.id
-          : (yield* sql`UPDATE source_files SET ${sql.update(values)} WHERE id = ${storedId}`, storedId)
+      let fileId = storedId
+      if (storedId === undefined) {
+        fileId = (yield* sql<{ id: number }>`INSERT INTO source_files ${sql.insert(values)} RETURNING id`)[0]?.id
+      } else {
+        yield* sql`UPDATE source_files SET ${sql.update(values)} WHERE id = ${storedId}`
+      }
       if (fileId === undefined) return yield* Effect.dieMessage("source file row was not written")
       if (sessionId !== null) {
         yield* sql`INSERT INTO sessions (id, source_file_id, cwd, cli_version, started_at, forked_from_id, subagent)

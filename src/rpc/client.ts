@@ -15,10 +15,10 @@ import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 
 export { JobView } from "../jobs/job.js"
-export { DaemonStoreError, DaemonUnavailable, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 export { ContextResponse } from "../retrieval/context.js"
 export { SearchHit, SearchResponse } from "../retrieval/contract.js"
 export { RecentResponse } from "../retrieval/recent.js"
+export { DaemonStoreError, DaemonUnavailable, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 export { ContextStatusResponse, InvalidQuery } from "./history-protocol.js"
 export { DaemonIdentity, DaemonRpcs, SubmittedJob } from "./protocol.js"
 

@@ -1,0 +1,312 @@
+import * as Fs from "node:fs"
+import { createRequire } from "node:module"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { writeSyntheticHistory } from "../bench/synthetic-history.js"
+import type { BlctxClient } from "../src/rpc/client.js"
+import { type DaemonHome, isAlive, makeDaemonHome, sleep, waitFor } from "./support/daemon-harness.js"
+import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
+
+const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
+const builtClient = NodePath.join(root, "dist", "src", "rpc", "client.js")
+const history = NodePath.join(root, "fixtures", "history")
+
+interface SqliteDatabase {
+  prepare(sql: string): { all(...params: ReadonlyArray<unknown>): Array<Record<string, unknown>> }
+  close(): void
+}
+const require = createRequire(import.meta.url)
+const { load: loadVec } = require("sqlite-vec") as { load: (db: unknown) => void }
+const Database = require("better-sqlite3") as new (
+  file: string,
+  options?: { readonly readonly?: boolean }
+) => SqliteDatabase
+
+const query = (home: DaemonHome, sql: string) => {
+  const db = new Database(home.database, { readonly: true })
+  try {
+    return db.prepare(sql).all()
+  } finally {
+    db.close()
+  }
+}
+
+/** Rows, chunks, vectors (read through sqlite-vec) and duplicate messages, as the index holds them now. */
+const counts = (home: DaemonHome) => {
+  const db = new Database(home.database, { readonly: true })
+  try {
+    loadVec(db)
+    const one = (sql: string) => Number(db.prepare(sql).all()[0]?.n ?? 0)
+    const tables = db.prepare("SELECT table_name FROM vec_collections").all()
+    return {
+      messages: one("SELECT count(*) AS n FROM messages"),
+      chunks: one("SELECT count(*) AS n FROM chunks"),
+      embedded: one("SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NOT NULL"),
+      vectors: tables.reduce((n, t) => n + one(`SELECT count(*) AS n FROM ${String(t.table_name)}`), 0),
+      duplicates: one(
+        "SELECT count(*) AS n FROM (SELECT source_file_id, byte_start FROM messages GROUP BY 1, 2 HAVING count(*) > 1)"
+      )
+    }
+  } finally {
+    db.close()
+  }
+}
+
+const withClient = async <A>(home: DaemonHome, use: (client: BlctxClient) => Effect.Effect<A, unknown>) => {
+  const { connect } = (await import(builtClient)) as typeof import("../src/rpc/client.js")
+  return Effect.runPromise(
+    Effect.scoped(Effect.flatMap(connect({ socketPath: home.socketPath, timeout: "10 seconds" }), use))
+  )
+}
+
+let home: DaemonHome | undefined
+afterEach(() => {
+  home?.dispose()
+  home = undefined
+})
+
+/** A Codex home with the fixture sessions filed the way Codex files them. */
+const placeSession = (h: DaemonHome, name: string, archived = false) => {
+  const dir = archived
+    ? NodePath.join(h.codexHome, "archived_sessions")
+    : NodePath.join(h.codexHome, "sessions", "2026", "02", "02")
+  Fs.mkdirSync(dir, { recursive: true })
+  const target = NodePath.join(dir, `rollout-2026-02-02T09-00-00-${name}`)
+  Fs.copyFileSync(NodePath.join(history, name), target)
+  return target
+}
+
+const json = async <A>(h: DaemonHome, args: ReadonlyArray<string>) => {
+  const result = await h.blctx(args)
+  expect(result.code, `${args.join(" ")}: ${result.stderr}${result.stdout}`).toBe(0)
+  return JSON.parse(result.stdout) as A
+}
+
+interface Job {
+  job: { id: string; state: string; counts: Record<string, number> }
+}
+
+const installService = async (h: DaemonHome) => {
+  const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+  expect(install.code, install.stdout + install.stderr).toBe(0)
+}
+
+describe("indexing and retrieval through the daemon", () => {
+  it("indexes, skips unchanged files, appends incrementally, and answers search, recent, context and index-status", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    await installService(h)
+    const file = placeSession(h, "session-1.jsonl")
+
+    const first = await json<Job>(h, ["index", file, "--wait"])
+    expect(first.job.state).toBe("completed")
+    expect(first.job.counts.files_imported).toBe(1)
+    expect(first.job.counts.messages_added).toBe(24)
+    const again = await json<Job>(h, ["index", file, "--wait"])
+    expect(again.job.counts.files_unchanged).toBe(1)
+    expect(again.job.counts.bytes_parsed ?? 0).toBe(0)
+
+    const size = Fs.statSync(file).size
+    const more = [
+      {
+        timestamp: "2026-02-02T12:00:00Z",
+        type: "event_msg",
+        payload: { type: "task_started", turn_id: "appended-turn" }
+      },
+      {
+        timestamp: "2026-02-02T12:00:01Z",
+        type: "event_msg",
+        payload: { type: "user_message", message: "Move the cron to 03:00?" }
+      },
+      {
+        timestamp: "2026-02-02T12:00:02Z",
+        type: "event_msg",
+        payload: { type: "agent_message", message: "The nightly job now runs at 03:00 UTC.", phase: "final_answer" }
+      }
+    ]
+    Fs.appendFileSync(file, `${more.map((l) => JSON.stringify(l)).join("\n")}\n`)
+    const appended = await json<Job>(h, ["index", file, "--wait"])
+    expect(appended.job.counts.files_appended).toBe(1)
+    expect(appended.job.counts.messages_added).toBe(2)
+    expect(appended.job.counts.bytes_parsed).toBeLessThan(Fs.statSync(file).size / 2)
+    expect(appended.job.counts.bytes_parsed).toBeGreaterThan(Fs.statSync(file).size - size)
+    expect(query(h, "SELECT count(*) AS n FROM messages")[0]?.n).toBe(26)
+
+    interface Search {
+      query_mode: string
+      query_mode_reason: string | null
+      results: Array<{
+        context_id: string
+        text: string
+        source_type: string
+        session_id: string
+        project: string
+        timestamp: string
+        source: { path: string; line: number; byte_start: number; byte_end: number }
+        chunk: { char_start: number; char_end: number }
+        score: { kind: string }
+      }>
+      truncated: boolean
+    }
+    const found = await json<Search>(h, ["search", "blue-green", "rollout"])
+    expect(found.query_mode).toBe("lexical")
+    expect(found.query_mode_reason).toContain("model")
+    const top = found.results[0]
+    expect(top?.text).toContain("blue-green rollout")
+    expect(top?.source.path).toBe(file)
+    expect(top?.source.line).toBe(7)
+    expect(top?.project).toBe("/home/dev/shop-api")
+    expect(top?.source_type).toBe("codex_transcript")
+    expect(top?.score.kind).toBe("bm25")
+    const cited = Fs.readFileSync(file).subarray(top?.source.byte_start, top?.source.byte_end).toString("utf8")
+    expect(JSON.parse(cited).payload.message).toBe(top?.text)
+
+    interface Recent {
+      turns: Array<{ last_activity: string; messages: Array<{ text: string }> }>
+    }
+    const recent = await json<Recent>(h, ["recent", "--since", "2026-02-02T12:00", "--until", "2026-02-03"])
+    expect(recent.turns.map((t) => t.messages.map((m) => m.text))).toEqual([
+      ["Move the cron to 03:00?", "The nightly job now runs at 03:00 UTC."]
+    ])
+    const none = await json<Recent>(h, ["recent", "--since", "2026-02-03", "--until", "2026-02-04"])
+    expect(none.turns).toEqual([])
+
+    interface Context {
+      messages: Array<{ is_anchor: boolean; text: string; char_offset: number; text_length: number }>
+    }
+    const context = await json<Context>(h, ["context", top?.context_id ?? "", "--limit", "1", "--char-offset", "10"])
+    expect(context.messages).toHaveLength(1)
+    expect(context.messages[0]?.char_offset).toBe(10)
+
+    interface Status {
+      index_state: string
+      query_mode: string
+      coverage: { files: { total: number }; messages: number; vectors_pending: number; capture: string }
+    }
+    const status = await json<Status>(h, ["index-status"])
+    expect(status.index_state).toBe("model_missing")
+    expect(status.coverage.messages).toBe(26)
+    expect(status.coverage.vectors_pending).toBe(26)
+    expect(status.coverage.capture).toContain("never captures")
+  })
+
+  it("caps a search response at exactly 24,000 characters and says so", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    await installService(h)
+    const big = NodePath.join(h.home, "big.jsonl")
+    Fs.writeFileSync(
+      big,
+      `${[
+        {
+          timestamp: "2026-02-01T00:00:00Z",
+          type: "session_meta",
+          payload: { id: "0199b100-0000-7000-8000-000000000001", cwd: "/w" }
+        },
+        {
+          timestamp: "2026-02-01T00:00:01Z",
+          type: "event_msg",
+          payload: { type: "user_message", message: `overflow ${"z".repeat(20_000)}` }
+        },
+        {
+          timestamp: "2026-02-01T00:00:02Z",
+          type: "event_msg",
+          payload: { type: "agent_message", message: `overflow ${"w".repeat(20_000)}`, phase: "final_answer" }
+        }
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n")}\n`
+    )
+    await json<Job>(h, ["index", big, "--wait"])
+    const found = await json<{
+      truncated: boolean
+      returned_chars: number
+      results: Array<{ text: string; text_truncated: boolean }>
+    }>(h, ["search", "overflow"])
+    expect(found.truncated).toBe(true)
+    expect(found.returned_chars).toBe(24_000)
+    expect(found.results.reduce((n, r) => n + r.text.length, 0)).toBe(24_000)
+    expect(found.results.some((r) => r.text_truncated)).toBe(true)
+  })
+
+  it("index --root covers active and archived sessions; a session moved to the archive is not duplicated", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    await installService(h)
+    const one = placeSession(h, "session-1.jsonl")
+    placeSession(h, "session-2.jsonl", true)
+    const all = await json<Job>(h, ["index", "--root", h.codexHome, "--wait"])
+    expect(all.job.counts.files_imported).toBe(2)
+    const archived = NodePath.join(h.codexHome, "archived_sessions", NodePath.basename(one))
+    Fs.renameSync(one, archived)
+    const moved = await json<Job>(h, ["index", "--root", h.codexHome, "--wait"])
+    expect(moved.job.counts.files_moved).toBe(1)
+    expect(query(h, "SELECT count(*) AS n FROM messages")[0]?.n).toBe(48)
+    expect(query(h, "SELECT count(*) AS n FROM source_files")[0]?.n).toBe(2)
+  })
+
+  it.skipIf(modelData() === undefined)(
+    "with the tiny model (BLCTX_TEST_MODEL_DATA): 20 kill -9 trials mid-import end with the counts of a clean import",
+    async () => {
+      const data = modelData() as string
+      const server = await serveTinyModel(data)
+      try {
+        const h = makeDaemonHome("detached")
+        home = h
+        useTinyModel(h, data, server)
+        const install = await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])
+        expect(install.code, install.stdout).toBe(0)
+        await installService(h)
+        const FILES = 6
+        const TURNS = 40
+        let interrupted = 0
+        for (let trial = 0; trial < 20; trial++) {
+          // Each trial imports sessions of its own: a clean import of them stores 3 messages a turn.
+          const files = writeSyntheticHistory(
+            NodePath.join(h.home, `trial-${trial}`),
+            FILES,
+            TURNS,
+            trial + 1,
+            trial * FILES + 1
+          )
+          const submitted = await withClient(h, (c) =>
+            c.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
+          )
+          await sleep(50 + Math.floor(Math.random() * 1_500))
+          const [pid] = h.daemonPids()
+          if (pid !== undefined) {
+            process.kill(pid, "SIGKILL")
+            await waitFor("the killed daemon to be gone", () => (isAlive(pid) ? undefined : true))
+          }
+          // The CLI restarts the detached daemon on demand; the job resumes at its first unfinished file.
+          const ping = await h.blctx(["ping", "--json"])
+          expect(ping.code, ping.stderr).toBe(0)
+          const done = await waitFor(
+            "the import to finish",
+            () =>
+              withClient(h, (c) => c.jobStatus(submitted.job.id)).then(
+                (j) => (j.state === "queued" || j.state === "running" ? undefined : j),
+                () => undefined
+              ),
+            120_000
+          )
+          expect(done.state).toBe("completed")
+          if (done.attempts > 1) interrupted++
+          const c = counts(h)
+          expect(c.duplicates).toBe(0)
+          expect(c.messages).toBe((trial + 1) * FILES * TURNS * 3)
+          expect(c.chunks).toBe(c.messages)
+          expect(c.embedded).toBe(c.chunks)
+          expect(c.vectors).toBe(c.chunks)
+        }
+        // Most kills must land inside the job, or the trials prove nothing.
+        expect(interrupted).toBeGreaterThanOrEqual(10)
+      } finally {
+        await server.close()
+      }
+    },
+    900_000
+  )
+})
