@@ -15,13 +15,14 @@ const history = NodePath.join(root, "fixtures", "history")
 
 interface SqliteDatabase {
   prepare(sql: string): { all(...params: ReadonlyArray<unknown>): Array<Record<string, unknown>> }
+  exec(sql: string): void
   close(): void
 }
 const require = createRequire(import.meta.url)
 const { load: loadVec } = require("sqlite-vec") as { load: (db: unknown) => void }
 const Database = require("better-sqlite3") as new (
   file: string,
-  options?: { readonly readonly?: boolean }
+  options?: { readonly readonly?: boolean; readonly timeout?: number }
 ) => SqliteDatabase
 
 const query = (home: DaemonHome, sql: string) => {
@@ -246,6 +247,62 @@ describe("indexing and retrieval through the daemon", () => {
     expect(query(h, "SELECT count(*) AS n FROM messages")[0]?.n).toBe(48)
     expect(query(h, "SELECT count(*) AS n FROM source_files")[0]?.n).toBe(2)
   })
+
+  it.skipIf(modelData() === undefined)(
+    "with the tiny model (BLCTX_TEST_MODEL_DATA): search is hybrid, and while a repair holds the writer it is answered lexically",
+    async () => {
+      const data = modelData() as string
+      const server = await serveTinyModel(data)
+      try {
+        const h = makeDaemonHome("detached")
+        home = h
+        useTinyModel(h, data, server)
+        expect((await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])).code).toBe(0)
+        await installService(h)
+        const files = writeSyntheticHistory(NodePath.join(h.home, "history"), 2, 20, 3, 900)
+        await json<Job>(h, ["index", ...files, "--wait"])
+        interface Search {
+          query_mode: string
+          query_mode_reason: string | null
+          results: Array<{ score: { kind: string } }>
+        }
+        const hybrid = await json<Search>(h, ["search", "deploy", "rollout"])
+        expect(hybrid.query_mode).toBe("hybrid")
+        expect(hybrid.results[0]?.score.kind).toBe("fused")
+
+        // A rebuild of every vector, pausing inside each batch's write transaction.
+        const repair = await withClient(h, (c) =>
+          c.submitJob({ kind: "repair", params: { force: true, batch_delay_ms: 1_500 } })
+        )
+        await waitFor("the repair to hold the writer", () =>
+          withClient(h, (c) => c.jobStatus(repair.job.id)).then((j) => (j.state === "running" ? j : undefined))
+        )
+        await sleep(300)
+        const writerHeld = () => {
+          const db = new Database(h.database, { timeout: 0 })
+          try {
+            db.exec("BEGIN IMMEDIATE")
+            db.exec("ROLLBACK")
+            return false
+          } catch {
+            return true
+          } finally {
+            db.close()
+          }
+        }
+        expect(writerHeld()).toBe(true)
+        const during = await json<Search>(h, ["search", "deploy", "rollout"])
+        expect(during.query_mode).toBe("lexical")
+        expect(during.query_mode_reason).toContain("repair")
+        expect(during.results.length).toBeGreaterThan(0)
+        expect(during.results[0]?.score.kind).toBe("bm25")
+        await withClient(h, (c) => c.cancelJobs({ job_ids: [repair.job.id] }))
+      } finally {
+        await server.close()
+      }
+    },
+    300_000
+  )
 
   it.skipIf(modelData() === undefined)(
     "with the tiny model (BLCTX_TEST_MODEL_DATA): 20 kill -9 trials mid-import end with the counts of a clean import",

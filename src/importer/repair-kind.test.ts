@@ -43,13 +43,18 @@ const jobId = JobIdSchema.make("00000000-0000-4000-8000-000000000001") as JobId
  * Runs a registered kind the way the job runner does: each commit is one transaction with its
  * checkpoint. `crashAfter` stops the run (as a kill would) after that many commits.
  */
-const runKind = (kind: RegisteredJobKind, checkpoint: Option.Option<string>, crashAfter = Number.POSITIVE_INFINITY) =>
+const runKind = (
+  kind: RegisteredJobKind,
+  checkpoint: Option.Option<string>,
+  crashAfter = Number.POSITIVE_INFINITY,
+  params = "{}"
+) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     let saved = checkpoint
     let commits = 0
     const exit = yield* Effect.exit(
-      kind.run("{}", checkpoint, {
+      kind.run(params, checkpoint, {
         jobId,
         commit: (work, next) =>
           Effect.suspend(() => {
@@ -117,6 +122,12 @@ describe("repair job", () => {
         const second = yield* runKind(kind, Option.none())
         expect(second.exit._tag === "Success" && second.exit.value.counts?.vectors_pruned).toBeGreaterThan(0)
         expect(yield* vectors.count(fingerprint)).toBe(yield* countWhere("1 = 1"))
+
+        // force rebuilds every vector, not only missing ones.
+        const rebuilt = yield* runKind(kind, Option.none(), Number.POSITIVE_INFINITY, '{"force":true}')
+        const remaining = yield* countWhere("1 = 1")
+        expect(rebuilt.exit._tag === "Success" && rebuilt.exit.value.counts?.vectors_embedded).toBe(remaining)
+        expect(yield* vectors.count(fingerprint)).toBe(remaining)
       })
     )
   )

@@ -9,7 +9,15 @@ import { IndexingServices } from "./import-services.js"
 const MESSAGES_PER_STEP = 50
 const CHUNKS_PER_STEP = 64
 
-const RepairParams = Schema.Struct({})
+const RepairParams = Schema.Struct({
+  /** Re-embed every chunk, not only those without a vector of the current model (a rebuild). */
+  force: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /**
+   * Test-only: a pause inside each embedding batch's write transaction, so tests can hold the
+   * writer while a repair runs. Bounded; 0 in normal use.
+   */
+  batch_delay_ms: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 60_000)), { default: () => 0 })
+})
 const RepairCheckpoint = Schema.Struct({
   phase: Schema.Literal("rechunk", "embed", "prune"),
   /** Last id done in the current phase. */
@@ -40,7 +48,7 @@ export const makeRepairKind = Effect.gen(function* () {
     name: "repair",
     params: RepairParams,
     checkpoint: RepairCheckpoint,
-    run: (_params, job) =>
+    run: (params, job) =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const { chunking, embedding } = yield* indexing.current
@@ -116,7 +124,8 @@ export const makeRepairKind = Effect.gen(function* () {
           while (true) {
             const chunks = yield* sql<{ id: number; text: string }>`
               SELECT id, text FROM chunks
-              WHERE (vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key}) AND id > ${state.cursor}
+              WHERE (${params.force ? 1 : 0} = 1 OR vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key})
+                AND id > ${state.cursor}
               ORDER BY id LIMIT ${CHUNKS_PER_STEP}`
             if (chunks.length === 0) break
             const vectors = yield* model
@@ -133,6 +142,8 @@ export const makeRepairKind = Effect.gen(function* () {
                   })
                 )
                 yield* sql`UPDATE chunks SET vector_fingerprint = ${fp.key} WHERE id IN ${sql.in(chunks.map((c) => c.id))}`
+                // After a write, so the transaction holds SQLite's write lock while it waits.
+                if (params.batch_delay_ms > 0) yield* Effect.sleep(params.batch_delay_ms)
               }),
               { ...state, cursor: last, embedded: state.embedded + chunks.length }
             )
