@@ -193,6 +193,39 @@ describe("indexing and retrieval through the daemon", () => {
     expect(status.coverage.capture).toContain("never captures")
   })
 
+  it("install --step history_index imports the five newest sessions as one job; reruns are cheap", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    const placed = ["session-1.jsonl", "session-2.jsonl", "session-3.jsonl", "session-4.jsonl"].map((f) =>
+      placeSession(h, f)
+    )
+    placed.push(...writeSyntheticHistory(h.codexHome, 2, 5, 5, 700))
+    // Distinct modification times: the oldest file is the one left out.
+    placed.forEach((file, i) => Fs.utimesSync(file, 1_700_000_000 + i * 60, 1_700_000_000 + i * 60))
+    const install = await h.blctx(["install", "codex", "--step", "history_index", "--json"])
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    const report = JSON.parse(install.stdout) as { checks: Array<{ id: string; status: string; detail: string }> }
+    expect(report.checks.map((c) => c.id)).toEqual([
+      "data_directory",
+      "background_service",
+      "session_discovery",
+      "history_index"
+    ])
+    const step = report.checks.find((c) => c.id === "history_index")
+    expect(step?.status).toBe("passed")
+    expect(step?.detail).toContain("completed")
+    const indexed = query(h, "SELECT path FROM source_files ORDER BY path").map((r) => String(r.path))
+    expect(indexed).toHaveLength(5)
+    expect(indexed).not.toContain(placed[0])
+
+    const status = await h.blctx(["status", "--step", "history_index", "--json"])
+    expect(status.code, status.stdout).toBe(0)
+    const again = await h.blctx(["install", "codex", "--step", "history_index", "--json"])
+    expect(again.code).toBe(0)
+    const jobs = query(h, "SELECT counts FROM jobs WHERE kind = 'import' ORDER BY seq DESC LIMIT 1")
+    expect(JSON.parse(String(jobs[0]?.counts)).files_unchanged).toBe(5)
+  })
+
   it("caps a search response at exactly 24,000 characters and says so", async () => {
     const h = makeDaemonHome("detached")
     home = h
