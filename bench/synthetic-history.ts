@@ -46,7 +46,11 @@ export const writeSyntheticHistory = (dir: string, files: number, turnsPerFile: 
       return new Date(clock).toISOString()
     }
     const lines: Array<unknown> = [
-      { timestamp: at(), type: "session_meta", payload: { id, cwd: `/work/project-${f % 7}`, cli_version: "0.120.0" } }
+      {
+        timestamp: at(),
+        type: "session_meta",
+        payload: { id, cwd: `/home/dev/project-${f % 7}`, cli_version: "0.120.0" }
+      }
     ]
     for (let t = 0; t < turnsPerFile; t++) {
       const turn = `${id}-t${t}`
@@ -58,7 +62,7 @@ export const writeSyntheticHistory = (dir: string, files: number, turnsPerFile: 
         {
           timestamp: at(),
           type: "turn_context",
-          payload: { cwd: `/work/project-${f % 7}`, turn_id: turn, model: "m" }
+          payload: { cwd: `/home/dev/project-${f % 7}`, turn_id: turn, model: "m" }
         },
         {
           timestamp: at(),

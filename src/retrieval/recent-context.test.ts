@@ -21,7 +21,10 @@ const line = (timestamp: string | undefined, type: string, payload: unknown) =>
 const seed = Effect.suspend(() =>
   importOnce(
     writeTranscript(NodePath.join(dir, "s.jsonl"), [
-      line("2026-03-01T10:00:00Z", "session_meta", { id: "0199e000-0000-7000-8000-000000000001", cwd: "/work/alpha" }),
+      line("2026-03-01T10:00:00Z", "session_meta", {
+        id: "0199e000-0000-7000-8000-000000000001",
+        cwd: "/home/dev/alpha"
+      }),
       line("2026-03-01T23:59:59Z", "event_msg", { type: "user_message", message: "first question" }),
       line("2026-03-01T23:59:59Z", "event_msg", {
         type: "agent_message",
@@ -65,7 +68,7 @@ describe("recentTurns", () => {
         ])
         // The long answer used the whole text budget: later turns are listed with nothing shown.
         expect(all.turns[2]?.messages_not_shown).toBe(1)
-        const elsewhere = yield* recentTurns(range(), "/work/beta", 10, 0)
+        const elsewhere = yield* recentTurns(range(), "/home/dev/beta", 10, 0)
         expect(elsewhere.turns).toEqual([])
       })
     )

@@ -27,7 +27,7 @@ const seed = Effect.gen(function* () {
   yield* importOnce(
     writeTranscript(
       NodePath.join(dir, "a.jsonl"),
-      session("0199d000-0000-7000-8000-00000000000a", "/work/alpha", [
+      session("0199d000-0000-7000-8000-00000000000a", "/home/dev/alpha", [
         ["2026-03-01T23:59:59.999Z", "How do we deploy alpha?", "We deploy alpha with a blue-green rollout."],
         [
           "2026-03-02T00:00:00.000Z",
@@ -40,7 +40,7 @@ const seed = Effect.gen(function* () {
   yield* importOnce(
     writeTranscript(
       NodePath.join(dir, "b.jsonl"),
-      session("0199d000-0000-7000-8000-00000000000b", "/work/beta", [
+      session("0199d000-0000-7000-8000-00000000000b", "/home/dev/beta", [
         ["2026-03-05T12:00:00+02:00", "Deploy beta to staging", "Beta deploy goes through the staging cluster."]
       ])
     )
@@ -65,7 +65,7 @@ describe("search", () => {
         expect(top?.text).toBe("We deploy alpha with a blue-green rollout.")
         expect(top?.score.kind).toBe("bm25")
         expect(top?.source_type).toBe("codex_transcript")
-        expect(top?.project).toBe("/work/alpha")
+        expect(top?.project).toBe("/home/dev/alpha")
         expect(top?.session_id).toBe("0199d000-0000-7000-8000-00000000000a")
         expect(top?.role).toBe("assistant")
         expect(top?.chunk).toEqual({ ordinal: 0, char_start: 0, char_end: top?.text.length })
@@ -87,11 +87,11 @@ describe("search", () => {
       Effect.gen(function* () {
         yield* seed
         const all = yield* lexical(request("deploy", { limit: 50 }))
-        expect(new Set(all.results.map((h) => h.project))).toEqual(new Set(["/work/alpha", "/work/beta"]))
-        const alpha = yield* lexical(request("deploy", { limit: 50, filters: { project: "/work/alpha" } }))
+        expect(new Set(all.results.map((h) => h.project))).toEqual(new Set(["/home/dev/alpha", "/home/dev/beta"]))
+        const alpha = yield* lexical(request("deploy", { limit: 50, filters: { project: "/home/dev/alpha" } }))
         expect(alpha.results.length).toBeGreaterThan(0)
-        expect(alpha.results.every((h) => h.project === "/work/alpha")).toBe(true)
-        const prefixTrap = yield* lexical(request("deploy", { filters: { project: "/work/alp" } }))
+        expect(alpha.results.every((h) => h.project === "/home/dev/alpha")).toBe(true)
+        const prefixTrap = yield* lexical(request("deploy", { filters: { project: "/home/dev/alp" } }))
         expect(prefixTrap.results).toEqual([])
         const beta = yield* lexical(request("deploy", { filters: { session: "0199d000-0000-7000-8000-00000000000b" } }))
         expect(beta.results.every((h) => h.session_id === "0199d000-0000-7000-8000-00000000000b")).toBe(true)
@@ -122,7 +122,7 @@ describe("search", () => {
           id: number
         }>`INSERT INTO messages (source_file_id, session_id, turn_number, role, kind, text,
             text_sha256, redactions, cwd, timestamp, line, byte_start, byte_end, source_type)
-          VALUES (${fileId}, NULL, 0, 'user', 'note', ${echo}, 'x', 0, '/work/alpha', '2026-01-01T00:00:00Z', 0, -1, -1, 'authored_update')
+          VALUES (${fileId}, NULL, 0, 'user', 'note', ${echo}, 'x', 0, '/home/dev/alpha', '2026-01-01T00:00:00Z', 0, -1, -1, 'authored_update')
           RETURNING id`
         yield* sql`INSERT INTO chunks (message_id, ordinal, char_start, char_end, text, tokenizer)
                    VALUES (${note[0]?.id ?? 0}, 0, 0, ${echo.length}, ${echo}, 'whole-message')`
@@ -179,17 +179,17 @@ describe("search", () => {
           id: number
           cwd: string
         }>`SELECT c.id, m.cwd FROM chunks c JOIN messages m ON m.id = c.message_id ORDER BY c.id`
-        const beta = ids.filter((r) => r.cwd === "/work/beta").map((r) => ({ id: r.id, score: 0.9 }))
-        const alpha = ids.filter((r) => r.cwd === "/work/alpha").map((r) => ({ id: r.id, score: 0.5 }))
+        const beta = ids.filter((r) => r.cwd === "/home/dev/beta").map((r) => ({ id: r.id, score: 0.9 }))
+        const alpha = ids.filter((r) => r.cwd === "/home/dev/alpha").map((r) => ({ id: r.id, score: 0.5 }))
         const response = yield* search(
-          request("deploy", { limit: 10, filters: { project: "/work/alpha" } }),
+          request("deploy", { limit: 10, filters: { project: "/home/dev/alpha" } }),
           Option.some({ hits: [...beta, ...alpha] }),
           "unused"
         )
         expect(response.query_mode).toBe("hybrid")
         expect(response.query_mode_reason).toBeNull()
         expect(response.results.length).toBeGreaterThan(0)
-        expect(response.results.every((h) => h.project === "/work/alpha" && h.score.kind === "fused")).toBe(true)
+        expect(response.results.every((h) => h.project === "/home/dev/alpha" && h.score.kind === "fused")).toBe(true)
       })
     )
   )
