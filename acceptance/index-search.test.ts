@@ -201,7 +201,7 @@ describe("indexing and retrieval through the daemon", () => {
     )
     placed.push(...writeSyntheticHistory(h.codexHome, 2, 5, 5, 700))
     // Distinct modification times: the oldest file is the one left out.
-    placed.forEach((file, i) => Fs.utimesSync(file, 1_700_000_000 + i * 60, 1_700_000_000 + i * 60))
+    for (const [i, file] of placed.entries()) Fs.utimesSync(file, 1_700_000_000 + i * 60, 1_700_000_000 + i * 60)
     const install = await h.blctx(["install", "codex", "--step", "history_index", "--json"])
     expect(install.code, install.stdout + install.stderr).toBe(0)
     const report = JSON.parse(install.stdout) as { checks: Array<{ id: string; status: string; detail: string }> }
