@@ -94,6 +94,19 @@ const installService = async (h: DaemonHome) => {
   expect(install.code, install.stdout + install.stderr).toBe(0)
 }
 
+/** A daemon home with the tiny model installed from a loopback server, and the service running. */
+const tinyModelHome = async () => {
+  const data = modelData() as string
+  const server = await serveTinyModel(data)
+  const h = makeDaemonHome("detached")
+  home = h
+  useTinyModel(h, data, server)
+  const install = await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])
+  expect(install.code, install.stdout).toBe(0)
+  await installService(h)
+  return { h, server }
+}
+
 describe("indexing and retrieval through the daemon", () => {
   it("indexes, skips unchanged files, appends incrementally, and answers search, recent, context and index-status", async () => {
     const h = makeDaemonHome("detached")
@@ -284,14 +297,8 @@ describe("indexing and retrieval through the daemon", () => {
   it.skipIf(modelData() === undefined)(
     "with the tiny model (BLCTX_TEST_MODEL_DATA): search is hybrid, and while a repair holds the writer it is answered lexically",
     async () => {
-      const data = modelData() as string
-      const server = await serveTinyModel(data)
+      const { h, server } = await tinyModelHome()
       try {
-        const h = makeDaemonHome("detached")
-        home = h
-        useTinyModel(h, data, server)
-        expect((await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])).code).toBe(0)
-        await installService(h)
         const files = writeSyntheticHistory(NodePath.join(h.home, "history"), 2, 20, 3, 900)
         await json<Job>(h, ["index", ...files, "--wait"])
         interface Search {
@@ -340,15 +347,8 @@ describe("indexing and retrieval through the daemon", () => {
   it.skipIf(modelData() === undefined)(
     "with the tiny model (BLCTX_TEST_MODEL_DATA): 20 kill -9 trials mid-import end with the counts of a clean import",
     async () => {
-      const data = modelData() as string
-      const server = await serveTinyModel(data)
+      const { h, server } = await tinyModelHome()
       try {
-        const h = makeDaemonHome("detached")
-        home = h
-        useTinyModel(h, data, server)
-        const install = await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])
-        expect(install.code, install.stdout).toBe(0)
-        await installService(h)
         const FILES = 6
         const TURNS = 40
         let interrupted = 0

@@ -3,7 +3,7 @@ import type { IndexingServices } from "../importer/import-services.js"
 import type { SearchFilters } from "../retrieval/contract.js"
 import { judgeIndex } from "../retrieval/index-state.js"
 import { resolveRange, TimeRangeError } from "../retrieval/time-range.js"
-import { DaemonStoreError } from "../rpc/errors.js"
+import { daemonStoreError } from "../rpc/errors.js"
 import { ContextStatusResponse, InvalidQuery } from "../rpc/history-protocol.js"
 import type { QueryRejected, VectorInput } from "../rpc/query-protocol.js"
 import type { StoreError } from "../store/store-error.js"
@@ -12,15 +12,8 @@ import type { JobQueries } from "./job-queries.js"
 /** How many nearest chunks a hybrid search fuses with its BM25 candidates. */
 const VECTOR_CANDIDATES = 100
 
-export const storeError = (e: StoreError) =>
-  new DaemonStoreError({
-    path: e.path,
-    reason: e.message,
-    remediation: "Run `blctx doctor` and check the daemon's log (journalctl --user or the state directory)."
-  })
-
 const rejected = (e: StoreError | QueryRejected) =>
-  e._tag === "QueryRejected" ? new InvalidQuery({ reason: e.reason, remediation: e.remediation }) : storeError(e)
+  e._tag === "QueryRejected" ? new InvalidQuery({ reason: e.reason, remediation: e.remediation }) : daemonStoreError(e)
 
 /**
  * History queries. Reads run in the query workers; the daemon only judges the index (model,
@@ -77,7 +70,7 @@ export const makeHistoryHandlers = (deps: {
           }
         }
         return yield* queries.search({ ...request, vectors, lexical_reason: reason }).pipe(Effect.mapError(rejected))
-      }).pipe(Effect.catchTag("StoreError", (e) => Effect.fail(storeError(e)))),
+      }).pipe(Effect.catchTag("StoreError", (e) => Effect.fail(daemonStoreError(e)))),
 
     Recent: (request: {
       readonly days?: number | undefined
@@ -104,7 +97,7 @@ export const makeHistoryHandlers = (deps: {
             limit: request.limit,
             offset: request.offset
           })
-          .pipe(Effect.mapError(storeError))
+          .pipe(Effect.mapError(daemonStoreError))
       }),
 
     Context: (request: {
@@ -132,7 +125,7 @@ export const makeHistoryHandlers = (deps: {
           coverage,
           recent_jobs: status.recent_jobs
         })
-      }).pipe(Effect.mapError(storeError))
+      }).pipe(Effect.mapError(daemonStoreError))
   }
   return { judge, handlers }
 }

@@ -1,18 +1,10 @@
 import { Effect, Either, Option } from "effect"
 import type { JobKindRegistry } from "../jobs/job-kind.js"
 import type { JobRunner } from "../jobs/job-runner.js"
-import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "../rpc/errors.js"
+import { daemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "../rpc/errors.js"
 import { type DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
-import type { StoreError } from "../store/store-error.js"
 import type { makeHistoryHandlers } from "./history-handlers.js"
 import type { JobQueries } from "./job-queries.js"
-
-const storeError = (e: StoreError) =>
-  new DaemonStoreError({
-    path: e.path,
-    reason: e.message,
-    remediation: "Run `blctx doctor` and check the daemon's log (journalctl --user or the state directory)."
-  })
 
 /** The daemon's answers: writes go to the job runner, reads to the query workers. */
 export const makeRpcHandlers = (deps: {
@@ -33,13 +25,13 @@ export const makeRpcHandlers = (deps: {
         if (Either.isLeft(params)) return yield* new InvalidJobParams({ kind: request.kind, reason: params.left })
         const result = yield* deps.runner
           .submit(kind.name, params.right, request.supersede)
-          .pipe(Effect.mapError(storeError))
+          .pipe(Effect.mapError(daemonStoreError))
         yield* Effect.logInfo("job submitted").pipe(Effect.annotateLogs({ job: result.job.id, kind: kind.name }))
         return new SubmittedJob(result)
       }),
     JobStatus: (request) =>
       deps.queries.job(request.job_id).pipe(
-        Effect.mapError(storeError),
+        Effect.mapError(daemonStoreError),
         Effect.flatMap(
           Option.match({
             onNone: () => Effect.fail(new JobNotFound({ job_id: request.job_id })),
@@ -54,7 +46,7 @@ export const makeRpcHandlers = (deps: {
           ...(request.kind === undefined ? {} : { kind: request.kind })
         })
         .pipe(
-          Effect.mapError(storeError),
+          Effect.mapError(daemonStoreError),
           Effect.map((cancelled) => ({ cancelled }))
         )
   })

@@ -47,3 +47,11 @@ export class DaemonStoreError extends Schema.TaggedError<DaemonStoreError>()("Da
     return `database ${this.path}: ${this.reason}. ${this.remediation}`
   }
 }
+
+/** A database failure inside the daemon, as the protocol reports it. */
+export const daemonStoreError = (e: { readonly path: string; readonly message: string }) =>
+  new DaemonStoreError({
+    path: e.path,
+    reason: e.message,
+    remediation: "Run `blctx doctor` and check the daemon's log (journalctl --user or the state directory)."
+  })

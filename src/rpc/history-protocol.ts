@@ -2,7 +2,7 @@ import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { JobView } from "../jobs/job.js"
 import { ContextResponse } from "../retrieval/context.js"
-import { QueryMode, SearchFilters, SearchResponse, SourceType } from "../retrieval/contract.js"
+import { QueryMode, SearchFilters, SearchResponse } from "../retrieval/contract.js"
 import { Coverage } from "../retrieval/coverage.js"
 import { RecentResponse } from "../retrieval/recent.js"
 import { DaemonStoreError } from "./errors.js"
@@ -72,5 +72,3 @@ export const ContextStatus = Rpc.make("ContextStatus", {
 
 /** History queries, served by the daemon next to its job procedures. */
 export class HistoryRpcs extends RpcGroup.make(Search, Recent, Context, ContextStatus) {}
-
-export { SourceType }
