@@ -11,8 +11,8 @@ import {
   isAlive,
   makeDaemonHome,
   type Supervisor,
-  sleep,
-  waitFor
+  waitFor,
+  writerHeld
 } from "./support/daemon-harness.js"
 import { builtProgram, runProcess } from "./support/isolated-home.js"
 
@@ -176,7 +176,7 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
     await waitFor("one committed step", () =>
       withClient(h, (c) => c.jobStatus(jobId)).then((j) => (j.progress_done >= 1 ? j : undefined))
     )
-    await sleep(300)
+    await waitFor("the next step to hold the writer", () => (writerHeld(h.database) ? true : undefined))
     const crashed = await onlyDaemon(h)
     process.kill(crashed, "SIGKILL")
     await waitFor("the killed daemon to be gone", () => (isAlive(crashed) ? undefined : true))
@@ -206,7 +206,7 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
     await waitFor("the job to start", () =>
       withClient(h, (c) => c.jobStatus(jobId)).then((j) => (j.state === "running" ? j : undefined))
     )
-    await sleep(300)
+    await waitFor("the job to hold the writer", () => (writerHeld(h.database) ? true : undefined))
     // The writer holds the database's write lock right now: another writer cannot get it...
     const probe = new Database(h.database, { timeout: 0 })
     try {
@@ -228,5 +228,31 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
     const final = await withClient(h, (c) => c.jobStatus(jobId))
     expect(final.state).toBe("cancelled")
     expect(jobRow(h, jobId).steps).toEqual([])
+  })
+})
+
+describe("the detached supervisor with concurrent commands", () => {
+  let home: DaemonHome | undefined
+  afterEach(() => {
+    home?.dispose()
+    home = undefined
+  })
+
+  it("ten commands started together after a kill -9 all succeed, served by one daemon that none of them stopped", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    await installGreen(h)
+    const crashed = await onlyDaemon(h)
+    process.kill(crashed, "SIGKILL")
+    await waitFor("the killed daemon to be gone", () => (isAlive(crashed) ? undefined : true))
+
+    const pings = await Promise.all(Array.from({ length: 10 }, () => h.blctx(["ping", "--json"])))
+    for (const ping of pings) expect(ping.code, ping.stdout + ping.stderr).toBe(0)
+    const served = new Set(pings.map((p) => (JSON.parse(p.stdout) as { daemon: { pid: number } }).daemon.pid))
+    // One starter: every command was answered by the same new daemon, and it is still running.
+    expect(served.size).toBe(1)
+    const [pid] = [...served]
+    expect(pid).not.toBe(crashed)
+    expect(h.daemonPids()).toEqual([pid])
   })
 })

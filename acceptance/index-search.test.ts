@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { writeSyntheticHistory } from "../bench/synthetic-history.js"
 import type { BlctxClient } from "../src/rpc/client.js"
-import { type DaemonHome, isAlive, makeDaemonHome, sleep, waitFor } from "./support/daemon-harness.js"
+import { type DaemonHome, isAlive, makeDaemonHome, sleep, waitFor, writerHeld } from "./support/daemon-harness.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
@@ -310,27 +310,15 @@ describe("indexing and retrieval through the daemon", () => {
         expect(hybrid.query_mode).toBe("hybrid")
         expect(hybrid.results[0]?.score.kind).toBe("fused")
 
-        // A rebuild of every vector, pausing inside each batch's write transaction.
+        // A rebuild of every vector, pausing inside each batch's write transaction for longer
+        // than any search below can take, so the repair holds the writer throughout.
         const repair = await withClient(h, (c) =>
-          c.submitJob({ kind: "repair", params: { force: true, batch_delay_ms: 1_500 } })
+          c.submitJob({ kind: "repair", params: { force: true, batch_delay_ms: 60_000 } })
         )
-        await waitFor("the repair to hold the writer", () =>
+        await waitFor("the repair to run", () =>
           withClient(h, (c) => c.jobStatus(repair.job.id)).then((j) => (j.state === "running" ? j : undefined))
         )
-        await sleep(300)
-        const writerHeld = () => {
-          const db = new Database(h.database, { timeout: 0 })
-          try {
-            db.exec("BEGIN IMMEDIATE")
-            db.exec("ROLLBACK")
-            return false
-          } catch {
-            return true
-          } finally {
-            db.close()
-          }
-        }
-        expect(writerHeld()).toBe(true)
+        await waitFor("the repair to hold the writer", () => (writerHeld(h.database) ? true : undefined))
         const during = await json<Search>(h, ["search", "deploy", "rollout"])
         expect(during.query_mode).toBe("lexical")
         expect(during.query_mode_reason).toContain("repair")

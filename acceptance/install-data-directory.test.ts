@@ -120,6 +120,25 @@ describe("blctx install codex: data_directory", () => {
     expect(Fs.statSync(dataDir()).mode & 0o777).toBe(0o755)
   })
 
+  it("accepts a config folder made by `mkdir -p` (0755, it holds no secrets) and refuses one others can write", async () => {
+    const configDir = NodePath.join(h.xdg.config, "blctx")
+    Fs.mkdirSync(configDir, { recursive: true, mode: 0o755 })
+    Fs.chmodSync(configDir, 0o755)
+    Fs.writeFileSync(NodePath.join(configDir, "config.json"), "{}\n", { mode: 0o644 })
+    const ok = check(await json(["install", "codex", "--step", "data_directory"]), "data_directory")
+    expect(ok.status, ok.detail).toBe("passed")
+    expect(Fs.statSync(configDir).mode & 0o777).toBe(0o755)
+    const status = check(await json(["status", "--step", "data_directory"]), "data_directory")
+    expect(status.status, status.detail).toBe("passed")
+
+    Fs.chmodSync(configDir, 0o775)
+    const refused = check(await json(["status", "--step", "data_directory"]), "data_directory")
+    expect(refused.status).toBe("failed")
+    expect(refused.detail).toContain("0775")
+    expect(refused.remediation).toContain("chmod go-w")
+    expect(Fs.statSync(configDir).mode & 0o777).toBe(0o775)
+  })
+
   it("refuses a corrupted manifest and does not overwrite it", async () => {
     await json(["install", "codex", "--step", "data_directory"])
     Fs.writeFileSync(manifestPath(), "{ broken", { mode: 0o600 })

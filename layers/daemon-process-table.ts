@@ -22,6 +22,24 @@ export const commandLineOf = (pid: number): Option.Option<ReadonlyArray<string>>
 
 export const isAlive = (pid: number) => Option.isSome(commandLineOf(pid))
 
+/** Linux reports process start times in clock ticks of USER_HZ, 100 on every mainstream architecture. */
+const USER_HZ = 100
+
+/** How long ago a process started (from /proc), or none if it is gone. */
+export const processAgeMs = (pid: number): Option.Option<number> => {
+  try {
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // Fields after the command name (which may hold spaces): state is field 3, starttime field 22.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    const startTicks = Number(fields[19])
+    const uptimeSeconds = Number(Fs.readFileSync("/proc/uptime", "utf8").split(" ")[0])
+    if (!Number.isFinite(startTicks) || !Number.isFinite(uptimeSeconds)) return Option.none()
+    return Option.some(Math.max(0, Math.round(uptimeSeconds * 1000 - (startTicks / USER_HZ) * 1000)))
+  } catch {
+    return Option.none()
+  }
+}
+
 /**
  * Whether argv is a blctxd serving this installation: `--installation-id <id>` on a daemon entry
  * point. Any entry path matches, so a daemon of an older or moved build is found (and stopped) too.
@@ -55,8 +73,11 @@ export const recordedDaemonPid = (spec: ServiceSpec): Option.Option<number> => {
   }
 }
 
-/** Whether something accepts connections on the socket. */
-export const socketAnswers = (path: string, timeoutMs = 1_000) =>
+/**
+ * Whether something accepts connections on the socket. The bound is generous: on a loaded
+ * machine a live daemon may take a while to accept, and "not answering" can lead to a restart.
+ */
+export const socketAnswers = (path: string, timeoutMs = 3_000) =>
   Effect.async<boolean>((resume) => {
     const socket = Net.createConnection({ path })
     const done = (ok: boolean) => {

@@ -9,13 +9,14 @@ import {
   findDaemonPids,
   isAlive,
   logTail,
+  processAgeMs,
   recordedDaemonPid,
   removeSocketFile,
   socketAnswers,
   stopProcess
 } from "./daemon-process-table.js"
+import { tryExclusiveLock } from "./sqlite-file-lock.js"
 
-const START_LIMIT_MS = 10_000
 const STOP_GRACE_MS = 5_000
 const LOG_LIMIT_BYTES = 5 * 1024 * 1024
 
@@ -48,10 +49,23 @@ const writeRecord = (spec: ServiceSpec) =>
 const mainPid = (spec: ServiceSpec) =>
   Option.orElse(recordedDaemonPid(spec), () => Option.fromNullable(findDaemonPids(spec)[0]))
 
+/**
+ * How long a start may take before it is judged failed. blctxd bounds its own startup
+ * (STARTUP_LIMIT) once Node has loaded it; this adds room for loading on a busy machine.
+ */
+const START_WAIT_MS = 30_000
+/** A daemon process this old that still does not accept connections is hung, not starting. */
+const HUNG_AFTER_MS = START_WAIT_MS
+const POLL = "100 millis"
+
+/** Held by the one command that starts the daemon; the others wait for the daemon it starts. */
+export const startLockPath = (spec: ServiceSpec) => NodePath.join(spec.stateDir, "blctxd.start.lock")
+
 /** Launches the daemon in its own session, logging to the state directory, and waits until it serves. */
-const start = (spec: ServiceSpec, command: ReadonlyArray<string>) =>
+const spawnDaemon = (spec: ServiceSpec) =>
   Effect.gen(function* () {
-    const [node, ...args] = command
+    // Always the installation's own command, never one read back from a file on disk.
+    const [node, ...args] = spec.command
     if (node === undefined) return yield* serviceError("empty launch command", "Run: blctx install codex")
     const log = yield* Effect.try({
       try: () => {
@@ -74,24 +88,81 @@ const start = (spec: ServiceSpec, command: ReadonlyArray<string>) =>
       exited = code ?? (signal === null ? -1 : 128)
     })
     child.unref()
-    const deadline = Date.now() + START_LIMIT_MS
+    const deadline = Date.now() + START_WAIT_MS
     while (Date.now() < deadline) {
       if (exited !== undefined) {
-        // Another start won the writer lock meanwhile (this one was refused): that one serves.
+        // Another daemon won the writer lock meanwhile (this one was refused): that one serves.
         if (yield* socketAnswers(spec.socketPath)) return 0
         return yield* serviceError(
-          `blctxd exited during startup (status ${exited}): ${logTail(spec.logFile, 3)}`,
+          `blctxd exited during startup (status ${exited}): ${logTail(spec.logFile, 3) || "the log is empty"}`,
           `See ${spec.logFile}; then run: blctx doctor`
         )
       }
       if (yield* socketAnswers(spec.socketPath)) return child.pid ?? 0
-      yield* Effect.sleep("50 millis")
+      yield* Effect.sleep(POLL)
     }
     if (child.pid !== undefined) yield* stopProcess(child.pid, 1_000)
     return yield* serviceError(
-      `blctxd did not answer on ${spec.socketPath} within ${START_LIMIT_MS / 1000} s`,
+      `blctxd did not answer on ${spec.socketPath} within ${START_WAIT_MS / 1000} s of starting: ${logTail(spec.logFile, 3) || "the log is empty"}`,
       `See ${spec.logFile}; then run: blctx doctor`
     )
+  })
+
+/**
+ * Runs `body` as the only starter: the start lock is polled (never waited on inside SQLite) and
+ * a daemon that starts answering meanwhile, started by whoever holds the lock, ends the wait.
+ */
+const asOnlyStarter = <A>(
+  spec: ServiceSpec,
+  body: Effect.Effect<A, ServiceError>,
+  whenAnswered: A
+): Effect.Effect<A, ServiceError> =>
+  Effect.gen(function* () {
+    const lockFile = startLockPath(spec)
+    const deadline = Date.now() + START_WAIT_MS * 2
+    while (true) {
+      const held = yield* tryExclusiveLock(lockFile).pipe(
+        Effect.mapError((e) =>
+          serviceError(`cannot take the start lock ${lockFile}: ${e.message}`, "Check the state directory.")
+        )
+      )
+      if (Option.isSome(held)) return yield* Effect.ensuring(body, held.value.release)
+      if (yield* socketAnswers(spec.socketPath)) return whenAnswered
+      if (Date.now() >= deadline) {
+        return yield* serviceError(
+          `another blctx command has been starting blctxd for over ${(START_WAIT_MS * 2) / 1000} s without it answering`,
+          `See ${spec.logFile}; then run: blctx doctor`
+        )
+      }
+      yield* Effect.sleep(POLL)
+    }
+  })
+
+/** Daemon processes of this installation that are alive now. */
+const liveDaemons = (spec: ServiceSpec) =>
+  [...new Set([...Option.toArray(recordedDaemonPid(spec)), ...findDaemonPids(spec)])].filter(isAlive)
+
+/**
+ * Waits while a live daemon is still young enough to be starting (a kill -9 replay, a slow
+ * machine): it answers, exits, or grows old enough to count as hung. True once it answers.
+ */
+const awaitStarting = (spec: ServiceSpec) =>
+  Effect.gen(function* () {
+    while (true) {
+      if (yield* socketAnswers(spec.socketPath)) return true
+      const starting = liveDaemons(spec).filter((pid) => Option.exists(processAgeMs(pid), (age) => age < HUNG_AFTER_MS))
+      if (starting.length === 0) return false
+      yield* Effect.sleep(POLL)
+    }
+  })
+
+/** Under the start lock: a daemon that is starting is waited for; only a hung one is replaced. */
+const startUnlessServing = (spec: ServiceSpec) =>
+  Effect.gen(function* () {
+    if (yield* awaitStarting(spec)) return
+    // Whatever is still alive is old and silent: hung. Replace it.
+    yield* Effect.forEach(liveDaemons(spec), (pid) => stopProcess(pid, STOP_GRACE_MS), { concurrency: "unbounded" })
+    yield* spawnDaemon(spec)
   })
 
 const stopAll = (spec: ServiceSpec) =>
@@ -112,23 +183,24 @@ export const DetachedSupervisorLive = Layer.succeed(ServiceManager, {
   install: Effect.fn("DetachedSupervisor.install")(function* (spec: ServiceSpec) {
     const previous = readText(launchRecordPath(spec))
     yield* writeRecord(spec)
-    const running = mainPid(spec)
     const changed = Option.isSome(previous) && previous.value !== launchRecord(spec)
-    if (Option.isSome(running) && !changed && (yield* socketAnswers(spec.socketPath))) return
-    yield* stopAll(spec)
-    yield* start(spec, spec.command)
+    yield* asOnlyStarter(
+      spec,
+      Effect.gen(function* () {
+        if (!changed) return yield* startUnlessServing(spec)
+        // A different command (another build, another node): the running daemon is replaced.
+        yield* stopAll(spec)
+        yield* spawnDaemon(spec)
+      }),
+      undefined
+    )
   }),
   ensureRunning: Effect.fn("DetachedSupervisor.ensureRunning")(function* (spec: ServiceSpec) {
     if (yield* socketAnswers(spec.socketPath)) return
-    const record = readText(launchRecordPath(spec))
-    if (Option.isNone(record)) {
+    if (Option.isNone(readText(launchRecordPath(spec)))) {
       return yield* serviceError("blctxd is not installed as a service", "Run: blctx install codex")
     }
-    const running = mainPid(spec)
-    // A live daemon that does not answer is hung: replace it.
-    if (Option.isSome(running) && isAlive(running.value)) yield* stopProcess(running.value, STOP_GRACE_MS)
-    const command = Option.liftThrowable(() => JSON.parse(record.value) as { command: ReadonlyArray<string> })()
-    yield* start(spec, Option.match(command, { onNone: () => spec.command, onSome: (c) => c.command }))
+    yield* asOnlyStarter(spec, startUnlessServing(spec), undefined)
   }),
   status: Effect.fn("DetachedSupervisor.status")(function* (spec: ServiceSpec) {
     const pid = mainPid(spec)
@@ -145,6 +217,7 @@ export const DetachedSupervisorLive = Layer.succeed(ServiceManager, {
   uninstall: Effect.fn("DetachedSupervisor.uninstall")(function* (spec: ServiceSpec) {
     yield* stopAll(spec)
     Fs.rmSync(launchRecordPath(spec), { force: true })
+    Fs.rmSync(startLockPath(spec), { force: true })
     removeSocketFile(spec.socketPath)
   })
 })

@@ -1,10 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { type IsolatedHome, makeIsolatedHome } from "./isolated-home.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
+const Database = createRequire(import.meta.url)("better-sqlite3") as new (
+  file: string,
+  options?: { readonly timeout?: number }
+) => { exec(sql: string): void; close(): void }
+
 export const fakeManagerEntry = NodePath.join(root, "dist", "layers", "fake-systemd-manager.js")
 
 export type Supervisor = "detached" | "fake-systemd"
@@ -43,15 +49,22 @@ export const isAlive = (pid: number) => commandLine(pid) !== undefined
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Polls `check` until it returns a value (not undefined) or `ms` pass. */
-export const waitFor = async <A>(what: string, check: () => A | undefined | Promise<A | undefined>, ms = 20_000) => {
-  const deadline = Date.now() + ms
+/**
+ * Bounds for waiting on events grow with BLCTX_TEST_TIME_SCALE (default 1) so a slower or busier
+ * machine gets proportionally more time; tests wait on events, never on the clock alone.
+ */
+export const TIME_SCALE = Math.max(1, Number(process.env.BLCTX_TEST_TIME_SCALE ?? "1") || 1)
+export const scaled = (ms: number) => Math.round(ms * TIME_SCALE)
+
+/** Polls `check` until it returns a value (not undefined) or the (scaled) bound passes. */
+export const waitFor = async <A>(what: string, check: () => A | undefined | Promise<A | undefined>, ms = 60_000) => {
+  const deadline = Date.now() + scaled(ms)
   while (Date.now() < deadline) {
     const value = await check()
     if (value !== undefined) return value
     await sleep(100)
   }
-  throw new Error(`timed out waiting for ${what}`)
+  throw new Error(`timed out after ${scaled(ms)} ms waiting for ${what}`)
 }
 
 export const makeDaemonHome = (supervisor: Supervisor): DaemonHome => {
@@ -109,4 +122,18 @@ export const checkOf = (stdout: string, id: string) => {
   const check = report.checks.find((c) => c.id === id)
   if (check === undefined) throw new Error(`no ${id} check in ${stdout}`)
   return check
+}
+
+/** Whether another connection can take the database's write lock right now (false while a job writes). */
+export const writerHeld = (database: string): boolean => {
+  const db = new Database(database, { timeout: 0 })
+  try {
+    db.exec("BEGIN IMMEDIATE")
+    db.exec("ROLLBACK")
+    return false
+  } catch {
+    return true
+  } finally {
+    db.close()
+  }
 }

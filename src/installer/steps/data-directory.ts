@@ -38,6 +38,7 @@ const fromManifest = (e: ManifestError): StepFailure =>
       )
 
 const groupOrOther = (mode: number) => (mode & 0o077) !== 0
+const groupOrOtherWrite = (mode: number) => (mode & 0o022) !== 0
 const octal = (mode: number) => mode.toString(8).padStart(4, "0")
 
 /**
@@ -70,7 +71,16 @@ export const dataDirectoryStep = Effect.gen(function* () {
       if (entry.value.kind !== "directory") {
         return yield* fail(`${dir} exists and is not a directory`, `Move ${dir} aside, then rerun.`)
       }
-      if (groupOrOther(entry.value.mode)) {
+      // The config folder holds no secrets (keys come from the environment), so a folder the
+      // person made with `mkdir -p` (0755) is fine; only write access for others is refused.
+      if (dir === paths.configDir) {
+        if (groupOrOtherWrite(entry.value.mode)) {
+          return yield* fail(
+            `${dir} has unsafe permissions ${octal(entry.value.mode)}: other users could change blctx's configuration`,
+            `Run: chmod go-w ${dir}`
+          )
+        }
+      } else if (groupOrOther(entry.value.mode)) {
         return yield* fail(
           `${dir} has unsafe permissions ${octal(entry.value.mode)} (group/other access); blctx requires 0700`,
           `Run: chmod 700 ${dir}`
