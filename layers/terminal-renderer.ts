@@ -1,15 +1,17 @@
-import { Effect, Layer, Ref, Schedule, Schema } from "effect"
+import { Effect, Layer, Ref, Schedule, Schema, Stream } from "effect"
 import { type Check, Report } from "../src/domain/report.js"
 import type { StepId } from "../src/domain/step-id.js"
 import {
   ansiStyle,
   checkLines,
+  displayWidth,
+  fitLine,
   plainStyle,
   progressBar,
   sanitizeForTerminal,
   summaryLine
 } from "../src/installer/render-text.js"
-import { type PlannedRow, Renderer } from "../src/installer/renderer.js"
+import { type PlannedRow, Renderer, TerminalSink, type TerminalSize } from "../src/installer/renderer.js"
 import type { StepProgress } from "../src/installer/step.js"
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text))
@@ -38,65 +40,161 @@ type RowState =
   | { readonly _tag: "running"; readonly row: PlannedRow; readonly progress?: StepProgress }
   | { readonly _tag: "done"; readonly row: PlannedRow; readonly check: Check }
 
+/** What the TTY renderer has put on the screen so far. */
+interface Screen {
+  readonly rows: ReadonlyArray<RowState>
+  /** How many leading rows are printed for good, above the live region. */
+  readonly printed: number
+  /** The width of each line of the live region as last drawn; the cursor sits on the line below. */
+  readonly live: ReadonlyArray<number>
+  readonly frame: number
+  readonly ended: boolean
+}
+
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
-/** A TTY: one live row per step with a spinner and progress bar, redrawn in place. */
-export const TtyRendererLive = Layer.scoped(
+const liveRow = (state: RowState, frame: number): string => {
+  switch (state._tag) {
+    case "pending":
+      return `${ansiStyle.dim("○")} ${ansiStyle.dim(state.row.title)}`
+    case "running": {
+      const spin = ansiStyle.yellow(SPINNER[frame % SPINNER.length] ?? "*")
+      const extra = state.progress === undefined ? "" : ` ${sanitizeForTerminal(progressBar(state.progress))}`
+      return `${spin} ${state.row.title}${extra}`
+    }
+    case "done":
+      // Finished, but waiting for an earlier row: its full text is printed once that one is done.
+      return checkLines(state.check, ansiStyle, false)[0] ?? ""
+  }
+}
+
+/**
+ * The live region: one terminal line per row, cut to a column short of the width (so a line
+ * never wraps, even with a character wider than counted), and no taller than the screen, so the
+ * next redraw can always climb back to its first line.
+ */
+const liveLines = (rows: ReadonlyArray<RowState>, frame: number, size: TerminalSize): ReadonlyArray<string> => {
+  const lines = rows.map((row) => liveRow(row, frame))
+  const room = Math.max(1, size.rows - 1)
+  const shown =
+    lines.length <= room
+      ? lines
+      : [...lines.slice(0, room - 1), ansiStyle.dim(`… ${lines.length - room + 1} more steps`)]
+  return shown.map((line) => fitLine(line, Math.max(1, size.columns - 1)))
+}
+
+/**
+ * How many terminal lines a line of text this wide occupies at `columns`. Terminals reflow on
+ * resize, so a line drawn narrower than an old width may now wrap onto several.
+ */
+const physicalLines = (width: number, columns: number) => Math.max(1, Math.ceil(width / columns))
+
+const ERASE_LINE = "\u001b[2K"
+const ERASE_BELOW = "\u001b[J"
+const up = (lines: number) => (lines > 0 ? `\u001b[${lines}F` : "")
+
+/**
+ * A TTY: rows in display order, each step's full result printed once and never redrawn; below
+ * them a live region (pending and running rows with a spinner and progress bar, one line each)
+ * redrawn in place. A row that finishes before an earlier one (uninstall runs in reverse) waits
+ * in the live region until every row above it is printed.
+ */
+export const TtyRenderer = Layer.scoped(
   Renderer,
   Effect.gen(function* () {
-    const rows = yield* Ref.make<ReadonlyArray<RowState>>([])
-    const frame = yield* Ref.make(0)
-    const drawnLines = yield* Ref.make(0)
+    const sink = yield* TerminalSink
+    const lock = yield* Effect.makeSemaphore(1)
+    const screen = yield* Ref.make<Screen>({ rows: [], printed: 0, live: [], frame: 0, ended: false })
 
-    const renderRow = (state: RowState, tick: number): ReadonlyArray<string> => {
-      switch (state._tag) {
-        case "pending":
-          return [`${ansiStyle.dim("○")} ${ansiStyle.dim(state.row.title)}`]
-        case "running": {
-          const spin = ansiStyle.yellow(SPINNER[tick % SPINNER.length] ?? "*")
-          const extra = state.progress === undefined ? "" : ` ${sanitizeForTerminal(progressBar(state.progress))}`
-          return [`${spin} ${state.row.title}${extra}`]
-        }
-        case "done":
-          return checkLines(state.check, ansiStyle, false)
+    // Climbs to the top of the live region, prints the rows that are now final, and redraws the rest.
+    const draw = Effect.gen(function* () {
+      const current = yield* Ref.get(screen)
+      if (current.ended) return
+      const size = yield* sink.size
+      const columns = Math.max(1, size.columns)
+      let out = up(current.live.reduce((n, width) => n + physicalLines(width, columns), 0))
+      let printed = current.printed
+      let final = ""
+      for (const row of current.rows.slice(printed)) {
+        if (row._tag !== "done") break
+        final += `${checkLines(row.check, ansiStyle, false).join("\n")}\n`
+        printed += 1
       }
-    }
-
-    const redraw = Effect.gen(function* () {
-      const states = yield* Ref.get(rows)
-      const tick = yield* Ref.getAndUpdate(frame, (n) => n + 1)
-      const lines = states.flatMap((s) => renderRow(s, tick))
-      const previous = yield* Ref.getAndSet(drawnLines, lines.length)
-      const up = previous > 0 ? `\u001b[${previous}F` : ""
-      yield* write(`${up}${lines.map((l) => `\u001b[2K${l}`).join("\n")}\n`)
+      // Printed rows may wrap onto lines the old live region left behind: clear them first.
+      if (final !== "") out += `${ERASE_BELOW}${final}`
+      const lines = liveLines(current.rows.slice(printed), current.frame, { columns, rows: size.rows })
+      for (const line of lines) out += `${ERASE_LINE}${line}\n`
+      out += ERASE_BELOW
+      yield* Ref.update(screen, (s) => ({ ...s, printed, live: lines.map(displayWidth) }))
+      yield* sink.write(out)
     })
+    const redraw = lock.withPermits(1)(draw)
 
     const update = (id: StepId, f: (s: RowState) => RowState) =>
-      Ref.update(rows, (all) => all.map((s) => (s.row.id === id ? f(s) : s))).pipe(Effect.zipRight(redraw))
+      Ref.update(screen, (s) => ({ ...s, rows: s.rows.map((row) => (row.row.id === id ? f(row) : row)) })).pipe(
+        Effect.zipRight(redraw)
+      )
 
     // The spinner ticks on its own so a long step still looks alive.
     yield* Effect.forkScoped(
       Effect.repeat(
-        Effect.flatMap(Ref.get(rows), (all) => (all.some((s) => s._tag === "running") ? redraw : Effect.void)),
+        Effect.flatMap(Ref.get(screen), (s) =>
+          !s.ended && s.rows.some((row) => row._tag === "running")
+            ? Effect.zipRight(
+                Ref.update(screen, (t) => ({ ...t, frame: t.frame + 1 })),
+                redraw
+              )
+            : Effect.void
+        ),
         Schedule.spaced("100 millis")
       )
     )
+    // A resize reflows what is on screen; redraw at once so the live rows fit the new width.
+    yield* Effect.forkScoped(Stream.runForEach(sink.resized, () => redraw))
 
     return {
       begin: (command, planned) =>
-        write(`${ansiStyle.bold(`blctx ${command} codex`)}\n`).pipe(
-          Effect.zipRight(
-            Ref.set(
-              rows,
-              planned.map((row) => ({ _tag: "pending", row }) as const)
-            )
-          ),
-          Effect.zipRight(redraw)
+        lock.withPermits(1)(
+          Effect.gen(function* () {
+            yield* sink.write(`${ansiStyle.bold(`blctx ${command} codex`)}\n`)
+            yield* Ref.set(screen, {
+              rows: planned.map((row) => ({ _tag: "pending", row }) as const),
+              printed: 0,
+              live: [],
+              frame: 0,
+              ended: false
+            })
+            yield* draw
+          })
         ),
       started: (id) => update(id, (s) => ({ _tag: "running", row: s.row })),
       progress: (id, progress) => update(id, (s) => ({ _tag: "running", row: s.row, progress })),
       finished: (check) => update(check.id, (s) => ({ _tag: "done", row: s.row, check })),
-      end: (report) => Effect.zipRight(redraw, write(`${summaryLine(report, ansiStyle)}\n`))
+      end: (report) =>
+        lock.withPermits(1)(
+          Effect.gen(function* () {
+            yield* draw
+            yield* Ref.update(screen, (s) => ({ ...s, ended: true }))
+            yield* sink.write(`${summaryLine(report, ansiStyle)}\n`)
+          })
+        )
     }
   })
 )
+
+/** The process's stdout, sized by `columns` and `rows`, resized on its `resize` event. */
+export const StdoutTerminalSinkLive = Layer.succeed(TerminalSink, {
+  write: (text) => Effect.sync(() => process.stdout.write(text)),
+  size: Effect.sync(() => ({ columns: process.stdout.columns || 80, rows: process.stdout.rows || 24 })),
+  resized: Stream.async<void>((emit) => {
+    const onResize = () => {
+      void emit.single(undefined)
+    }
+    process.stdout.on("resize", onResize)
+    return Effect.sync(() => {
+      process.stdout.off("resize", onResize)
+    })
+  })
+})
+
+export const TtyRendererLive = TtyRenderer.pipe(Layer.provide(StdoutTerminalSinkLive))

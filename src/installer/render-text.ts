@@ -1,4 +1,4 @@
-import type { Check, Report } from "../domain/report.js"
+import { type Check, ExitCode, type Report } from "../domain/report.js"
 import type { StepProgress } from "./step.js"
 
 /** ANSI styling, or none at all: the same layout either way. */
@@ -64,6 +64,12 @@ export const progressBar = (progress: StepProgress, width = 20): string => {
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.floor(f * 100)}% ${progress.label}`
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+/**
+ * The last line of a run, in the command's own terms: install, status and doctor say whether
+ * blctx is ready (and where to look when it is not); uninstall says whether everything was undone.
+ */
 export const summaryLine = (report: Report, style: Style): string => {
   const count = (status: Check["status"]) => report.checks.filter((c) => c.status === status).length
   const parts = [
@@ -72,7 +78,87 @@ export const summaryLine = (report: Report, style: Style): string => {
     `${count("blocked")} blocked`,
     `${count("skipped")} skipped`
   ].join(", ")
-  if (report.ready) return style.green(`Ready: ${parts}.`)
-  if (report.exit_code === 0) return style.green(`Selected checks passed: ${parts}.`)
-  return style.red(`Not ready: ${parts}. Run \`blctx doctor\` for remediation.`)
+  const ok = report.exit_code === ExitCode.ok
+  switch (report.command) {
+    case "uninstall": {
+      const total = report.checks.length
+      if (ok) return style.green(`Uninstalled: ${plural(total, "step")} done; each row says what was removed or kept.`)
+      const bad = count("failed") + count("blocked")
+      return style.red(`Uninstall incomplete: ${bad} of ${plural(total, "step")} failed; see the failed steps above.`)
+    }
+    case "install":
+      if (report.ready) return style.green(`Ready: ${parts}.`)
+      if (ok) return style.green(`Selected steps installed: ${parts}. Run \`blctx status\` to check every step.`)
+      return style.red(`Not ready: ${parts}. Follow the fixes above; \`blctx doctor\` checks deeper.`)
+    case "status":
+      if (report.ready) return style.green(`Ready: ${parts}.`)
+      if (ok) return style.green(`Selected checks passed: ${parts}.`)
+      return style.red(`Not ready: ${parts}. Run \`blctx doctor\` for remediation.`)
+    case "doctor":
+      if (report.ready) return style.green(`Ready: ${parts}.`)
+      if (ok) return style.green(`Selected checks passed: ${parts}.`)
+      return style.red(`Not ready: ${parts}. Follow the fixes above.`)
+  }
+}
+
+/** A CSI escape sequence (colors and cursor movement), which takes no room on screen. */
+const CSI = new RegExp(`${String.fromCharCode(0x1b)}\\[[0-?]*[ -/]*[@-~]`, "y")
+
+/**
+ * How many columns a character may take, erring wide: printable ASCII takes one, and anything
+ * else is counted as two, because East Asian wide, fullwidth and emoji characters take two and
+ * "ambiguous" ones (○, –, …, many symbols) take two in some terminals and locales.
+ */
+const cellWidth = (codePoint: number): number => (codePoint >= 0x20 && codePoint < 0x7f ? 1 : 2)
+
+/** Splits styled text into escape sequences (no width) and characters (with their width). */
+const cells = function* (text: string): Generator<{ readonly text: string; readonly width: number }> {
+  let i = 0
+  while (i < text.length) {
+    if (text.charCodeAt(i) === 0x1b) {
+      CSI.lastIndex = i
+      const m = CSI.exec(text)
+      if (m !== null) {
+        yield { text: m[0], width: 0 }
+        i += m[0].length
+        continue
+      }
+    }
+    const codePoint = text.codePointAt(i) ?? 0
+    const ch = String.fromCodePoint(codePoint)
+    yield { text: ch, width: cellWidth(codePoint) }
+    i += ch.length
+  }
+}
+
+/** The columns styled text takes at most on one line of a terminal (escape sequences take none). */
+export const displayWidth = (text: string): number => {
+  let width = 0
+  for (const cell of cells(text)) width += cell.width
+  return width
+}
+
+const ELLIPSIS = "…"
+
+/**
+ * Styled text made to fit one terminal line of `width` columns: tabs and newlines become spaces,
+ * and text that is too wide is cut with an ellipsis (styles are reset after the cut).
+ */
+export const fitLine = (text: string, width: number): string => {
+  const flat = text.replace(/[\t\n]/g, " ")
+  if (displayWidth(flat) <= width) return flat
+  const room = width - displayWidth(ELLIPSIS)
+  let out = ""
+  let used = 0
+  let styled = false
+  for (const cell of cells(flat)) {
+    if (cell.width === 0) {
+      out += cell.text
+      styled = true
+    } else if (used + cell.width <= room) {
+      out += cell.text
+      used += cell.width
+    }
+  }
+  return `${out}${room >= 0 ? ELLIPSIS : ""}${styled ? "\u001b[0m" : ""}`
 }
