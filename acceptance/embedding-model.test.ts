@@ -1,6 +1,10 @@
 import { existsSync, readdirSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { writeSyntheticHistory } from "../bench/synthetic-history.js"
+import { tinyModelConfig } from "../layers/model-test-folder.js"
+import { makeDaemonHome, waitFor } from "./support/daemon-harness.js"
 import { type IsolatedHome, makeIsolatedHome, parseJson } from "./support/isolated-home.js"
 import { type ModelServer, modelData, serveTinyModel, useTinyModel, writeBlctxConfig } from "./support/model-server.js"
 
@@ -72,7 +76,16 @@ describe("blctx install codex --step embedding_model (tiny model served locally)
 
     const uninstall = await h.blctx(["uninstall", "codex", "--json"])
     expect(check(parseJson<Report>(uninstall), "embedding_model")?.detail).toMatch(/^model kept in /)
-    expect(readdirSync(NodePath.join(modelsDir(h), folder ?? ""))).toHaveLength(6)
+    // The six model files and the record of their checks.
+    expect(readdirSync(NodePath.join(modelsDir(h), folder ?? "")).sort()).toEqual([
+      ".blctx-verification.json",
+      "config.json",
+      "model_optimized.onnx",
+      "special_tokens_map.json",
+      "tokenizer.json",
+      "tokenizer_config.json",
+      "vocab.txt"
+    ])
 
     // Reinstalling reuses the cache without fetching anything.
     const before = server.requests.length
@@ -81,9 +94,114 @@ describe("blctx install codex --step embedding_model (tiny model served locally)
     expect(server.requests).toHaveLength(before)
 
     const purge = await h.blctx(["uninstall", "codex", "--purge", "--json"])
-    expect(check(parseJson<Report>(purge), "embedding_model")?.detail).toBe("removed 6 model files")
+    expect(check(parseJson<Report>(purge), "embedding_model")?.detail).toBe("removed 7 model files")
     expect(existsSync(modelsDir(h))).toBe(false)
   })
+})
+
+interface SqliteDatabase {
+  prepare(sql: string): { all(...params: ReadonlyArray<unknown>): Array<Record<string, unknown>> }
+  close(): void
+}
+const Database = createRequire(import.meta.url)("better-sqlite3") as new (
+  file: string,
+  options?: { readonly readonly?: boolean }
+) => SqliteDatabase
+
+/** Chunks with a vector, and rows in any vector table, as the daemon's database holds them now. */
+const storedVectors = (database: string) => {
+  const db = new Database(database, { readonly: true })
+  try {
+    const one = (sql: string) => Number(db.prepare(sql).all()[0]?.n ?? 0)
+    return {
+      chunks: one("SELECT count(*) AS n FROM chunks"),
+      embedded: one("SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NOT NULL"),
+      vectorTables: one(
+        "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name LIKE 'vec\\_%' ESCAPE '\\'"
+      )
+    }
+  } finally {
+    db.close()
+  }
+}
+
+interface Search {
+  readonly query_mode: string
+  readonly query_mode_reason: string | null
+  readonly results: ReadonlyArray<{ readonly score: { readonly kind: string } }>
+}
+
+describe("a model is used only after it passed every check (tiny model served locally)", () => {
+  it.skipIf(!data)(
+    "a failed sanity check leaves search lexical, saying why, with no vectors; a passing rerun makes it hybrid",
+    async () => {
+      const h = makeDaemonHome("detached")
+      home = h
+      server = await serveTinyModel(data ?? "")
+      const config = tinyModelConfig(data ?? "", server.endpoint)
+      // The query is passage 1; claiming passage 0 must rank first makes the check fail.
+      writeBlctxConfig(h, { model: { ...config.model, sanity: { ...config.model.sanity, expected_first: 0 } } })
+
+      const failed = await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])
+      expect(failed.code).toBe(1)
+      const step = check(parseJson<Report>(failed), "embedding_model")
+      expect(step?.status).toBe("failed")
+      expect(step?.detail).toMatch(
+        /^model check failed: ranked-retrieval check failed: passage 1 ranked first, expected 0 \(scores [\d., ]+\)$/
+      )
+      const whatFailed = (step?.detail ?? "").replace(/^model check failed: /, "")
+
+      const service = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+      expect(service.code, service.stdout + service.stderr).toBe(0)
+      const files = writeSyntheticHistory(NodePath.join(h.home, "history"), 2, 10, 3, 900)
+      const indexed = await h.blctx(["index", ...files, "--wait"])
+      expect(indexed.code, indexed.stdout + indexed.stderr).toBe(0)
+      expect((JSON.parse(indexed.stdout) as { job: { state: string } }).job.state).toBe("completed")
+
+      const lexical = await h.blctx(["search", "deploy", "rollout"])
+      expect(lexical.code, lexical.stderr).toBe(0)
+      const found = JSON.parse(lexical.stdout) as Search
+      expect(found.query_mode).toBe("lexical")
+      expect(found.query_mode_reason).toBe(
+        `the embedding model has not passed its checks: ${whatFailed}; run \`blctx install codex --step embedding_model\``
+      )
+      expect(found.results.length).toBeGreaterThan(0)
+      expect(found.results.every((r) => r.score.kind === "bm25")).toBe(true)
+      const status = JSON.parse((await h.blctx(["index-status"])).stdout) as {
+        index_state: string
+        query_mode_reason: string
+        model_fingerprint: string | null
+        coverage: { vectors: ReadonlyArray<unknown>; vectors_pending: number }
+      }
+      expect(status.index_state).toBe("model_missing")
+      expect(status.query_mode_reason).toBe(found.query_mode_reason)
+      expect(status.model_fingerprint).toBeNull()
+      expect(status.coverage.vectors).toEqual([])
+      const before = storedVectors(h.database)
+      expect(before.chunks).toBeGreaterThan(0)
+      expect(before).toMatchObject({ embedded: 0, vectorTables: 0 })
+      expect(status.coverage.vectors_pending).toBe(before.chunks)
+
+      // The right check: the rerun records the model as verified, the daemon loads it and embeds.
+      writeBlctxConfig(h, config)
+      const fixed = await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])
+      expect(fixed.code, fixed.stdout).toBe(0)
+      const hybrid = await waitFor(
+        "search to become hybrid",
+        async () => {
+          const r = JSON.parse((await h.blctx(["search", "deploy", "rollout"])).stdout) as Search
+          return r.query_mode === "hybrid" ? r : undefined
+        },
+        120_000
+      )
+      expect(hybrid.query_mode_reason).toBeNull()
+      expect(hybrid.results[0]?.score.kind).toBe("fused")
+      const after = storedVectors(h.database)
+      expect(after.embedded).toBe(after.chunks)
+      expect(after.vectorTables).toBeGreaterThan(0)
+    },
+    300_000
+  )
 })
 
 describe("embedding_model without a model", () => {

@@ -2,6 +2,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Context, Effect, Layer, Option } from "effect"
 import { ConfigFile } from "../src/config/config-file.js"
 import { IndexingFactory } from "../src/daemon/indexing-factory.js"
+import { EmbeddingUnavailable } from "../src/embedding/embedding-unavailable.js"
 import { InstalledModel } from "../src/embedding/installed-model.js"
 import type { ModelRuntime } from "../src/embedding/model-runtime.js"
 import { IndexingServices, wholeMessageChunking } from "../src/importer/import-services.js"
@@ -32,10 +33,11 @@ export const IndexingFactoryLive = Layer.effect(
           if (built._tag === "Left") {
             const reason = `the vector index could not be opened: ${built.left.message}`
             yield* Effect.logError("indexing without vectors").pipe(Effect.annotateLogs({ reason }))
+            const why = EmbeddingUnavailable.NoVectorIndex({ detail: built.left.message })
             return {
               indexing: {
                 current: Effect.succeed({ chunking: wholeMessageChunking, embedding: Option.none() }),
-                unavailable: Effect.succeed(Option.some(reason))
+                unavailable: Effect.succeed(Option.some(why))
               },
               embeddedVectors: false
             }

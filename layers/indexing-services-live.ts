@@ -1,8 +1,12 @@
 import * as NodePath from "node:path"
 import { Effect, Layer, Option, Scope, SynchronizedRef } from "effect"
+import type { TokenizerError } from "../src/chunking/chunk-tokenizer.js"
 import { chunkSpans } from "../src/chunking/chunker.js"
-import { InstalledModel } from "../src/embedding/installed-model.js"
-import { ModelRuntime } from "../src/embedding/model-runtime.js"
+import type { ConfigError } from "../src/config/config.js"
+import { EmbeddingUnavailable } from "../src/embedding/embedding-unavailable.js"
+import { InstalledModel, type ModelNotInstalled, type ModelNotVerified } from "../src/embedding/installed-model.js"
+import { type ModelLoadError, ModelRuntime } from "../src/embedding/model-runtime.js"
+import { redactUrlCredentials } from "../src/embedding/url-display.js"
 import { type ImportServices, IndexingServices, wholeMessageChunking } from "../src/importer/import-services.js"
 import { VectorIndex } from "../src/vectors/vector-index.js"
 import { makeChunkTokenizer } from "./model-tokenizer-live.js"
@@ -10,14 +14,35 @@ import { makeChunkTokenizer } from "./model-tokenizer-live.js"
 type Services = Parameters<typeof ImportServices.of>[0]
 const noModel: Services = { chunking: wholeMessageChunking, embedding: Option.none() }
 
-const reasonOf = (error: { readonly _tag: string; readonly message?: string; readonly reason?: string }) =>
-  error.reason ?? error.message ?? error._tag
+/** Why the model cannot be used, typed so the index state words it and names the command. */
+const unavailableOf = (
+  error: ModelNotInstalled | ModelNotVerified | ConfigError | ModelLoadError | TokenizerError
+): EmbeddingUnavailable => {
+  switch (error._tag) {
+    case "ModelNotInstalled":
+      return EmbeddingUnavailable.NotInstalled({ detail: error.reason })
+    case "ModelNotVerified":
+      return EmbeddingUnavailable.NotVerified({ detail: error.reason })
+    case "ConfigError":
+      return EmbeddingUnavailable.BadConfig({
+        detail: redactUrlCredentials(
+          `${error.path}${error.field === "" ? "" : ` field "${error.field}"`}: ${error.message}`
+        )
+      })
+    case "ModelLoadError":
+      return EmbeddingUnavailable.Unloadable({ detail: error.message })
+    case "TokenizerError":
+      return EmbeddingUnavailable.Unloadable({ detail: `${error.path}: ${error.message}` })
+  }
+}
 
 /**
- * The daemon's indexing services. The model is looked up at each job start: when the
- * embedding_model step has installed it (even after the daemon started) it is loaded once,
- * with its tokenizer, and kept for the daemon's life; until then messages are stored as whole
- * chunks with vectors pending, and a repair job re-chunks and embeds them later.
+ * The daemon's indexing services. The model is looked up at each job start (and each time the
+ * index is judged): once the embedding_model step has installed it and recorded that it passed
+ * every check (even after the daemon started) it is loaded once, with its tokenizer, and kept for
+ * the daemon's life. While the record is missing, failed or stale, nothing is embedded: messages
+ * are stored as whole chunks with vectors pending, queries are not embedded, and `unavailable`
+ * says why; a repair job re-chunks and embeds them once the model passes.
  */
 export const IndexingServicesLive = Layer.scoped(
   IndexingServices,
@@ -27,7 +52,7 @@ export const IndexingServicesLive = Layer.scoped(
     const vectors = yield* VectorIndex
     const scope = yield* Effect.scope
     const loaded = yield* SynchronizedRef.make(Option.none<{ readonly key: string; readonly services: Services }>())
-    const lastProblem = yield* SynchronizedRef.make(Option.none<string>())
+    const lastProblem = yield* SynchronizedRef.make(Option.none<EmbeddingUnavailable>())
 
     const current = SynchronizedRef.modifyEffect(loaded, (cached) =>
       installed.check().pipe(
@@ -65,7 +90,9 @@ export const IndexingServicesLive = Layer.scoped(
         }),
         Effect.tap(() => SynchronizedRef.set(lastProblem, Option.none())),
         Effect.catchAll((error) =>
-          SynchronizedRef.set(lastProblem, Option.some(reasonOf(error))).pipe(Effect.as([noModel, cached] as const))
+          SynchronizedRef.set(lastProblem, Option.some(unavailableOf(error))).pipe(
+            Effect.as([noModel, cached] as const)
+          )
         )
       )
     )

@@ -9,6 +9,7 @@ import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { activeModelFolder } from "../src/embedding/model-location.js"
 import { Paths, resolvePaths } from "../src/paths/paths.js"
 import { testModelData, tinyModelConfig, tinyModelFiles, tinyModelSources, tinyModelSpec } from "./model-test-folder.js"
+import { writeVerification } from "./model-test-verification.js"
 import { NodeSafeFsLive } from "./node-safe-fs.js"
 import { EmbedderLive } from "./onnx-embedder-live.js"
 
@@ -24,10 +25,13 @@ const makeHome = Effect.acquireRelease(
       NodePath.join(paths.configDir, "config.json"),
       JSON.stringify(tinyModelConfig(data ?? "", "http://127.0.0.1:9"))
     )
-    const folder = activeModelFolder(paths.cacheDir, tinyModelSpec(tinyModelFiles(data ?? ""), "http://127.0.0.1:9"))
-    const install = () => {
+    const spec = tinyModelSpec(tinyModelFiles(data ?? ""), "http://127.0.0.1:9")
+    const folder = activeModelFolder(paths.cacheDir, spec)
+    /** Puts the files where the step would, and (unless told otherwise) the record of its passed checks. */
+    const install = (verified = true) => {
       mkdirSync(folder, { recursive: true })
       for (const { name, source } of tinyModelSources(data ?? "")) copyFileSync(source, NodePath.join(folder, name))
+      if (verified) writeVerification(folder, spec)
     }
     const layer = EmbedderLive.pipe(
       Layer.provide(ConfigFile.Default),
@@ -48,6 +52,20 @@ describe("EmbedderLive: the installed model of the configuration (BLCTX_TEST_MOD
       expect(error.folder).toBe(h.folder)
       expect(error.remediation).toBe("Run: blctx install codex --step embedding_model")
     })
+  )
+
+  it.scoped.skipIf(!data)(
+    "fails with ModelNotVerified when the files are there but their checks are not recorded",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHome
+        h.install(false)
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(h.layer)))
+        expect(error._tag).toBe("ModelNotVerified")
+        if (error._tag !== "ModelNotVerified") return
+        expect(error.reason).toBe(`no check of ${h.folder} is recorded`)
+        expect(error.remediation).toBe("Run: blctx install codex --step embedding_model")
+      })
   )
 
   it.scoped.skipIf(!data)("embeds with the installed model and carries its fingerprint", () =>

@@ -18,12 +18,14 @@ describe("config.json", () => {
     expect(config.model.dims).toBe(384)
     expect(config.model.files).toHaveLength(6)
     expect(config.vectorStore).toEqual({ kind: "sqlite-vec" })
+    expect(config.modelOverrides).toEqual([])
     expect(config.source).toBe(PATH)
   })
 
   it("overrides only the model keys it names, e.g. a mirror endpoint", () => {
     const config = Either.getOrThrow(parse({ model: { endpoint: "https://mirror.example/hf" } }))
     expect(config.model.endpoint).toBe("https://mirror.example/hf")
+    expect(config.modelOverrides).toEqual(["endpoint"])
     expect(config.model.repo).toBe("Qdrant/bge-small-en")
     expect(config.model.revision).toBe("8791246cc2a79c7949a4dc0d4a018cbd7d024879")
   })
@@ -57,6 +59,12 @@ describe("config.json", () => {
     expect(e.field).toBe("")
     expect(e.message).toMatch(/^not valid JSON/)
     expect(e.remediation).toBe(`Fix the file in ${PATH} (or move the file aside to use the defaults).`)
+  })
+
+  it("never quotes the file's text in a JSON error (it may hold a password in a URL)", () => {
+    // V8 would say: Unexpected token 's', ..."dims": s3cret}}" is not valid JSON
+    const e = error('{"model":{"endpoint":"https://mirror-user:pw@mirror.example/","dims": s3cret}}')
+    expect(e.message).toBe("not valid JSON: Unexpected token 's'")
   })
 
   it("refuses file lists without the ONNX graph or with a name twice", () => {

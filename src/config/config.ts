@@ -42,6 +42,8 @@ export const ConfigFileSchema = Schema.Struct({
 /** The configuration in force: the model spec (defaults merged with overrides) and the vector store. */
 export interface BlctxConfig {
   readonly model: ModelSpec
+  /** The `model` keys config.json sets (e.g. `endpoint` for a mirror); the rest are the defaults. */
+  readonly modelOverrides: ReadonlyArray<keyof typeof ModelOverride.Type>
   readonly vectorStore: VectorStoreConfig
   /** Where it came from: the file path, or "defaults" when there is no file. */
   readonly source: string
@@ -60,6 +62,7 @@ export class ConfigError extends Data.TaggedError("ConfigError")<{
 
 export const DEFAULT_CONFIG: Omit<BlctxConfig, "source"> = {
   model: DEFAULT_MODEL_SPEC,
+  modelOverrides: [],
   vectorStore: { kind: "sqlite-vec" }
 }
 
@@ -72,6 +75,12 @@ const fieldOf = (error: ParseResult.ParseError): { field: string; message: strin
   return { field: first.path.map(String).join("."), message: first.message }
 }
 
+/**
+ * V8's JSON errors may quote the text around the error (`..."endpoint":https://u:s3"...`), which
+ * can be part of a password in an endpoint URL: the quote is dropped, never printed.
+ */
+const withoutExcerpt = (message: string) => message.replace(/, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/, "")
+
 /** Parses config.json text; the defaults fill every missing key. Pure, so every rule is unit-tested. */
 export const parseConfig = (text: string, path: string): Either.Either<BlctxConfig, ConfigError> => {
   let json: unknown
@@ -82,7 +91,7 @@ export const parseConfig = (text: string, path: string): Either.Either<BlctxConf
       new ConfigError({
         path,
         field: "",
-        message: `not valid JSON: ${error instanceof Error ? error.message : String(error)}`
+        message: `not valid JSON: ${withoutExcerpt(error instanceof Error ? error.message : String(error))}`
       })
     )
   }
@@ -121,5 +130,13 @@ export const parseConfig = (text: string, path: string): Either.Either<BlctxConf
   if (duplicate !== undefined) {
     return Either.left(new ConfigError({ path, field: "model.files", message: `"${duplicate}" is listed twice` }))
   }
-  return Either.right({ model, vectorStore: file.vector_store ?? DEFAULT_CONFIG.vectorStore, source: path })
+  const modelOverrides = (Object.keys(override) as Array<keyof typeof override>).filter(
+    (k) => override[k] !== undefined
+  )
+  return Either.right({
+    model,
+    modelOverrides,
+    vectorStore: file.vector_store ?? DEFAULT_CONFIG.vectorStore,
+    source: path
+  })
 }

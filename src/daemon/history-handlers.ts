@@ -1,4 +1,5 @@
 import { Clock, Effect, Option } from "effect"
+import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import type { IndexingServices } from "../importer/import-services.js"
 import type { SearchFilters } from "../retrieval/contract.js"
 import { judgeIndex } from "../retrieval/index-state.js"
@@ -35,7 +36,9 @@ export const makeHistoryHandlers = (deps: {
     const fingerprint = Option.map(services.embedding, (e) => e.fingerprint.key)
     const status = yield* queries.indexStatus(Option.getOrNull(fingerprint))
     const verdict = judgeIndex({
-      modelUnavailable: Option.isSome(services.embedding) ? null : Option.getOrElse(unavailable, () => "not installed"),
+      modelUnavailable: Option.isSome(services.embedding)
+        ? null
+        : Option.getOrElse(unavailable, () => EmbeddingUnavailable.NotInstalled({ detail: "no model is loaded" })),
       messages: status.messages,
       chunksWithoutVector: status.chunks_without_vector,
       importActive: status.active_kinds.includes("import"),

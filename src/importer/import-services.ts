@@ -1,5 +1,6 @@
 import { Context, Effect, type Option } from "effect"
 import type { EmbedError } from "../embedding/embedder.js"
+import type { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import type { ModelFingerprint } from "../embedding/fingerprint.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
 
@@ -58,7 +59,7 @@ export class IndexingServices extends Context.Tag("blctx/IndexingServices")<
   IndexingServices,
   {
     readonly current: Effect.Effect<Context.Tag.Service<ImportServices>>
-    /** Why vectors are not available (no model, load failure), or none when they are. */
-    readonly unavailable: Effect.Effect<Option.Option<string>>
+    /** Why vectors are not available (no model, one not verified, a load failure), or none when they are. */
+    readonly unavailable: Effect.Effect<Option.Option<EmbeddingUnavailable>>
   }
 >() {}

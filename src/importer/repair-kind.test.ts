@@ -47,7 +47,8 @@ const runKind = (
   kind: RegisteredJobKind,
   checkpoint: Option.Option<string>,
   crashAfter = Number.POSITIVE_INFINITY,
-  params = "{}"
+  params = "{}",
+  progress: Array<{ readonly done: number; readonly total: number | undefined }> = []
 ) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -64,6 +65,7 @@ const runKind = (
               Effect.provideService(SqlClient.SqlClient, sql),
               Effect.tap(() => {
                 saved = Option.some(next.checkpoint)
+                progress.push({ done: next.progressDone, total: next.progressTotal })
               }),
               Effect.orDie
             )
@@ -153,6 +155,75 @@ describe("repair job", () => {
         expect(yield* countWhere("vector_fingerprint IS NULL")).toBe(0)
         expect(yield* vectors.count(fingerprint)).toBe(chunks)
         expect((yield* vectors.listIds(fingerprint)).length).toBe(new Set(yield* vectors.listIds(fingerprint)).size)
+      })
+    )
+  )
+
+  it.effect("progress counts chunks embedded out of chunks to embed: done never exceeds total", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        for (const name of ["new-format-turn-ids.jsonl", "old-format-no-turn-ids.jsonl"]) {
+          const path = NodePath.join(dir, name)
+          Fs.copyFileSync(NodePath.join(fixturesDir, name), path)
+          yield* importOnce(path)
+        }
+        const { layer } = yield* services
+        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        // The job store keeps the last total when a commit does not name one (COALESCE).
+        const stored = (list: ReadonlyArray<{ readonly done: number; readonly total: number | undefined }>) => {
+          let total: number | undefined
+          return list.map((p) => {
+            total = p.total ?? total
+            return { done: p.done, total }
+          })
+        }
+        const progress: Array<{ done: number; total: number | undefined }> = []
+        const { exit } = yield* runKind(kind, Option.none(), Number.POSITIVE_INFINITY, "{}", progress)
+        expect(exit._tag).toBe("Success")
+        const chunks = yield* countWhere("1 = 1")
+        const rows = stored(progress)
+        for (const row of rows) if (row.total !== undefined) expect(row.done).toBeLessThanOrEqual(row.total)
+        // Re-chunking reports no progress (its unit is messages); embedding and prune end at chunks/chunks.
+        expect(rows[0]).toEqual({ done: 0, total: undefined })
+        expect(rows.at(-1)).toEqual({ done: chunks, total: chunks })
+        expect(exit._tag === "Success" && exit.value.counts?.vectors_embedded).toBe(chunks)
+        expect(exit._tag === "Success" && exit.value.counts?.messages_rechunked).toBeGreaterThan(0)
+
+        // A repair with nothing to do ends at 0/0, not at something/0.
+        const idle: Array<{ done: number; total: number | undefined }> = []
+        yield* runKind(kind, Option.none(), Number.POSITIVE_INFINITY, "{}", idle)
+        expect(stored(idle).at(-1)).toEqual({ done: 0, total: 0 })
+      })
+    )
+  )
+
+  it.effect("an interrupted repair keeps done ≤ total in the same unit across every resumption", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        for (const name of ["new-format-turn-ids.jsonl", "old-format-no-turn-ids.jsonl", "compaction.jsonl"]) {
+          const path = NodePath.join(dir, name)
+          Fs.copyFileSync(NodePath.join(fixturesDir, name), path)
+          yield* importOnce(path)
+        }
+        const { layer } = yield* services
+        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        let checkpoint = Option.none<string>()
+        const progress: Array<{ done: number; total: number | undefined }> = []
+        for (let attempt = 0; attempt < 40; attempt++) {
+          const { exit, saved } = yield* runKind(kind, checkpoint, 1, "{}", progress)
+          checkpoint = saved
+          if (exit._tag === "Success") break
+        }
+        const chunks = yield* countWhere("1 = 1")
+        let total: number | undefined
+        for (const p of progress) {
+          total = p.total ?? total
+          if (total !== undefined) expect(p.done).toBeLessThanOrEqual(total)
+        }
+        expect(progress.at(-1)?.done).toBe(chunks)
+        expect(total).toBe(chunks)
       })
     )
   )

@@ -53,7 +53,10 @@ export const makeRepairKind = Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const { chunking, embedding } = yield* indexing.current
         if (Option.isNone(embedding)) {
-          const why = Option.getOrElse(yield* indexing.unavailable, () => "no verified model")
+          const why = Option.match(yield* indexing.unavailable, {
+            onNone: () => "no verified model",
+            onSome: (u) => u.detail
+          })
           return yield* failed(`cannot repair vectors: ${why}. Run: blctx install codex --step embedding_model`)
         }
         const model = embedding.value
@@ -70,13 +73,28 @@ export const makeRepairKind = Effect.gen(function* () {
           vectors_embedded: state.embedded,
           vectors_pruned: state.pruned
         })
-        const total = (yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks`)[0]?.n ?? 0
+        /**
+         * Progress counts one unit on both sides: chunks embedded, out of the chunks this repair
+         * embeds. That total is only known once re-chunking is done (it changes the chunks), so
+         * it is counted when the embed phase starts: the chunks embedded so far (on a resumed
+         * job) plus those still to embed. Re-chunked messages are a count, not progress.
+         */
+        let total: number | undefined
+        const countToEmbed = (after: number) =>
+          Effect.map(
+            sql<{ n: number }>`
+              SELECT count(*) AS n FROM chunks
+              WHERE (${params.force ? 1 : 0} = 1 OR vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key})
+                AND id > ${after}`,
+            (rows) => rows[0]?.n ?? 0
+          )
         const commit = (work: Effect.Effect<void, unknown, SqlClient.SqlClient>, next: RepairCheckpoint) =>
           job
             .commit(work.pipe(Effect.mapError((e) => failed(`repair could not write: ${String(e)}`))), {
               checkpoint: next,
-              progressDone: next.embedded + next.rechunked,
-              progressTotal: total,
+              progressDone: next.embedded,
+              // Never below what is done: done ≤ total always holds.
+              ...(total === undefined ? {} : { progressTotal: Math.max(total, next.embedded) }),
               counts: {
                 messages_rechunked: next.rechunked,
                 vectors_embedded: next.embedded,
@@ -121,6 +139,7 @@ export const makeRepairKind = Effect.gen(function* () {
         }
 
         if (state.phase === "embed") {
+          total = state.embedded + (yield* countToEmbed(state.cursor))
           while (true) {
             const chunks = yield* sql<{ id: number; text: string }>`
               SELECT id, text FROM chunks
@@ -150,6 +169,7 @@ export const makeRepairKind = Effect.gen(function* () {
           }
           state = { ...state, phase: "prune", cursor: 0 }
         }
+        total ??= state.embedded
 
         // Prune: vectors of removed chunks, points with no chunk behind them, other fingerprints' points.
         const live = new Set(

@@ -1,3 +1,4 @@
+import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import type { QueryMode } from "./contract.js"
 
 export type IndexStateName = "ready" | "indexing" | "repairing" | "empty" | "model_missing"
@@ -5,7 +6,7 @@ export type IndexStateName = "ready" | "indexing" | "repairing" | "empty" | "mod
 /** What decides whether the index is ready and whether a search may use vectors. */
 export interface IndexFacts {
   /** Why no verified model can be used, or null when one is loaded. */
-  readonly modelUnavailable: string | null
+  readonly modelUnavailable: EmbeddingUnavailable | null
   readonly messages: number
   /** Chunks without a vector of the current model's fingerprint. */
   readonly chunksWithoutVector: number
@@ -20,10 +21,22 @@ export interface IndexVerdict {
   readonly query_mode_reason: string | null
 }
 
+const INSTALL_MODEL = "run `blctx install codex --step embedding_model`"
+
+/** Why search is lexical when nothing can be embedded, with what to run about it. */
+export const unavailableReason: (why: EmbeddingUnavailable) => string = EmbeddingUnavailable.$match({
+  NotInstalled: ({ detail }) => `the embedding model is not installed: ${detail}; ${INSTALL_MODEL}`,
+  NotVerified: ({ detail }) => `the embedding model has not passed its checks: ${detail}; ${INSTALL_MODEL}`,
+  Unloadable: ({ detail }) =>
+    `the embedding model could not be loaded: ${detail}; run \`blctx doctor --step embedding_model\``,
+  BadConfig: ({ detail }) => `the configuration names no usable embedding model: ${detail}`,
+  NoVectorIndex: ({ detail }) => `the vector index could not be opened: ${detail}`
+})
+
 /**
- * Search is hybrid only when every chunk has a vector of the loaded model: no model, a running
- * repair, or chunks without vectors (pending, or of another fingerprint) make it lexical, and
- * the reason says which. An import in progress still allows hybrid search over what is embedded.
+ * Search is hybrid only when every chunk has a vector of the loaded model: no model (or one that
+ * has not passed every check of the embedding_model step), a running repair, or chunks without
+ * vectors (pending, or of another fingerprint) make it lexical, and the reason says which. An import in progress still allows hybrid search over what is embedded.
  */
 export const judgeIndex = (facts: IndexFacts): IndexVerdict => {
   const lexical = (index_state: IndexStateName, reason: string): IndexVerdict => ({
@@ -34,10 +47,7 @@ export const judgeIndex = (facts: IndexFacts): IndexVerdict => {
   if (facts.repairActive)
     return lexical("repairing", "a repair job is rebuilding vectors; answering lexically until it finishes")
   if (facts.modelUnavailable !== null) {
-    return lexical(
-      facts.messages === 0 ? "empty" : "model_missing",
-      `no verified embedding model: ${facts.modelUnavailable}`
-    )
+    return lexical(facts.messages === 0 ? "empty" : "model_missing", unavailableReason(facts.modelUnavailable))
   }
   if (facts.messages === 0) {
     return facts.importActive

@@ -1,5 +1,16 @@
-import { randomUUID } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createHash, randomUUID } from "node:crypto"
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
+import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -11,13 +22,20 @@ import {
   TINY_REVISION,
   testModelData,
   tinyModelBytes,
-  tinyModelConfig
+  tinyModelConfig,
+  tinyModelFiles,
+  tinyModelSpec
 } from "../../../layers/model-test-folder.js"
 import { type ModelServer, startModelServer } from "../../../layers/model-test-server.js"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { OnnxModelRuntimeLive } from "../../../layers/onnx-model-runtime.js"
 import { ConfigFile } from "../../config/config-file.js"
 import { InstallationId } from "../../domain/installation-id.js"
+import { DownloadError, Downloader, type DownloadRequest } from "../../embedding/downloader.js"
+import { InstalledModel } from "../../embedding/installed-model.js"
+import { stagingModelFolder } from "../../embedding/model-location.js"
+import { DEFAULT_MODEL_SPEC } from "../../embedding/model-spec.js"
+import { VERIFICATION_FILE_NAME } from "../../embedding/model-verification.js"
 import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
@@ -66,22 +84,43 @@ const serve = (options: { cutFirst?: ReadonlyArray<string>; cutTimes?: number; c
     (s) => Effect.promise(() => s.close())
   )
 
-const writeConfig = (home: Home, server: ModelServer) =>
-  writeFileSync(
-    NodePath.join(home.paths.configDir, "config.json"),
-    JSON.stringify(tinyModelConfig(data ?? "", server.endpoint))
+const tinySpec = () => tinyModelSpec(tinyModelFiles(data ?? ""))
+const configPath = (home: Home) => NodePath.join(home.paths.configDir, "config.json")
+
+const writeConfig = (home: Home, server: ModelServer, expectedFirst?: number) => {
+  const config = tinyModelConfig(data ?? "", server.endpoint)
+  const sanity = { ...config.model.sanity, expected_first: expectedFirst ?? config.model.sanity.expected_first }
+  writeFileSync(configPath(home), JSON.stringify({ model: { ...config.model, sanity } }))
+}
+
+/** The live layers the step uses in the product, rooted in `home`; the downloader can be replaced. */
+const live = (home: Home, downloader: Layer.Layer<Downloader> = HttpDownloaderLive) =>
+  Layer.mergeAll(ManifestStore.Default, ConfigFile.Default).pipe(
+    Layer.provideMerge(Layer.mergeAll(NodeSafeFsLive, Layer.succeed(Paths, Paths.make(home.paths)))),
+    Layer.merge(Layer.mergeAll(downloader, NodeFileDigestLive, OnnxModelRuntimeLive))
   )
 
 /** The step with every live layer it uses in the product, rooted in `home`. */
-const step = (home: Home) =>
-  embeddingModelStep.pipe(
-    Effect.provide(
-      Layer.mergeAll(ManifestStore.Default, ConfigFile.Default).pipe(
-        Layer.provideMerge(Layer.mergeAll(NodeSafeFsLive, Layer.succeed(Paths, Paths.make(home.paths)))),
-        Layer.merge(Layer.mergeAll(HttpDownloaderLive, NodeFileDigestLive, OnnxModelRuntimeLive))
-      )
-    )
+const step = (home: Home, downloader?: Layer.Layer<Downloader>) =>
+  embeddingModelStep.pipe(Effect.provide(live(home, downloader)))
+
+/** What the daemon's model loading says about the folder now (it checks the record, not the hashes). */
+const daemonView = (home: Home) =>
+  Effect.flatMap(InstalledModel, (m) => m.check()).pipe(
+    Effect.provide(InstalledModel.Default.pipe(Layer.provide(live(home)))),
+    Effect.match({
+      onFailure: (e) => `${e._tag}: ${"reason" in e ? e.reason : e.message}`,
+      onSuccess: () => "usable"
+    })
   )
+
+const readRecord = (folder: string) =>
+  JSON.parse(readFileSync(NodePath.join(folder, VERIFICATION_FILE_NAME), "utf8")) as {
+    fingerprint: string
+    files: Array<{ name: string; size: number; sha256: string; mtime_ms: number }>
+    sanity: { expected_first: number }
+    result: { _tag: string; failure?: string; first?: number }
+  }
 
 const writeManifest = (home: Home) =>
   Effect.gen(function* () {
@@ -145,11 +184,17 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
 
       const active = activeDir(home)
       expect(readdirSync(active).sort()).toEqual(
-        tinyModelBytes(data ?? "")
-          .map((f) => f.name)
-          .sort()
+        [VERIFICATION_FILE_NAME, ...tinyModelBytes(data ?? "").map((f) => f.name)].sort()
       )
       expect(readdirSync(modelsDir(home))).toEqual([NodePath.basename(active)])
+      // Every check passed, so the record says so: private, for these files as they are.
+      expect(lstatSync(NodePath.join(active, VERIFICATION_FILE_NAME)).mode & 0o777).toBe(0o600)
+      const record = readRecord(active)
+      expect(record.result).toMatchObject({ _tag: "passed", first: 1 })
+      expect(record.files.map((f) => [f.name, f.size, f.mtime_ms])).toEqual(
+        tinyModelBytes(data ?? "").map((f) => [f.name, f.bytes.length, statSync(NodePath.join(active, f.name)).mtimeMs])
+      )
+      expect(yield* daemonView(home)).toBe("usable")
 
       const verified = yield* s.verify(runOf(seen))
       expect(verified.detail).toMatch(
@@ -159,6 +204,8 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       expect(words.filter((w, i) => w !== words[i - 1])).toEqual([
         "checking",
         "downloading",
+        "loading",
+        "verifying",
         "checking",
         "loading",
         "verifying"
@@ -175,6 +222,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       const manifest = readManifest(home)
       expect(manifest.created_directories).toContain(active)
       expect(manifest.owned_files).toContain(NodePath.join(active, "model_optimized.onnx"))
+      expect(manifest.owned_files).toContain(NodePath.join(active, VERIFICATION_FILE_NAME))
     })
   )
 
@@ -192,7 +240,10 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
         expect(failure.detail).toMatch(
           /model_optimized\.onnx failed: the connection was interrupted after \d+ of 345785 bytes/
         )
-        expect(failure.remediation).toMatch(/partial file .*model_optimized\.onnx\.part is kept and resumed/)
+        const part = NodePath.join(stagingModelFolder(home.paths.cacheDir, tinySpec()), "model_optimized.onnx.part")
+        expect(failure.remediation).toBe(
+          `Check the network and rerun (Run: blctx install codex --step embedding_model). The partial file ${part} (${statSync(part).size} bytes) is kept and resumed next time. model.endpoint in ${configPath(home)} points at ${server.endpoint}; check it or remove it to use the default.`
+        )
         const cut = server.requests.filter((r) => r.path.endsWith("model_optimized.onnx") && r.status !== 302)
         expect(cut.map((r) => r.status)).toEqual([200, 206, 206, 206])
 
@@ -235,11 +286,83 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       yield* s.install(runOf([]))
       const tokenizer = NodePath.join(activeDir(home), "tokenizer_config.json")
       writeFileSync(tokenizer, readFileSync(tokenizer, "utf8").replace("512", "511"))
+      expect(yield* daemonView(home)).toBe(`ModelNotVerified: ${tokenizer} changed after it was checked`)
+      // A change the modification time does not show (the record is made to match the file as it is
+      // now): only hashing notices, so the daemon's cheap look cannot.
+      const recordPath = NodePath.join(activeDir(home), VERIFICATION_FILE_NAME)
+      const record = readRecord(activeDir(home))
+      for (const f of record.files) {
+        if (f.name === "tokenizer_config.json") f.mtime_ms = lstatSync(tokenizer).mtimeMs
+      }
+      writeFileSync(recordPath, JSON.stringify(record))
+      expect(yield* daemonView(home)).toBe("usable")
       const failure = yield* Effect.flip(s.verify(runOf([])))
       expect(failure.detail).toMatch(/tokenizer_config\.json has SHA-256 [0-9a-f]{64}; the pin says/)
+      // Verify (status) changes nothing, the record included: install is what records a new verdict.
+      expect(yield* daemonView(home)).toBe("usable")
       yield* s.install(runOf([]))
       expect((yield* s.verify(runOf([]))).detail).toContain("sanity check ranked passage 1 first")
+      expect(yield* daemonView(home)).toBe("usable")
     })
+  )
+
+  it.scoped.skipIf(!data)(
+    "records a failed sanity check so the model is not used; a rerun with a right check records it passed",
+    () =>
+      Effect.gen(function* () {
+        const home = yield* makeHome
+        const server = yield* serve()
+        writeConfig(home, server, 0)
+        yield* writeManifest(home)
+        const s = yield* step(home)
+        const failure = yield* Effect.flip(s.install(runOf([])))
+        expect(failure.detail).toMatch(
+          /^model check failed: ranked-retrieval check failed: passage 1 ranked first, expected 0 \(scores /
+        )
+        const active = activeDir(home)
+        expect(failure.remediation).toBe(
+          `The model in ${active} does not behave as its spec says; check "model" in ${configPath(home)}. Until this step passes, the daemon does not use the model and search stays lexical.`
+        )
+        const record = readRecord(active)
+        expect(record.result).toEqual({ _tag: "failed", failure: failure.detail.replace(/^model check failed: /, "") })
+        expect(yield* daemonView(home)).toBe(`ModelNotVerified: ${record.result.failure}`)
+        // status says the same, and changes nothing.
+        expect((yield* Effect.flip(s.verify(runOf([])))).detail).toBe(failure.detail)
+        expect(readRecord(active)).toEqual(record)
+
+        writeConfig(home, server)
+        // The files pass now, but nothing recorded that yet: status says the daemon does not use them.
+        expect((yield* Effect.flip(s.verify(runOf([])))).detail).toBe(
+          `the model passes its checks now, but the daemon does not use it until a run of this step records them: the sanity check in the configuration changed after ${active} was checked`
+        )
+        expect((yield* s.install(runOf([]))).detail).toBe(`model already in ${active}`)
+        expect(readRecord(active).result).toMatchObject({ _tag: "passed", first: 1 })
+        expect(yield* daemonView(home)).toBe("usable")
+        expect((yield* s.verify(runOf([]))).detail).toContain("sanity check ranked passage 1 first")
+      })
+  )
+
+  it.scoped.skipIf(!data)(
+    "fails status for a model installed before checks were recorded, until install records them",
+    () =>
+      Effect.gen(function* () {
+        const home = yield* makeHome
+        const server = yield* serve()
+        writeConfig(home, server)
+        yield* writeManifest(home)
+        const s = yield* step(home)
+        yield* s.install(runOf([]))
+        const active = activeDir(home)
+        rmSync(NodePath.join(active, VERIFICATION_FILE_NAME))
+        const failure = yield* Effect.flip(s.verify(runOf([])))
+        expect(failure.detail).toBe(
+          `the model passes its checks now, but the daemon does not use it until a run of this step records them: no check of ${active} is recorded`
+        )
+        expect(failure.remediation).toBe("Run: blctx install codex --step embedding_model")
+        expect(existsSync(NodePath.join(active, VERIFICATION_FILE_NAME))).toBe(false)
+        yield* s.install(runOf([]))
+        expect(yield* daemonView(home)).toBe("usable")
+      })
   )
 
   it.scoped.skipIf(!data)("uninstall keeps the cache; --purge removes only the recorded model files", () =>
@@ -252,12 +375,12 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       yield* s.install(runOf([]))
       const active = activeDir(home)
       expect((yield* s.uninstall(runOf([]))).detail).toContain("model kept in")
-      expect(readdirSync(active)).toHaveLength(6)
+      expect(readdirSync(active)).toHaveLength(7)
 
       const mine = NodePath.join(active, "my-notes.txt")
       writeFileSync(mine, "not blctx's")
       const purged = yield* s.uninstall(runOf([], true))
-      expect(purged.detail).toBe(`removed 6 model files; kept non-empty ${active}, ${modelsDir(home)}`)
+      expect(purged.detail).toBe(`removed 7 model files; kept non-empty ${active}, ${modelsDir(home)}`)
       expect(readdirSync(active)).toEqual(["my-notes.txt"])
       rmSync(mine)
       const again = yield* s.uninstall(runOf([], true))
@@ -291,6 +414,141 @@ describe("embedding_model step without a model", () => {
       const failure = yield* Effect.flip(s.verify(runOf([])))
       expect(failure.detail).toBe("the embedding model Qdrant/bge-small-en@8791246cc2a7 is not installed")
       expect(Option.some(failure.remediation)).toEqual(Option.some("Run: blctx install codex --step embedding_model"))
+    })
+  )
+})
+
+/** A one-file model small enough to fake: `m.onnx` holds "abcd". */
+const SMALL_FILE = {
+  name: "m.onnx",
+  size: 4,
+  sha256: createHash("sha256").update("abcd").digest("hex")
+}
+const writeSmallModelConfig = (home: Home, endpoint?: string) =>
+  writeFileSync(
+    configPath(home),
+    JSON.stringify({
+      model: { ...(endpoint === undefined ? {} : { endpoint }), files: [SMALL_FILE], onnx_file: "m.onnx" }
+    })
+  )
+const smallUrl = (endpoint: string) => `${endpoint}/Qdrant/bge-small-en/resolve/${DEFAULT_MODEL_SPEC.revision}/m.onnx`
+
+/** A downloader that puts `bytes` into the `.part` file and then fails as `failure` says. */
+const fakeDownloader = (
+  bytes: string,
+  failure?: (request: DownloadRequest) => { readonly message: string; readonly retryable: boolean }
+) =>
+  Layer.succeed(Downloader, {
+    fetch: (request) =>
+      Effect.gen(function* () {
+        if (bytes.length > 0) writeFileSync(request.part, bytes)
+        if (failure === undefined) return { resumedFrom: 0, bytesOnDisk: bytes.length }
+        return yield* new DownloadError({ url: request.url, path: request.part, ...failure(request) })
+      })
+  })
+
+/** A loopback port nothing listens on. */
+const closedPort = Effect.promise(
+  () =>
+    new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 9))
+      })
+    })
+)
+
+describe("embedding_model download failures say what is on disk and where it was fetched from", () => {
+  const RERUN = "Run: blctx install codex --step embedding_model"
+  const HF = "https://huggingface.co"
+
+  it.scoped("with nothing downloaded, says so (and names the default endpoint)", () =>
+    Effect.gen(function* () {
+      const home = yield* makeHome
+      writeSmallModelConfig(home)
+      yield* writeManifest(home)
+      const s = yield* step(
+        home,
+        fakeDownloader("", () => ({ message: "request failed: getaddrinfo EAI_AGAIN huggingface.co", retryable: true }))
+      )
+      const failure = yield* Effect.flip(s.install(runOf([])))
+      expect(failure.detail).toBe(
+        `download of ${smallUrl(HF)} failed: request failed: getaddrinfo EAI_AGAIN huggingface.co`
+      )
+      expect(failure.remediation).toBe(
+        `Check the network and rerun (${RERUN}). No partial file of m.onnx is on disk; the next run starts it from the beginning. It tried the default endpoint ${HF}.`
+      )
+      const staging = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
+      expect(staging.map((d) => readdirSync(NodePath.join(modelsDir(home), d)))).toEqual([[]])
+    })
+  )
+
+  it.scoped("with a partial file, names it and its size", () =>
+    Effect.gen(function* () {
+      const home = yield* makeHome
+      writeSmallModelConfig(home)
+      yield* writeManifest(home)
+      const s = yield* step(
+        home,
+        fakeDownloader("ab", () => ({
+          message: "the connection was interrupted after 2 of 4 bytes: aborted",
+          retryable: true
+        }))
+      )
+      const failure = yield* Effect.flip(s.install(runOf([])))
+      const [staging] = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
+      const part = NodePath.join(modelsDir(home), staging ?? "", "m.onnx.part")
+      expect(failure.remediation).toBe(
+        `Check the network and rerun (${RERUN}). The partial file ${part} (2 bytes) is kept and resumed next time. It tried the default endpoint ${HF}.`
+      )
+      expect(readFileSync(part, "utf8")).toBe("ab")
+    })
+  )
+
+  it.scoped("when config.json overrides model.endpoint, says so (a real refused connection)", () =>
+    Effect.gen(function* () {
+      const home = yield* makeHome
+      const port = yield* closedPort
+      const endpoint = `http://127.0.0.1:${port}`
+      writeSmallModelConfig(home, endpoint)
+      yield* writeManifest(home)
+      const s = yield* step(home)
+      const failure = yield* Effect.flip(s.install(runOf([])))
+      expect(failure.detail).toBe(
+        `download of ${smallUrl(endpoint)} failed: request failed: connect ECONNREFUSED 127.0.0.1:${port}`
+      )
+      expect(failure.remediation).toBe(
+        `Check the network and rerun (${RERUN}). No partial file of m.onnx is on disk; the next run starts it from the beginning. model.endpoint in ${configPath(home)} points at ${endpoint}; check it or remove it to use the default.`
+      )
+    })
+  )
+
+  it.scoped("never shows the password of an endpoint URL", () =>
+    Effect.gen(function* () {
+      const home = yield* makeHome
+      writeSmallModelConfig(home, "https://mirror-user:s3cret@mirror.example/hf")
+      yield* writeManifest(home)
+      const shown = "https://mirror-user:***@mirror.example/hf"
+
+      const refused = yield* Effect.flip(
+        (yield* step(
+          home,
+          fakeDownloader("", (r) => ({ message: `HTTP 404 from ${r.url}`, retryable: false }))
+        )).install(runOf([]))
+      )
+      expect(refused.detail).toBe(`download of ${smallUrl(shown)} failed: HTTP 404 from ${smallUrl(shown)}`)
+      expect(refused.remediation).toBe(
+        `Rerun once the endpoint serves revision ${DEFAULT_MODEL_SPEC.revision} of Qdrant/bge-small-en (${RERUN}). No partial file of m.onnx is on disk; the next run starts it from the beginning. model.endpoint in ${configPath(home)} points at ${shown}; check it or remove it to use the default.`
+      )
+
+      const wrong = yield* Effect.flip((yield* step(home, fakeDownloader("abce"))).install(runOf([])))
+      expect(wrong.detail).toBe(
+        `${smallUrl(shown)} served 4 bytes with SHA-256 ${createHash("sha256").update("abce").digest("hex")}; the pin is 4 bytes, ${SMALL_FILE.sha256}. The file was discarded.`
+      )
+      expect(wrong.remediation).toBe(
+        `Rerun once the endpoint serves revision ${DEFAULT_MODEL_SPEC.revision} of Qdrant/bge-small-en (${RERUN}). model.endpoint in ${configPath(home)} points at ${shown}; check it or remove it to use the default.`
+      )
+      for (const f of [refused, wrong]) expect(JSON.stringify(f)).not.toContain("s3cret")
     })
   )
 })

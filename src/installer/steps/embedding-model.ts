@@ -1,6 +1,6 @@
 import * as NodePath from "node:path"
-import { DateTime, Effect, Option } from "effect"
-import type { ConfigError } from "../../config/config.js"
+import { DateTime, Effect, Either, Option } from "effect"
+import type { BlctxConfig, ConfigError } from "../../config/config.js"
 import { ConfigFile } from "../../config/config-file.js"
 import { Downloader } from "../../embedding/downloader.js"
 import { FileDigest } from "../../embedding/file-digest.js"
@@ -8,30 +8,56 @@ import { fingerprintOf } from "../../embedding/fingerprint.js"
 import { activeModelFolder, modelsRoot, partFileName, stagingModelFolder } from "../../embedding/model-location.js"
 import { ModelRuntime } from "../../embedding/model-runtime.js"
 import { type ModelFile, type ModelSpec, modelFileUrl } from "../../embedding/model-spec.js"
-import { checkModel } from "../../embedding/sanity.js"
-import { type FsError, SafeFs } from "../../fs/safe-fs.js"
+import {
+  type CheckedFile,
+  ModelVerification,
+  readVerification,
+  VERIFICATION_VERSION,
+  verificationPath,
+  verificationProblem,
+  verificationText
+} from "../../embedding/model-verification.js"
+import { checkModel, type SanityResult } from "../../embedding/sanity.js"
+import { redactUrlCredentials } from "../../embedding/url-display.js"
+import { type Entry, type FsError, SafeFs } from "../../fs/safe-fs.js"
 import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { fail, type Step, type StepFailure, type StepRun } from "../step.js"
 
 const PRIVATE_DIR = 0o700
+const PRIVATE_FILE = 0o600
 const DOWNLOAD_ATTEMPTS = 4
 const RERUN = "Run: blctx install codex --step embedding_model"
 
 const fromFs = (e: FsError): StepFailure =>
   fail(`${e.op} ${e.path} failed: ${e.code}`, `Check that ${NodePath.dirname(e.path)} exists and belongs to you.`)
+// A JSON syntax error quotes the text around it, which may be an endpoint URL with a password.
 const fromConfig = (e: ConfigError): StepFailure =>
-  fail(`config ${e.path}${e.field === "" ? "" : ` field "${e.field}"`}: ${e.message}`, e.remediation)
+  fail(
+    redactUrlCredentials(`config ${e.path}${e.field === "" ? "" : ` field "${e.field}"`}: ${e.message}`),
+    e.remediation
+  )
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 const isUnder = (root: string, path: string) => path.startsWith(`${root}${NodePath.sep}`)
+/** Every URL this step prints goes through this: a password in it is never shown. */
+const shown = redactUrlCredentials
+
+/** A check of the installed model failed: `failure` is kept in the verification record, `step` is reported. */
+interface CheckFailure {
+  readonly failure: string
+  readonly step: StepFailure
+}
 
 /**
  * The local embedding model: downloads the spec's files into the cache (resumable, `.part`
  * files), checks the size and SHA-256 of every file, activates the folder with one atomic
- * rename, then verifies offline by loading the model and running the spec's sanity check.
- * Everything it creates is recorded in the manifest first, so `--purge` removes exactly that.
+ * rename, then loads the model and runs the spec's sanity check. Only when every check passed
+ * does install record a verification in the folder (`.blctx-verification.json`); the daemon
+ * embeds with a model only while that record matches it, so a model that failed a check is
+ * never used. Everything it creates is recorded in the manifest first, so `--purge` removes
+ * exactly that.
  */
 export const embeddingModelStep = Effect.gen(function* () {
   const fs = yield* SafeFs
@@ -43,29 +69,37 @@ export const embeddingModelStep = Effect.gen(function* () {
   const runtime = yield* ModelRuntime
 
   const root = modelsRoot(paths.cacheDir)
-  const loadSpec = configFile.load().pipe(
-    Effect.map((c) => c.model),
-    Effect.mapError(fromConfig)
-  )
+  const loadConfig = configFile.load().pipe(Effect.mapError(fromConfig))
   const now = DateTime.now.pipe(Effect.map(DateTime.formatIso))
 
-  /** The first file of `folder` whose size or SHA-256 differs from the spec, if any. */
-  const firstMismatch = (folder: string, files: ReadonlyArray<ModelFile>) =>
+  /** Where the files were fetched from, and whether config.json chose it. */
+  const endpointNote = (config: BlctxConfig) =>
+    config.modelOverrides.includes("endpoint")
+      ? `model.endpoint in ${configFile.path} points at ${shown(config.model.endpoint)}; check it or remove it to use the default.`
+      : `It tried the default endpoint ${shown(config.model.endpoint)}.`
+
+  /**
+   * The `lstat` of every file of `folder` (taken before hashing), or the first file whose size or
+   * SHA-256 differs from the spec.
+   */
+  const inspect = (folder: string, files: ReadonlyArray<ModelFile>) =>
     Effect.gen(function* () {
+      const entries: Array<Entry> = []
       for (const file of files) {
         const path = NodePath.join(folder, file.name)
         const entry = yield* fs.lstat(path).pipe(Effect.mapError(fromFs))
-        if (Option.isNone(entry)) return Option.some(`${path} is missing`)
-        if (entry.value.kind !== "file") return Option.some(`${path} is not a regular file`)
+        if (Option.isNone(entry)) return Either.left(`${path} is missing`)
+        if (entry.value.kind !== "file") return Either.left(`${path} is not a regular file`)
         if (entry.value.size !== file.size) {
-          return Option.some(`${path} has ${entry.value.size} bytes; the pin says ${file.size}`)
+          return Either.left(`${path} has ${entry.value.size} bytes; the pin says ${file.size}`)
         }
         const digest = yield* digests.sha256(path).pipe(Effect.mapError(fromFs))
         if (digest.sha256 !== file.sha256) {
-          return Option.some(`${path} has SHA-256 ${digest.sha256}; the pin says ${file.sha256}`)
+          return Either.left(`${path} has SHA-256 ${digest.sha256}; the pin says ${file.sha256}`)
         }
+        entries.push(entry.value)
       }
-      return Option.none<string>()
+      return Either.right(entries)
     })
 
   const ensureDirectory = (dir: string) =>
@@ -78,7 +112,7 @@ export const embeddingModelStep = Effect.gen(function* () {
       yield* fs.makeDirectory(dir, PRIVATE_DIR).pipe(Effect.mapError(fromFs))
     })
 
-  /** Records every path the download may create, before creating any of them. */
+  /** Records every path the step may create, before creating any of them. */
   const recordArtifacts = (spec: ModelSpec) =>
     Effect.gen(function* () {
       const manifest = yield* manifests
@@ -93,11 +127,14 @@ export const embeddingModelStep = Effect.gen(function* () {
       }
       const staging = stagingModelFolder(paths.cacheDir, spec)
       const active = activeModelFolder(paths.cacheDir, spec)
-      const files = spec.files.flatMap((f) => [
-        NodePath.join(staging, f.name),
-        NodePath.join(staging, partFileName(f.name)),
-        NodePath.join(active, f.name)
-      ])
+      const files = [
+        ...spec.files.flatMap((f) => [
+          NodePath.join(staging, f.name),
+          NodePath.join(staging, partFileName(f.name)),
+          NodePath.join(active, f.name)
+        ]),
+        verificationPath(active)
+      ]
       const m = manifest.value
       const ownedFiles = [...new Set([...m.owned_files, ...files])]
       const directories = [...new Set([...m.created_directories, root, staging, active])]
@@ -109,8 +146,20 @@ export const embeddingModelStep = Effect.gen(function* () {
         .pipe(Effect.mapError(fromFs))
     })
 
-  const download = (run: StepRun, spec: ModelSpec, staging: string) =>
+  /** What the failed download left on disk, said as it is. */
+  const leftOnDisk = (part: string, name: string) =>
+    fs.lstat(part).pipe(
+      Effect.orElseSucceed(() => Option.none<Entry>()),
+      Effect.map((entry) =>
+        Option.isSome(entry) && entry.value.kind === "file" && entry.value.size > 0
+          ? `The partial file ${part} (${entry.value.size} bytes) is kept and resumed next time.`
+          : `No partial file of ${name} is on disk; the next run starts it from the beginning.`
+      )
+    )
+
+  const download = (run: StepRun, config: BlctxConfig, staging: string) =>
     Effect.gen(function* () {
+      const spec = config.model
       const total = spec.files.reduce((n, f) => n + f.size, 0)
       let done = 0
       let fetched = 0
@@ -119,7 +168,7 @@ export const embeddingModelStep = Effect.gen(function* () {
         const target = NodePath.join(staging, file.name)
         const part = NodePath.join(staging, partFileName(file.name))
         if (yield* fs.exists(target)) {
-          if (Option.isNone(yield* firstMismatch(staging, [file]))) {
+          if (Either.isRight(yield* inspect(staging, [file]))) {
             done += file.size
             continue
           }
@@ -139,12 +188,20 @@ export const embeddingModelStep = Effect.gen(function* () {
           })
           .pipe(
             Effect.retry({ times: DOWNLOAD_ATTEMPTS - 1, while: (e) => e.retryable }),
-            Effect.mapError((e) =>
-              fail(
-                `download of ${url} failed: ${e.message}`,
-                e.retryable
-                  ? `Check the network and rerun (${RERUN}); the partial file ${e.path} is kept and resumed.`
-                  : `Check "model.endpoint" in ${configFile.path} (a mirror must serve the pinned files), then rerun.`
+            Effect.catchAll((e) =>
+              Effect.flatMap(leftOnDisk(part, file.name), (onDisk) =>
+                Effect.fail(
+                  fail(
+                    `download of ${shown(url)} failed: ${shown(e.message)}`,
+                    [
+                      e.retryable
+                        ? `Check the network and rerun (${RERUN}).`
+                        : `Rerun once the endpoint serves revision ${spec.revision} of ${spec.repo} (${RERUN}).`,
+                      onDisk,
+                      endpointNote(config)
+                    ].join(" ")
+                  )
+                )
               )
             )
           )
@@ -154,8 +211,8 @@ export const embeddingModelStep = Effect.gen(function* () {
         if (digest.size !== file.size || digest.sha256 !== file.sha256) {
           yield* fs.removeFile(part).pipe(Effect.mapError(fromFs))
           return yield* fail(
-            `${url} served ${digest.size} bytes with SHA-256 ${digest.sha256}; the pin is ${file.size} bytes, ${file.sha256}. The file was discarded.`,
-            `Check that "model.endpoint" in ${configFile.path} serves revision ${spec.revision} of ${spec.repo}, then rerun.`
+            `${shown(url)} served ${digest.size} bytes with SHA-256 ${digest.sha256}; the pin is ${file.size} bytes, ${file.sha256}. The file was discarded.`,
+            `Rerun once the endpoint serves revision ${spec.revision} of ${spec.repo} (${RERUN}). ${endpointNote(config)}`
           )
         }
         yield* fs.renameDurable(part, target).pipe(Effect.mapError(fromFs))
@@ -164,10 +221,11 @@ export const embeddingModelStep = Effect.gen(function* () {
       return { fetched, resumed }
     })
 
-  /** Replaces the active folder by the verified staging folder in one rename. */
+  /** Replaces the active folder (and its verification record) by the checked staging folder in one rename. */
   const activate = (spec: ModelSpec, staging: string, active: string) =>
     Effect.gen(function* () {
       if (yield* fs.exists(active)) {
+        yield* fs.removeFile(verificationPath(active)).pipe(Effect.mapError(fromFs))
         for (const file of spec.files)
           yield* fs.removeFile(NodePath.join(active, file.name)).pipe(Effect.mapError(fromFs))
         const removed = yield* fs.removeEmptyDirectory(active).pipe(Effect.mapError(fromFs))
@@ -181,52 +239,150 @@ export const embeddingModelStep = Effect.gen(function* () {
       yield* fs.renameDurable(staging, active).pipe(Effect.mapError(fromFs))
     })
 
+  /** Loads the model in `folder` and runs the spec's sanity check (offline). */
+  const sanity = (run: StepRun, folder: string, spec: ModelSpec) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        yield* run.progress({ label: "loading model", fraction: 0.5 })
+        const embedder = yield* runtime.load(folder, spec).pipe(
+          Effect.mapError(
+            (e): CheckFailure => ({
+              failure: `the model could not be loaded: ${e.message}`,
+              step: fail(`cannot load the model in ${e.folder}: ${e.message}`, e.remediation)
+            })
+          )
+        )
+        yield* run.progress({ label: "verifying", fraction: 0.75 })
+        return yield* checkModel(embedder, spec).pipe(
+          Effect.mapError(
+            (e): CheckFailure => ({
+              failure: e.message,
+              step: fail(
+                `model check failed: ${e.message}`,
+                e._tag === "EmbedError"
+                  ? RERUN
+                  : `The model in ${folder} does not behave as its spec says; check "model" in ${configFile.path}. Until this step passes, the daemon does not use the model and search stays lexical.`
+              )
+            })
+          )
+        )
+      })
+    )
+
+  /** The record of this run's checks, written atomically and private. */
+  const writeRecord = (
+    folder: string,
+    spec: ModelSpec,
+    files: ReadonlyArray<CheckedFile>,
+    result: ModelVerification["result"]
+  ) =>
+    Effect.gen(function* () {
+      const fingerprint = fingerprintOf(spec)
+      const record = new ModelVerification({
+        version: VERIFICATION_VERSION,
+        fingerprint: fingerprint.key,
+        model: fingerprint.label,
+        checked_at: yield* now,
+        files,
+        sanity: spec.sanity,
+        result
+      })
+      yield* fs
+        .writeAtomic(verificationPath(folder), verificationText(record), PRIVATE_FILE)
+        .pipe(Effect.mapError(fromFs))
+    })
+
+  const recordFailure = (folder: string, spec: ModelSpec, failure: string) =>
+    writeRecord(folder, spec, [], { _tag: "failed", failure })
+
+  /**
+   * Runs the model checks on the active folder whose files `inspect` found intact, and records
+   * the outcome. A file that changed while it was checked is a failure too.
+   */
+  const certify = (run: StepRun, active: string, spec: ModelSpec, entries: ReadonlyArray<Entry>) =>
+    Effect.gen(function* () {
+      const result = yield* sanity(run, active, spec).pipe(
+        Effect.catchAll((e) => Effect.zipRight(recordFailure(active, spec, e.failure), Effect.fail(e.step)))
+      )
+      const files: Array<CheckedFile> = []
+      for (const [i, file] of spec.files.entries()) {
+        const path = NodePath.join(active, file.name)
+        const before = entries[i]
+        const after = yield* fs.lstat(path).pipe(Effect.mapError(fromFs))
+        if (
+          before === undefined ||
+          Option.isNone(after) ||
+          after.value.ino !== before.ino ||
+          after.value.size !== before.size ||
+          after.value.mtimeMs !== before.mtimeMs
+        ) {
+          const failure = `${path} changed while it was checked`
+          yield* recordFailure(active, spec, failure)
+          return yield* fail(failure, `Leave ${active} alone while the step runs, then rerun (${RERUN}).`)
+        }
+        files.push({ name: file.name, size: file.size, sha256: file.sha256, mtime_ms: before.mtimeMs })
+      }
+      yield* writeRecord(active, spec, files, {
+        _tag: "passed",
+        first: result.first,
+        score: result.scores[result.first] ?? 0
+      })
+      return result
+    })
+
   const install = Effect.fn("EmbeddingModel.install")(function* (run: StepRun) {
-    const spec = yield* loadSpec
+    const config = yield* loadConfig
+    const spec = config.model
     const active = activeModelFolder(paths.cacheDir, spec)
     yield* run.progress({ label: "checking cache", fraction: 0 })
-    if ((yield* fs.exists(active)) && Option.isNone(yield* firstMismatch(active, spec.files))) {
+    yield* recordArtifacts(spec)
+    const cached = (yield* fs.exists(active)) ? yield* inspect(active, spec.files) : Either.left(`${active} is missing`)
+    if (Either.isRight(cached)) {
+      yield* certify(run, active, spec, cached.right)
       return { detail: `model already in ${active}` }
     }
-    yield* recordArtifacts(spec)
+    // The folder's files are not what was checked: nothing may use them until a run passes.
+    if (yield* fs.exists(active)) yield* recordFailure(active, spec, cached.left)
     const staging = stagingModelFolder(paths.cacheDir, spec)
     yield* ensureDirectory(root)
     yield* ensureDirectory(staging)
-    const { fetched, resumed } = yield* download(run, spec, staging)
+    const { fetched, resumed } = yield* download(run, config, staging)
     yield* activate(spec, staging, active)
+    const activated = yield* inspect(active, spec.files)
+    if (Either.isLeft(activated)) {
+      yield* recordFailure(active, spec, activated.left)
+      return yield* fail(activated.left, RERUN)
+    }
+    yield* certify(run, active, spec, activated.right)
     const resumedNote = resumed > 0 ? `, resumed ${mib(resumed)}` : ""
     return { detail: `downloaded ${mib(fetched)}${resumedNote}; verified and activated ${active}` }
   })
 
   const verify = Effect.fn("EmbeddingModel.verify")(function* (run: StepRun) {
-    const spec = yield* loadSpec
+    const spec = (yield* loadConfig).model
     const active = activeModelFolder(paths.cacheDir, spec)
     yield* run.progress({ label: "checking files", fraction: 0 })
     if (!(yield* fs.exists(active))) {
       return yield* fail(`the embedding model ${spec.repo}@${spec.revision.slice(0, 12)} is not installed`, RERUN)
     }
-    const mismatch = yield* firstMismatch(active, spec.files)
-    if (Option.isSome(mismatch)) return yield* fail(mismatch.value, RERUN)
-    yield* run.progress({ label: "loading model", fraction: 0.5 })
-    const result = yield* Effect.scoped(
-      Effect.gen(function* () {
-        const embedder = yield* runtime
-          .load(active, spec)
-          .pipe(Effect.mapError((e) => fail(`cannot load the model in ${e.folder}: ${e.message}`, e.remediation)))
-        yield* run.progress({ label: "verifying", fraction: 0.75 })
-        return yield* checkModel(embedder, spec).pipe(
-          Effect.mapError((e) =>
-            fail(
-              `model check failed: ${e.message}`,
-              e._tag === "EmbedError"
-                ? RERUN
-                : `The model in ${active} does not behave as its spec says; check "model" in ${configFile.path}.`
-            )
-          )
-        )
-      })
-    )
+    const inspected = yield* inspect(active, spec.files)
+    if (Either.isLeft(inspected)) return yield* fail(inspected.left, RERUN)
+    const result: SanityResult = yield* sanity(run, active, spec).pipe(Effect.catchAll((e) => Effect.fail(e.step)))
     const fingerprint = fingerprintOf(spec)
+    const stored = yield* readVerification(fs, active).pipe(Effect.mapError(fromFs))
+    const problem = verificationProblem(
+      stored,
+      spec,
+      fingerprint,
+      active,
+      inspected.right.map((e) => Option.some(e))
+    )
+    if (Option.isSome(problem)) {
+      return yield* fail(
+        `the model passes its checks now, but the daemon does not use it until a run of this step records them: ${problem.value}`,
+        RERUN
+      )
+    }
     const score = result.scores[result.first] ?? 0
     return {
       detail: `${fingerprint.model}@${fingerprint.revision.slice(0, 12)}, ${result.dims} dims, fingerprint ${fingerprint.key}; sanity check ranked passage ${result.first} first (${score.toFixed(3)})`
