@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync } from "node:fs"
+import { existsSync, lstatSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
@@ -254,5 +254,31 @@ describe("the detached supervisor with concurrent commands", () => {
     const [pid] = [...served]
     expect(pid).not.toBe(crashed)
     expect(h.daemonPids()).toEqual([pid])
+  })
+
+  it("restarts blctxd from the installation's own command, never from a launch record someone edited", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    await installGreen(h)
+    const marker = NodePath.join(h.home, "launch-record-was-executed")
+    const record = NodePath.join(h.stateDir, "blctxd.launch.json")
+    writeFileSync(
+      record,
+      JSON.stringify({ supervisor: "detached", command: ["/bin/sh", "-c", `touch ${marker}; sleep 60`] }),
+      { mode: 0o600 }
+    )
+    const crashed = await onlyDaemon(h)
+    process.kill(crashed, "SIGKILL")
+    await waitFor("the killed daemon to be gone", () => (isAlive(crashed) ? undefined : true))
+
+    const ping = await h.blctx(["ping", "--json"])
+    expect(ping.code, ping.stdout + ping.stderr).toBe(0)
+    const answer = JSON.parse(ping.stdout) as { daemon: { pid: number; argv: Array<string> } }
+    expect(answer.daemon.argv).toContain(builtProgram("daemon"))
+    expect(existsSync(marker)).toBe(false)
+    // The edited record is reported, not trusted.
+    const status = await h.blctx(["status", "--step", "background_service", "--json"])
+    expect(checkOf(status.stdout, "background_service").status).toBe("failed")
+    expect(checkOf(status.stdout, "background_service").detail).toContain("differs")
   })
 })

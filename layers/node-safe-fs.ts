@@ -44,7 +44,8 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
             mode: stats.mode & 0o7777,
             size: stats.size,
             mtimeMs: stats.mtimeMs,
-            ino: stats.ino
+            ino: stats.ino,
+            uid: stats.uid
           })
       ),
       Effect.catchAll((error) =>
@@ -110,5 +111,8 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
         () => true,
         () => false
       )
-    )
+    ),
+  realPath: (path) => attempt("realpath", path, () => Fs.realpath(path)),
+  // Where there are no user ids (not POSIX), 0 stands for "the only user".
+  userId: process.getuid?.() ?? 0
 })

@@ -10,6 +10,8 @@ export interface Entry {
   readonly size: number
   readonly mtimeMs: number
   readonly ino: number
+  /** The owner's user id. */
+  readonly uid: number
 }
 
 /** A filesystem operation failed; carries the path and errno code for the person reading it. */
@@ -43,5 +45,9 @@ export class SafeFs extends Context.Tag("blctx/SafeFs")<
     /** Removes a directory only if it is empty; returns whether it was removed. */
     readonly removeEmptyDirectory: (path: string) => Effect.Effect<boolean, FsError>
     readonly exists: (path: string) => Effect.Effect<boolean>
+    /** The canonical absolute path, every link resolved (the path must exist). */
+    readonly realPath: (path: string) => Effect.Effect<string, FsError>
+    /** The user id this process runs as: the only owner blctx accepts for its files. */
+    readonly userId: number
   }
 >() {}

@@ -1,4 +1,5 @@
 import { Data, DateTime, Effect, Option, ParseResult, Schema } from "effect"
+import { checkOwnership } from "../fs/ownership.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { Paths } from "../paths/paths.js"
 import { MANIFEST_VERSION, Manifest, ManifestVersionProbe } from "./manifest.js"
@@ -35,6 +36,13 @@ export class ManifestStore extends Effect.Service<ManifestStore>()("blctx/Manife
       if (entry.value.kind !== "file") {
         return yield* new ManifestUnreadable({ path, reason: `it is a ${entry.value.kind}, not a regular file` })
       }
+      // A manifest another user wrote, or could swap, would steer what blctx removes and runs.
+      yield* checkOwnership(path).pipe(
+        Effect.provideService(SafeFs, fs),
+        Effect.mapError(
+          (e) => new ManifestUnreadable({ path, reason: e._tag === "OwnershipProblem" ? e.detail : e.message })
+        )
+      )
       const text = yield* fs
         .readText(path)
         .pipe(Effect.mapError((e) => new ManifestUnreadable({ path, reason: e.message })))
