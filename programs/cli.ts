@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import { Command, HelpDoc, ValidationError } from "@effect/cli"
+import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Schema } from "effect"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
@@ -16,12 +16,21 @@ import { ServiceManagerLive } from "../layers/supervisor-selection.js"
 import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
 import { ExitStatus } from "../src/cli/exit-status.js"
 import { extractGlobalFlags } from "../src/cli/global-flags.js"
-import { OutputMode } from "../src/cli/output-mode.js"
-import { rootCommand } from "../src/cli/root.js"
+import {
+  commandNames,
+  findHelpTopic,
+  type HelpTopic,
+  helpCliConfig,
+  renderCommandHelp,
+  renderRootHelp
+} from "../src/cli/help.js"
+import { decideOutputMode, OutputMode } from "../src/cli/output-mode.js"
+import { rootCommand, subcommands } from "../src/cli/root.js"
 import { CliUsageError } from "../src/cli/usage-error.js"
 import { ConfigFile } from "../src/config/config-file.js"
 import { ExitCode } from "../src/domain/report.js"
 import { ProgramPaths } from "../src/installer/program-paths.js"
+import { ansiStyle, plainStyle } from "../src/installer/render-text.js"
 import { ManifestStore } from "../src/ownership/manifest-store.js"
 import { Paths } from "../src/paths/paths.js"
 import { VERSION } from "../src/version.js"
@@ -30,12 +39,12 @@ import { VERSION } from "../src/version.js"
 process.umask(0o077)
 
 const { flags, rest } = extractGlobalFlags(process.argv.slice(2))
-const stdoutTty = process.stdout.isTTY === true
-const mode = {
-  json: flags.json,
-  color: !flags.json && !flags.noColor && stdoutTty && process.env.NO_COLOR === undefined,
-  interactive: !flags.json && stdoutTty && process.stdin.isTTY === true
-}
+const mode = decideOutputMode({
+  flags,
+  stdoutTty: process.stdout.isTTY === true,
+  stdinTty: process.stdin.isTTY === true,
+  noColorEnv: process.env.NO_COLOR
+})
 
 // This file runs either as dist/programs/cli.js or bundled as dist/bin/blctx.mjs: both sit two
 // levels below the package root, from which the other programs are found.
@@ -84,14 +93,35 @@ const usage = (message: string) =>
 
 const run = Command.run(rootCommand, { name: "blctx", version: VERSION })
 
-run([process.argv[0] ?? "node", process.argv[1] ?? "blctx", ...rest]).pipe(
-  Effect.catchTag("CliUsageError", (e) => usage(e.message)),
-  Effect.catchIf(ValidationError.isValidationError, (e) =>
-    // @effect/cli has already printed what was wrong; the exit code tells scripts it was usage.
-    mode.json
-      ? usage(HelpDoc.toAnsiText(e.error).trim())
-      : ExitStatus.pipe(Effect.flatMap((s) => s.set(ExitCode.usage)))
-  ),
-  Effect.provide(MainLive),
-  NodeRuntime.runMain({ disableErrorReporting: false })
-)
+const descriptors = subcommands.map((command) => command.descriptor)
+const names = commandNames(descriptors)
+
+/** Help is blctx's own (`src/cli/help.ts`): plain unless colors are on, exit 0. */
+const help = (topic: HelpTopic) => {
+  const style = mode.color ? ansiStyle : plainStyle
+  if (topic._tag === "Root") return Console.log(renderRootHelp(rootCommand.descriptor, descriptors, VERSION, style))
+  const descriptor = topic._tag === "Command" ? descriptors[names.indexOf(topic.name)] : undefined
+  return descriptor === undefined
+    ? usage(`unknown command '${topic.name}'; blctx --help lists the commands`)
+    : Console.log(renderCommandHelp(descriptor, style))
+}
+
+const topic = findHelpTopic(rest, names)
+
+const program =
+  topic !== undefined
+    ? help(topic).pipe(Effect.provide(ExitStatusLive))
+    : run([process.argv[0] ?? "node", process.argv[1] ?? "blctx", ...rest]).pipe(
+        Effect.catchTag("CliUsageError", (e) => usage(e.message)),
+        Effect.catchIf(ValidationError.isValidationError, (e) =>
+          // @effect/cli has already printed what was wrong; the exit code tells scripts it was usage.
+          mode.json
+            ? usage(HelpDoc.toAnsiText(e.error).trim())
+            : ExitStatus.pipe(Effect.flatMap((s) => s.set(ExitCode.usage)))
+        ),
+        Effect.provide(MainLive),
+        // Whatever help the library still prints leaves its built-in options out.
+        Effect.provide(CliConfig.layer(helpCliConfig))
+      )
+
+NodeRuntime.runMain(program, { disableErrorReporting: false })

@@ -10,35 +10,49 @@ import { stringifyForTerminal } from "../explore/terminal-json.js"
 import { sanitizeForTerminal } from "../installer/render-text.js"
 import { Paths } from "../paths/paths.js"
 import { ExitStatus } from "./exit-status.js"
+import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
 import { CliUsageError } from "./usage-error.js"
 
+const DEFAULT_LIST_LIMIT = 20
+const DEFAULT_FILE_LIMIT = 20
+
 const path = Args.text({ name: "path" }).pipe(
-  Args.withDescription("A Codex transcript (rollout-*.jsonl); without it, list the newest transcripts"),
+  Args.withDescription(
+    "A Codex transcript (rollout-*.jsonl) to show. Without it, explore lists the newest transcripts."
+  ),
   Args.optional
 )
 const view = Options.choice("view", ["messages", "raw", "preview"] as const).pipe(
   Options.withDescription(
-    "messages: candidate messages as written; raw: every record; preview: proposed index decisions. Default: the conversation"
+    "What to show of PATH: messages (every candidate message, injected context included), raw (every record with its type and decision) or preview (the proposed index decisions, with reasons). Default: the conversation, turn by turn."
   ),
   Options.optional
 )
-const details = Options.boolean("details").pipe(Options.withDescription("Per-record decisions (preview), values (raw)"))
+const details = Options.boolean("details").pipe(
+  Options.withDescription("With --view preview, the decision for every record; with --view raw, every record's values.")
+)
 const startLine = Options.integer("start-line").pipe(
-  Options.withDescription("Show records (or turns) from this line on"),
+  Options.withPseudoName("LINE"),
+  Options.withDescription(
+    "Start at this line of PATH (1 is the first); every page ends with the --start-line of the next. Default: 1."
+  ),
   Options.optional
 )
 const limit = Options.integer("limit").pipe(
-  Options.withDescription("How many transcripts (list), records (raw, messages) or complete turns (default, preview)"),
+  Options.withPseudoName("N"),
+  Options.withDescription(
+    `How many to show: transcripts in the list (default ${DEFAULT_LIST_LIMIT}); for PATH, records with --view raw or messages and complete turns otherwise (default ${DEFAULT_FILE_LIMIT}).`
+  ),
   Options.optional
 )
 const root = Options.text("root").pipe(
-  Options.withDescription("The Codex home to list (default: $CODEX_HOME or ~/.codex)"),
+  Options.withPseudoName("CODEX_HOME"),
+  Options.withDescription(
+    "List the transcripts of this Codex home (its sessions and archived_sessions). Default: $CODEX_HOME, or ~/.codex. Only without PATH."
+  ),
   Options.optional
 )
-
-const DEFAULT_LIST_LIMIT = 20
-const DEFAULT_FILE_LIMIT = 20
 
 const usage = (message: string) => Effect.fail(new CliUsageError({ message }))
 
@@ -97,4 +111,11 @@ export const exploreCommand = Command.make("explore", { path, view, details, sta
     })
     return yield* out(result, () => renderFile(result, o.details))
   }).pipe(Effect.catchTag("ExploreFailure", report))
-).pipe(Command.withDescription("Look at your Codex transcripts and what blctx would index from them (read-only)"))
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Look at your transcripts and what blctx would index (read-only)",
+      "Without PATH, lists the newest transcripts under CODEX_HOME with their size, time, session id and working directory. With PATH, shows that transcript as a conversation, or in the --view you choose; every record carries its line number and byte range. Creates no state and starts nothing; symbolic links are never followed."
+    )
+  )
+)

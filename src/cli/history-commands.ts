@@ -9,7 +9,9 @@ import { Paths } from "../paths/paths.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { discoverSessions } from "../transcripts/discovery.js"
 import { ExitStatus } from "./exit-status.js"
+import { commandDescription } from "./help.js"
 import { renderContext, renderJob, renderRecent, renderSearch, renderStatus } from "./history-render.js"
+import { checkTranscriptPaths, UnindexablePaths } from "./index-paths.js"
 import { OutputMode } from "./output-mode.js"
 import { CliUsageError } from "./usage-error.js"
 
@@ -18,7 +20,9 @@ const CALL_TIMEOUT = Duration.seconds(30)
 const WAIT_LIMIT = Duration.minutes(10)
 const POLL = Duration.millis(250)
 
-const pretty = Options.boolean("pretty").pipe(Options.withDescription("A readable table instead of JSON"))
+const pretty = Options.boolean("pretty").pipe(
+  Options.withDescription("Print a readable table instead of JSON (the default when stdout is a terminal).")
+)
 
 /** JSON unless `--pretty` (or a TTY without `--json`). */
 const emit = <A>(
@@ -46,7 +50,15 @@ const reportFailure = (error: Error) =>
     const mode = yield* OutputMode
     if (mode.json || process.stdout.isTTY !== true) {
       const tag = "_tag" in error ? String(error._tag) : "Error"
-      yield* Console.log(JSON.stringify({ error: { _tag: tag, message: error.message }, exit_code: ExitCode.failed }))
+      const details = error instanceof UnindexablePaths ? { paths: error.paths } : {}
+      const document = { error: { _tag: tag, message: error.message, ...details }, exit_code: ExitCode.failed }
+      // JSON.stringify leaves DEL and C1 controls raw; a path given on the command line may hold them.
+      yield* Console.log(
+        JSON.stringify(document).replace(
+          /[\u007f-\u009f]/g,
+          (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`
+        )
+      )
     }
     yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))
   })
@@ -56,12 +68,24 @@ const handled = <E extends Error, R>(effect: Effect.Effect<void, E, R>) =>
 
 // ---- index -----------------------------------------------------------------------------------
 
-const indexPaths = Args.text({ name: "path" }).pipe(Args.withDescription("Transcript files to index"), Args.repeated)
+const indexPaths = Args.text({ name: "path" }).pipe(
+  Args.withDescription(
+    "Transcript files to index, each an existing regular file (symbolic links are refused). Without any, every transcript under CODEX_HOME is indexed."
+  ),
+  Args.repeated
+)
 const root = Options.text("root").pipe(
-  Options.withDescription("Index every active and archived transcript under this CODEX_HOME"),
+  Options.withPseudoName("CODEX_HOME"),
+  Options.withDescription(
+    "Index every active and archived transcript of this Codex home (its sessions and archived_sessions). Default: $CODEX_HOME, or ~/.codex. Not with PATH."
+  ),
   Options.optional
 )
-const wait = Options.boolean("wait").pipe(Options.withDescription("Wait (up to ten minutes) for the job to finish"))
+const wait = Options.boolean("wait").pipe(
+  Options.withDescription(
+    "Follow the job until it finishes, for up to ten minutes (progress on stderr); exit 1 if it failed or was cancelled."
+  )
+)
 
 const follow = (client: BlctxClient, job: JobView) =>
   Effect.gen(function* () {
@@ -100,6 +124,8 @@ export const indexCommand = Command.make("index", { paths: indexPaths, root, wai
       let files: ReadonlyArray<string>
       if (o.paths.length > 0) {
         files = o.paths.map((p) => NodePath.resolve(p))
+        // Before the daemon is asked anything: a path that cannot be indexed fails the whole command.
+        yield* checkTranscriptPaths(files)
       } else {
         const codexHome = Option.match(o.root, { onNone: () => paths.codexHome, onSome: (r) => NodePath.resolve(r) })
         const found = yield* discoverSessions(codexHome)
@@ -122,9 +148,19 @@ export const indexCommand = Command.make("index", { paths: indexPaths, root, wai
       }
     })
   )
-).pipe(Command.withDescription("Index transcripts (a durable job in the daemon; returns its id at once)"))
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Index transcripts into your searchable history",
+      "Submits one durable import job to the daemon (starting it when needed) and prints the job at once. Unchanged files are skipped and growing ones are read from where they stopped, so reruns are cheap. If any PATH does not exist or is not a regular file, nothing is submitted and the command fails naming every such path."
+    )
+  )
+)
 
-const jobIdArg = Args.text({ name: "job-id" }).pipe(Args.withDescription("A job id from blctx index"), Args.optional)
+const jobIdArg = Args.text({ name: "job-id" }).pipe(
+  Args.withDescription("A job id, as blctx index printed it. Without it, what the whole index covers."),
+  Args.optional
+)
 
 export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg, pretty }, (o) =>
   handled(
@@ -143,22 +179,46 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
         })
     })
   )
-).pipe(Command.withDescription("What the index covers, or the state of one job"))
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Show what the index covers, or the state of one job",
+      "Without JOB_ID: the files, sessions, messages, chunks and vectors indexed, changed or missing sources, whether search can use vectors, and the recent jobs. With JOB_ID: that job's state and counts."
+    )
+  )
+)
 
 // ---- search, recent, context -------------------------------------------------------------------
 
-const limit = (fallback: number) => Options.integer("limit").pipe(Options.withDefault(fallback))
-const offset = Options.integer("offset").pipe(Options.withDefault(0))
+const limit = (fallback: number, max: number, what: string) =>
+  Options.integer("limit").pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription(`How many ${what} to return, 1 to ${max}. Default: ${fallback}.`),
+    Options.withDefault(fallback)
+  )
+const offset = (what: string) =>
+  Options.integer("offset").pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription(
+      `Skip this many ${what} first, to get the next page (an answer's next_offset says where it continues). Default: 0.`
+    ),
+    Options.withDefault(0)
+  )
 const project = Options.text("project").pipe(
-  Options.withDescription("Only this project (working directory)"),
+  Options.withPseudoName("DIR"),
+  Options.withDescription("Only sessions whose working directory is DIR or a directory below it."),
   Options.optional
 )
+const TIME_FORMAT =
+  "TIME is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM; without an offset it is UTC."
 const since = Options.text("since").pipe(
-  Options.withDescription("From this date/time (inclusive; no offset = UTC)"),
+  Options.withPseudoName("TIME"),
+  Options.withDescription(`Only from this time on (inclusive). ${TIME_FORMAT}`),
   Options.optional
 )
 const until = Options.text("until").pipe(
-  Options.withDescription("Before this date/time (exclusive; no offset = UTC)"),
+  Options.withPseudoName("TIME"),
+  Options.withDescription(`Only before this time (exclusive). ${TIME_FORMAT}`),
   Options.optional
 )
 const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
@@ -170,14 +230,26 @@ const defined = <T extends Record<string, unknown>>(record: T) =>
 export const searchCommand = Command.make(
   "search",
   {
-    query: Args.text({ name: "query" }).pipe(Args.repeated),
-    limit: limit(10),
-    offset,
+    query: Args.text({ name: "query" }).pipe(
+      Args.withDescription("The words to look for; several words form one query (quotes are not needed)."),
+      Args.repeated
+    ),
+    limit: limit(10, 100, "results"),
+    offset: offset("results"),
     project,
-    session: Options.text("session").pipe(Options.optional),
+    session: Options.text("session").pipe(
+      Options.withPseudoName("ID"),
+      Options.withDescription("Only this Codex session, by its session id (as results and explore show it)."),
+      Options.optional
+    ),
     since,
     until,
-    sourceType: Options.choice("source-type", ["codex_transcript", "authored_update"]).pipe(Options.optional),
+    sourceType: Options.choice("source-type", ["codex_transcript", "authored_update"]).pipe(
+      Options.withDescription(
+        "Only this kind of text: codex_transcript (messages read from your Codex transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
+      ),
+      Options.optional
+    ),
     pretty
   },
   (o) =>
@@ -202,17 +274,28 @@ export const searchCommand = Command.make(
         yield* emit(response, (r) => r, renderSearch, o.pretty)
       })
     )
-).pipe(Command.withDescription("Search your history (hybrid when the model is ready, lexical otherwise)"))
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Search your indexed history",
+      "Matches words (BM25) and, once the embedding model has embedded every chunk, meaning too; query_mode in the answer says which, and why. Every result carries its exact text, a context_id for blctx context, and its source file with line and byte range. An answer holds at most 24,000 characters of text. Searching never imports anything."
+    )
+  )
+)
 
 export const recentCommand = Command.make(
   "recent",
   {
-    days: Options.float("days").pipe(Options.optional),
+    days: Options.float("days").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Only turns active in the last N days (fractions such as 0.5 work). Not with --since."),
+      Options.optional
+    ),
     since,
     until,
     project,
-    limit: limit(20),
-    offset,
+    limit: limit(20, 200, "turns"),
+    offset: offset("turns"),
     pretty
   },
   (o) =>
@@ -233,15 +316,36 @@ export const recentCommand = Command.make(
         yield* emit(response, (r) => r, renderRecent, o.pretty)
       })
     )
-).pipe(Command.withDescription("Recent turns by activity time"))
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Show the most recent turns of your Codex sessions",
+      "Turns with activity in the time range, newest activity first; without --days or --since, from the beginning. A message whose time is unknown is never in a bounded range."
+    )
+  )
+)
 
 export const contextCommand = Command.make(
   "context",
   {
-    contextId: Args.text({ name: "context-id" }),
-    offset: Options.integer("offset").pipe(Options.optional),
-    limit: limit(20),
-    charOffset: Options.integer("char-offset").pipe(Options.withDefault(0)),
+    contextId: Args.text({ name: "context-id" }).pipe(
+      Args.withDescription("The context_id of a result of blctx search or blctx recent.")
+    ),
+    offset: Options.integer("offset").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription(
+        "The first message to return, by its position in the session (0 is the first message). Default: the first message of the result's turn."
+      ),
+      Options.optional
+    ),
+    limit: limit(20, 200, "messages"),
+    charOffset: Options.integer("char-offset").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription(
+        "Start this many characters into the first message (default 0), to continue a message an answer cut off: pass its next_char_offset."
+      ),
+      Options.withDefault(0)
+    ),
     pretty
   },
   (o) =>
@@ -255,4 +359,11 @@ export const contextCommand = Command.make(
         yield* emit(response, (r) => r, renderContext, o.pretty)
       })
     )
-).pipe(Command.withDescription("The messages around a search result, with exact text"))
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Show the messages around a search or recent result",
+      "The messages of the result's session, from its turn on, with their exact text and source positions. An answer holds at most 24,000 characters of text; next_offset and next_char_offset continue exactly where it stopped."
+    )
+  )
+)

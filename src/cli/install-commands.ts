@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, type HelpDoc, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import type { ReportCommand } from "../domain/report.js"
 import { STEP_IDS, type StepId } from "../domain/step-id.js"
@@ -6,26 +6,32 @@ import { type RunRequest, runSteps, validateRequest } from "../installer/engine.
 import type { HooksChoice } from "../installer/step.js"
 import { installSteps } from "../installer/steps/registry.js"
 import { ExitStatus } from "./exit-status.js"
+import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
 import { Prompter } from "./prompter.js"
 import { CliUsageError } from "./usage-error.js"
 
-const target = Args.choice([["codex", "codex"]] as const, { name: "target" }).pipe(
-  Args.withDescription("What to set up: codex")
-)
-const optionalTarget = target.pipe(Args.optional)
+const codex = Args.choice([["codex", "codex"]] as const, { name: "target" })
+const target = (description: string) => codex.pipe(Args.withDescription(description))
 
-const step = Options.choice("step", STEP_IDS).pipe(
-  Options.withDescription("Run only this step (install also runs its prerequisites)"),
-  Options.optional
+const HISTORY_STEPS = "session_discovery, history_index and history_retrieval"
+const step = (description: string) =>
+  Options.choice("step", STEP_IDS).pipe(Options.withDescription(description), Options.optional)
+const noHistory = (description: string) => Options.boolean("no-history").pipe(Options.withDescription(description))
+const hooks = Options.boolean("hooks").pipe(
+  Options.withDescription(
+    "Install the optional Codex hooks without asking. Without --hooks or --no-hooks, install asks when run at a terminal and installs them otherwise."
+  )
 )
-const noHistory = Options.boolean("no-history").pipe(
-  Options.withDescription("Skip session_discovery, history_index and history_retrieval")
+const noHooks = Options.boolean("no-hooks").pipe(
+  Options.withDescription(
+    "Do not install the optional Codex hooks; the choice is remembered and codex_hooks then passes."
+  )
 )
-const hooks = Options.boolean("hooks").pipe(Options.withDescription("Install the optional Codex hooks without asking"))
-const noHooks = Options.boolean("no-hooks").pipe(Options.withDescription("Decline the optional Codex hooks"))
 const purge = Options.boolean("purge").pipe(
-  Options.withDescription("Also remove the files blctx owns (unknown files and pre-existing directories stay)")
+  Options.withDescription(
+    "Also delete the files blctx owns: the database with your indexed history, the ownership manifest and the downloaded model. Files blctx did not create, and directories that still hold other files, stay."
+  )
 )
 
 const decideHooks = (flags: { hooks: boolean; noHooks: boolean }) =>
@@ -53,30 +59,81 @@ const runChecklist = (command: ReportCommand, request: Omit<RunRequest, "command
 
 const selected = (o: Option.Option<StepId>) => Option.getOrNull(o)
 
-export const installCommand = Command.make("install", { target, step, noHistory, hooks, noHooks }, (o) =>
-  Effect.gen(function* () {
-    // Validate the cheap things before asking anything.
-    const base = { selected: selected(o.step), noHistory: o.noHistory, purge: false, hooks: "install" as HooksChoice }
-    yield* validateRequest({ command: "install", ...base }).pipe(
-      Effect.mapError((e) => new CliUsageError({ message: e.message }))
+export const installCommand = Command.make(
+  "install",
+  {
+    target: target("The agent to set blctx up for (Codex is the only one so far)."),
+    step: step("Run only this step, after the steps it needs (its prerequisites)."),
+    noHistory: noHistory(`Skip the history steps (${HISTORY_STEPS}): nothing is indexed.`),
+    hooks,
+    noHooks
+  },
+  (o) =>
+    Effect.gen(function* () {
+      // Validate the cheap things before asking anything.
+      const base = { selected: selected(o.step), noHistory: o.noHistory, purge: false, hooks: "install" as HooksChoice }
+      yield* validateRequest({ command: "install", ...base }).pipe(
+        Effect.mapError((e) => new CliUsageError({ message: e.message }))
+      )
+      const wantsHooks = o.step._tag === "None" || o.step.value === "codex_hooks"
+      const choice = wantsHooks ? yield* decideHooks(o) : base.hooks
+      yield* runChecklist("install", { ...base, hooks: choice })
+    })
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Set up blctx for Codex and verify it, step by step",
+      "Runs an ordered checklist (private data directory, daemon, MCP server, skill, embedding model, history index, optional hooks) and verifies every step after it runs. A step whose prerequisite did not pass is blocked. Exit 0 when every selected step passed, 1 otherwise."
     )
-    const wantsHooks = o.step._tag === "None" || o.step.value === "codex_hooks"
-    const choice = wantsHooks ? yield* decideHooks(o) : base.hooks
-    yield* runChecklist("install", { ...base, hooks: choice })
-  })
-).pipe(Command.withDescription("Set up and verify blctx for Codex, step by step"))
-
-const verifyCommand = (name: "status" | "doctor", description: string) =>
-  Command.make(name, { target: optionalTarget, step, noHistory }, (o) =>
-    runChecklist(name, { selected: selected(o.step), noHistory: o.noHistory, purge: false, hooks: "install" })
-  ).pipe(Command.withDescription(description))
-
-export const statusCommand = verifyCommand("status", "Verify what is installed (never changes anything)")
-export const doctorCommand = verifyCommand(
-  "doctor",
-  "Verify deeply and explain how to fix every failure (never changes anything)"
+  )
 )
 
-export const uninstallCommand = Command.make("uninstall", { target, purge }, (o) =>
-  runChecklist("uninstall", { selected: null, noHistory: false, purge: o.purge, hooks: "install" })
-).pipe(Command.withDescription("Stop blctx for Codex; keeps your data unless --purge"))
+const verifyCommand = (
+  name: "status" | "doctor",
+  description: HelpDoc.HelpDoc,
+  words: { readonly target: string; readonly step: string; readonly noHistory: string }
+) =>
+  Command.make(
+    name,
+    { target: target(words.target).pipe(Args.optional), step: step(words.step), noHistory: noHistory(words.noHistory) },
+    (o) => runChecklist(name, { selected: selected(o.step), noHistory: o.noHistory, purge: false, hooks: "install" })
+  ).pipe(Command.withDescription(description))
+
+export const statusCommand = verifyCommand(
+  "status",
+  commandDescription(
+    "Check what install set up, without changing anything",
+    "Verifies every step as install left it and prints the checklist. It only looks: it never installs, starts, repairs, downloads or removes anything. Exit 0 when every selected check passed, 1 otherwise."
+  ),
+  {
+    target: "The agent whose setup to check: codex (the default).",
+    step: "Check only this step; the steps it needs are not checked with it.",
+    noHistory: `Leave out the history checks (${HISTORY_STEPS}).`
+  }
+)
+
+export const doctorCommand = verifyCommand(
+  "doctor",
+  commandDescription(
+    "Diagnose what is wrong, with a fix for every failure",
+    "Runs the checks of status and deeper diagnoses where a step has them, and gives a remediation (what to run or change) for every step that fails. Like status, it never changes anything. Exit 0 when every selected check passed, 1 otherwise."
+  ),
+  {
+    target: "The agent whose setup to diagnose: codex (the default).",
+    step: "Diagnose only this step; the steps it needs are not diagnosed with it.",
+    noHistory: `Leave out the history diagnoses (${HISTORY_STEPS}).`
+  }
+)
+
+export const uninstallCommand = Command.make(
+  "uninstall",
+  { target: target("The agent to remove blctx from (Codex is the only one so far)."), purge },
+  (o) => runChecklist("uninstall", { selected: null, noHistory: false, purge: o.purge, hooks: "install" })
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Stop blctx for Codex and remove what install set up",
+      "Stops the daemon and removes its service and socket, and what install set up for Codex. Your indexed history, the configuration and the downloaded model are kept unless --purge."
+    )
+  )
+)

@@ -1,25 +1,30 @@
-import { Command } from "@effect/cli"
+import { Command, HelpDoc } from "@effect/cli"
 import { pingCommand } from "../daemon/ping-command.js"
 import { exploreCommand } from "./explore-command.js"
 import { contextCommand, indexCommand, indexStatusCommand, recentCommand, searchCommand } from "./history-commands.js"
 import { doctorCommand, installCommand, statusCommand, uninstallCommand } from "./install-commands.js"
 
+/** Every subcommand, in the order `blctx --help` lists them. */
+export const subcommands = [
+  installCommand,
+  statusCommand,
+  doctorCommand,
+  uninstallCommand,
+  exploreCommand,
+  indexCommand,
+  indexStatusCommand,
+  searchCommand,
+  recentCommand,
+  contextCommand,
+  pingCommand
+] as const
+
 /** `blctx`: every subcommand hangs off this one root. */
 export const rootCommand = Command.make("blctx").pipe(
   Command.withDescription(
-    "Persistent, private context for coding agents. Global flags: --json (one JSON document on stdout), --no-color."
+    HelpDoc.p(
+      "Persistent, private context for coding agents: blctx indexes your own Codex transcripts on your own machine and hands that history back to the agent, with exact source citations. Nothing leaves the machine."
+    )
   ),
-  Command.withSubcommands([
-    installCommand,
-    statusCommand,
-    doctorCommand,
-    uninstallCommand,
-    exploreCommand,
-    indexCommand,
-    indexStatusCommand,
-    searchCommand,
-    recentCommand,
-    contextCommand,
-    pingCommand
-  ])
+  Command.withSubcommands(subcommands)
 )

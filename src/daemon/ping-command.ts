@@ -1,6 +1,7 @@
 import { Command } from "@effect/cli"
 import { Console, Duration, Effect, Schema } from "effect"
 import { ExitStatus } from "../cli/exit-status.js"
+import { commandDescription } from "../cli/help.js"
 import { OutputMode } from "../cli/output-mode.js"
 import { ExitCode } from "../domain/report.js"
 import { DaemonIdentity } from "../rpc/protocol.js"
@@ -49,4 +50,11 @@ export const pingCommand = Command.make("ping", {}, () =>
     }
     yield* exit.set(ExitCode.ok)
   })
-).pipe(Command.withDescription("Round trip to the blctx daemon, starting it on demand"))
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "Check that the blctx daemon answers, starting it when needed",
+      "One protocol round trip: prints the daemon's PID, installation and schema version, how long the answer took, and which supervisor runs it. Exit 1 when it does not answer."
+    )
+  )
+)
