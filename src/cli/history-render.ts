@@ -86,12 +86,26 @@ export const renderContext = (r: ContextResponse, style: Style): string => {
   return lines.join("\n")
 }
 
+/** What each kind's progress counts: both sides of done/total are in this unit. */
+const PROGRESS_UNITS: Readonly<Record<string, string>> = {
+  import: "files",
+  repair: "chunks embedded",
+  maintenance: "steps"
+}
+
+/** `done/total unit`; a total below done (which the job store never records) is shown as unknown. */
+export const renderProgress = (job: Pick<JobView, "kind" | "progress_done" | "progress_total">): string => {
+  const total = job.progress_total === null || job.progress_total < job.progress_done ? "?" : job.progress_total
+  const unit = PROGRESS_UNITS[job.kind]
+  return `${job.progress_done}/${total}${unit === undefined ? "" : ` ${unit}`}`
+}
+
 export const renderJob = (job: JobView, style: Style): string => {
   const counts = Object.entries(job.counts)
     .map(([k, v]) => `${k}=${v}`)
     .join(" ")
   return [
-    `${style.bold(`job ${job.id}`)} ${job.kind} ${job.state} ${job.progress_done}/${job.progress_total ?? "?"}`,
+    `${style.bold(`job ${job.id}`)} ${job.kind} ${job.state} ${renderProgress(job)}`,
     counts === "" ? "" : style.dim(counts),
     job.error === null ? "" : style.red(sanitizeForTerminal(job.error))
   ]

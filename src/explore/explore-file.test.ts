@@ -82,4 +82,43 @@ describe("exploreFile", () => {
       expect(zst.message).toContain("compressed")
     })
   )
+
+  it.effect("the records before the first turn are not a turn: not counted, and --limit N shows N real turns", () =>
+    Effect.gen(function* () {
+      // Two turns (lines 3-13 and 14-22) after two records of session metadata and injected context.
+      const one = yield* explore({ path: oldFormat, view: "preview", limit: 1 })
+      expect(one.totals.turns).toBe(2)
+      expect(one.turns?.map((t) => [t.number, t.first_line, t.last_line])).toEqual([
+        [0, 1, 2],
+        [1, 3, 13]
+      ])
+      expect(one.page).toMatchObject({ unit: "turns", shown: 1, next_line: 14 })
+      const text = renderFile(one, false)
+      expect(text).toContain("Before the first turn (lines 1-2, 2 records)")
+      expect(text).toContain("Turn 1 (lines 3-13")
+      expect(text).not.toContain("Turn 2")
+      expect(text.split("\n").at(-1)).toBe(
+        `1 turn plus the records before the first turn shown. Next: blctx explore ${oldFormat} --view preview --start-line 14 --limit 1`
+      )
+
+      const next = yield* explore({ path: oldFormat, view: "preview", startLine: 14, limit: 1 })
+      expect(next.turns?.map((t) => t.number)).toEqual([2])
+      expect(next.page).toMatchObject({ shown: 1, next_line: null })
+      expect(renderFile(next, false).split("\n").at(-1)).toBe("End of file (1 turn shown from line 14).")
+
+      const all = yield* explore({ path: oldFormat, view: "preview" })
+      expect(all.turns?.map((t) => t.number)).toEqual([0, 1, 2])
+      expect(all.page.shown).toBe(2)
+      const allText = renderFile(all, false)
+      expect(allText).toContain("22 records, 2 turns, 0 unreadable lines")
+      expect(allText.split("\n").at(-1)).toBe(
+        "End of file (2 turns plus the records before the first turn shown from line 1)."
+      )
+
+      // The conversation view shows turn 0 only when it holds indexed messages (here it does not).
+      const conversation = yield* explore({ path: oldFormat, limit: 1 })
+      expect(conversation.turns?.map((t) => t.number)).toEqual([1])
+      expect(conversation.page).toMatchObject({ shown: 1, next_line: 14 })
+    })
+  )
 })

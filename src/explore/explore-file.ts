@@ -1,4 +1,6 @@
 import { DateTime, Effect } from "effect"
+import { redactNullable, redactSecrets } from "../redaction/redact.js"
+import { redactSession } from "../redaction/redact-metadata.js"
 import type {
   ClassificationTotals,
   MessageKind,
@@ -83,6 +85,7 @@ export interface ExplorePage {
   readonly limit: number
   /** What `--limit` counts in this view. */
   readonly unit: "turns" | "records"
+  /** How many of those units the page holds (the records before the first turn are not a turn). */
   readonly shown: number
   /** Pass as `--start-line` to see what comes next; null at the end. */
   readonly next_line: number | null
@@ -150,7 +153,8 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
     view,
     captured_size: opened.size,
     modified_at: modifiedAt,
-    session: c.session,
+    // As stored: the session's metadata redacted like the messages.
+    session: redactSession(c.session).session,
     totals: c.totals
   }
 
@@ -210,13 +214,18 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
     return result
   }
 
-  // Conversation and preview count complete turns.
-  const wanted = c.turns
-    .filter((t) => (t.number === 0 ? (view === "preview" ? t.records > 0 : t.messages.length > 0) : true))
-    .filter((t) => t.first_line >= startLine)
+  // Conversation and preview count complete turns. The records before the first turn (turn 0)
+  // are not a turn: they are shown with the page that starts at or before them, in addition to
+  // the `limit` real turns, and never counted as one.
+  const preTurn = c.turns.filter(
+    (t) => t.number === 0 && t.first_line >= startLine && (view === "preview" ? t.records > 0 : t.messages.length > 0)
+  )
+  const real = c.turns
+    .filter((t) => t.number > 0 && t.first_line >= startLine)
     .sort((a, b) => a.first_line - b.first_line)
-  const page = wanted.slice(0, limit)
-  const next = wanted[limit]?.first_line ?? null
+  const page = [...preTurn, ...real.slice(0, limit)].sort((a, b) => a.first_line - b.first_line)
+  const next = real[limit]?.first_line ?? null
+  const shownTurns = page.filter((t) => t.number > 0).length
   const byTurn = new Map<number, Array<ExploreDecision>>()
   if (view === "preview" && request.details) {
     const shown = new Set(page.map((t) => t.number))
@@ -229,7 +238,7 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
   }
   const turns: Array<ExploreTurn> = page.map((t) => ({
     number: t.number,
-    turn_id: t.turn_id,
+    turn_id: redactNullable(t.turn_id).text,
     grouping: t.grouping,
     first_line: t.first_line,
     last_line: t.last_line,
@@ -238,7 +247,8 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
     messages: t.messages.map((m) => ({
       kind: m.kind,
       role: m.role,
-      text: m.text,
+      // Exactly the text that would be stored and searchable: redacted.
+      text: redactSecrets(m.text).text,
       phase: m.phase,
       reason: m.reason,
       record_type: m.record_type,
@@ -249,7 +259,7 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
   }))
   const result: ExploreFileResult = {
     ...base,
-    page: { start_line: startLine, limit, unit: "turns", shown: turns.length, next_line: next },
+    page: { start_line: startLine, limit, unit: "turns", shown: shownTurns, next_line: next },
     turns,
     ...(view === "preview" ? { exclusions: c.totals.by_reason } : {})
   }

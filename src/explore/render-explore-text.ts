@@ -81,11 +81,13 @@ const turnTitle = (t: ExploreTurn) => {
 
 const footer = (r: ExploreFileResult, view: string): Array<string> => {
   const p = r.page
+  // The records before the first turn are shown but are not a turn: say so rather than count them.
+  const preTurn = (r.turns ?? []).some((t) => t.number === 0) ? " plus the records before the first turn" : ""
   const shown = plural(p.shown, p.unit.slice(0, -1))
-  if (p.next_line === null) return ["", `End of file (${shown} shown from line ${p.start_line}).`]
+  if (p.next_line === null) return ["", `End of file (${shown}${preTurn} shown from line ${p.start_line}).`]
   return [
     "",
-    `${shown} shown. Next: blctx explore ${safe(r.path)}${view} --start-line ${p.next_line} --limit ${p.limit}`
+    `${shown}${preTurn} shown. Next: blctx explore ${safe(r.path)}${view} --start-line ${p.next_line} --limit ${p.limit}`
   ]
 }
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { Check, Report } from "../domain/report.js"
 import { STEP_IDS, type StepId } from "../domain/step-id.js"
-import { type RunRequest, runSteps, validateRequest } from "./engine.js"
+import { NO_DEEPER_CHECK, type RunRequest, runSteps, validateRequest } from "./engine.js"
 import { Renderer } from "./renderer.js"
-import { fail, type Step } from "./step.js"
+import { fail, type Step, StepFailure } from "./step.js"
 
 /** Records what the engine called, so tests can prove what ran and what did not. */
 const makeSteps = (
@@ -183,6 +183,86 @@ describe("runSteps", () => {
       expect(report.ready).toBe(false)
       expect(events[0]).toBe(`begin:uninstall:${STEP_IDS.length}`)
       expect(events.at(-1)).toBe("end:0")
+    })
+  )
+
+  it.effect("doctor runs each step's deeper checks and says where there are none, so it differs from status", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const status = yield* run(makeSteps(calls), request({ command: "status" }))
+      calls.length = 0
+      const doctor = yield* run(makeSteps(calls), request({ command: "doctor" }))
+      expect(calls.filter((c) => c.endsWith(":data_directory"))).toEqual([
+        "verify:data_directory",
+        "diagnose:data_directory"
+      ])
+      const detail = (r: Report, id: StepId) => r.checks.find((c) => c.id === id)?.detail
+      expect(detail(status, "data_directory")).toBe("data_directory verify ok")
+      expect(detail(doctor, "data_directory")).toBe(
+        "data_directory verify ok; deeper check: data_directory diagnose ok"
+      )
+      expect(detail(doctor, "codex_mcp")).toBe(`codex_mcp verify ok ${NO_DEEPER_CHECK}`)
+      for (const check of doctor.checks) expect(check.detail).not.toBe(detail(status, check.id))
+    })
+  )
+
+  it.effect("doctor fails a step whose deeper check fails, and reports deeper findings when verify fails", () =>
+    Effect.gen(function* () {
+      const deeperFails = yield* run(
+        makeSteps([], new Set(["diagnose:data_directory"])),
+        request({ command: "doctor", selected: "data_directory" })
+      )
+      expect(deeperFails.checks[0]).toMatchObject({
+        status: "failed",
+        detail: "deeper check failed: data_directory diagnose failed (status alone passes: data_directory verify ok)",
+        remediation: "fix data_directory"
+      })
+      const bothFail = yield* run(
+        makeSteps([], new Set(["verify:data_directory"])),
+        request({ command: "doctor", selected: "data_directory" })
+      )
+      expect(bothFail.checks[0]).toMatchObject({
+        status: "failed",
+        detail: "data_directory verify failed; deeper check: data_directory diagnose ok",
+        remediation: "fix data_directory"
+      })
+      const noDeeper = yield* run(
+        makeSteps([], new Set(["verify:codex_mcp"])),
+        request({ command: "doctor", selected: "codex_mcp" })
+      )
+      expect(noDeeper.checks[0]?.detail).toBe(`codex_mcp verify failed ${NO_DEEPER_CHECK}`)
+    })
+  )
+
+  it.effect("a failure with a blank detail or remediation is reported with one naming the step and the error", () =>
+    Effect.gen(function* () {
+      const blank = (errorTag?: string): Step => ({
+        id: "service_health",
+        title: "service_health",
+        requires: [],
+        install: () => Effect.fail(new StepFailure({ detail: "", remediation: "Run: blctx status" })),
+        verify: () =>
+          Effect.fail(
+            new StepFailure({ detail: "  ", remediation: "", ...(errorTag === undefined ? {} : { errorTag }) })
+          ),
+        uninstall: () => Effect.succeed({ detail: "ok" })
+      })
+      const tagged = yield* run([blank("TimeoutException")], request({ command: "status" }))
+      expect(tagged.checks[0]).toMatchObject({
+        status: "failed",
+        detail: "service_health verify failed with TimeoutException and no detail"
+      })
+      expect(tagged.checks[0]?.remediation).toContain("Re-run with --json")
+      const untagged = yield* run([blank()], request({ command: "install" }))
+      expect(untagged.checks[0]).toMatchObject({
+        status: "failed",
+        detail: "service_health install failed with StepFailure and no detail",
+        remediation: "Run: blctx status"
+      })
+      const doctor = yield* run([blank("DaemonUnavailable")], request({ command: "doctor" }))
+      expect(doctor.checks[0]?.detail).toBe(
+        `service_health verify failed with DaemonUnavailable and no detail ${NO_DEEPER_CHECK}`
+      )
     })
   )
 })

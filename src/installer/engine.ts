@@ -1,8 +1,8 @@
-import { Cause, Data, Effect, Option } from "effect"
+import { Cause, Data, Effect, Either, Option } from "effect"
 import { Check, ExitCode, Report, type ReportCommand } from "../domain/report.js"
 import { displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
 import { Renderer } from "./renderer.js"
-import type { HooksChoice, Step, StepFailure, StepOutcome, StepRun } from "./step.js"
+import { type HooksChoice, type Step, StepFailure, type StepOutcome, type StepRun } from "./step.js"
 
 export interface RunRequest {
   readonly command: ReportCommand
@@ -50,17 +50,79 @@ const unexpected = (cause: Cause.Cause<unknown>) => ({
   remediation: "This is a bug in blctx. Re-run with --json and report the output."
 })
 
+/** Said by doctor for a step that has nothing to check beyond what status checks. */
+export const NO_DEEPER_CHECK = "(no deeper check for this step)"
+
+const isBlank = (text: string) => text.trim() === ""
+
+/**
+ * Every failed check says what happened: a failure with a blank detail gets one naming the step,
+ * the phase and the error behind it, and a blank remediation gets one a person can act on.
+ */
+export const explainFailure =
+  (id: StepId, phase: string) =>
+  (failure: StepFailure): StepFailure => {
+    if (!isBlank(failure.detail) && !isBlank(failure.remediation)) return failure
+    const tag = failure.errorTag ?? failure._tag
+    return new StepFailure({
+      detail: isBlank(failure.detail) ? `${id} ${phase} failed with ${tag} and no detail` : failure.detail,
+      remediation: isBlank(failure.remediation)
+        ? "This is a bug in blctx (a failure without a remediation). Re-run with --json and report the output."
+        : failure.remediation,
+      ...(failure.errorTag === undefined ? {} : { errorTag: failure.errorTag })
+    })
+  }
+
+const withDetail = (failure: StepFailure, detail: string) =>
+  new StepFailure({
+    detail,
+    remediation: failure.remediation,
+    ...(failure.errorTag === undefined ? {} : { errorTag: failure.errorTag })
+  })
+
+const phase = <R>(id: StepId, name: string, effect: Effect.Effect<StepOutcome, StepFailure, R>) =>
+  Effect.mapError(effect, explainFailure(id, name))
+
+/**
+ * Doctor: verify, then the step's deeper checks (even when verify failed: they may say why).
+ * The check passes only when both do; a step without deeper checks says so, so doctor's report
+ * never silently repeats status.
+ */
+const doctorOne = <R>(step: Step<R>, run: StepRun): Effect.Effect<StepOutcome, StepFailure, R> =>
+  Effect.gen(function* () {
+    const diagnose = step.diagnose
+    if (diagnose === undefined) {
+      return yield* phase(step.id, "verify", step.verify(run)).pipe(
+        Effect.mapBoth({
+          onSuccess: (o) => ({ detail: `${o.detail} ${NO_DEEPER_CHECK}` }),
+          onFailure: (f) => withDetail(f, `${f.detail} ${NO_DEEPER_CHECK}`)
+        })
+      )
+    }
+    const verified = yield* Effect.either(phase(step.id, "verify", step.verify(run)))
+    const deeper = yield* Effect.either(phase(step.id, "diagnose", diagnose(run)))
+    if (Either.isRight(verified)) {
+      if (Either.isRight(deeper)) return { detail: `${verified.right.detail}; deeper check: ${deeper.right.detail}` }
+      return yield* withDetail(
+        deeper.left,
+        `deeper check failed: ${deeper.left.detail} (status alone passes: ${verified.right.detail})`
+      )
+    }
+    const found = Either.match(deeper, { onLeft: (f) => f.detail, onRight: (o) => o.detail })
+    return yield* withDetail(verified.left, `${verified.left.detail}; deeper check: ${found}`)
+  })
+
 const runOne = <R>(step: Step<R>, run: StepRun): Effect.Effect<StepOutcome, StepFailure, R> => {
   switch (run.command) {
     case "install":
       // Report what install did, once verify has confirmed it.
-      return Effect.tap(step.install(run), () => step.verify(run))
+      return Effect.tap(phase(step.id, "install", step.install(run)), () => phase(step.id, "verify", step.verify(run)))
     case "status":
-      return step.verify(run)
+      return phase(step.id, "verify", step.verify(run))
     case "doctor":
-      return step.diagnose === undefined ? step.verify(run) : Effect.zipRight(step.verify(run), step.diagnose(run))
+      return doctorOne(step, run)
     case "uninstall":
-      return step.uninstall(run)
+      return phase(step.id, "uninstall", step.uninstall(run))
   }
 }
 

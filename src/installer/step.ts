@@ -7,11 +7,20 @@ export interface StepOutcome {
   readonly detail: string
 }
 
-/** A step that could not do or confirm its job. Always says what a person can do about it. */
+/**
+ * A step that could not do or confirm its job. Always says what a person can do about it.
+ * `errorTag` names the error behind it (its `_tag`), so a failure whose message was empty can
+ * still say what happened.
+ */
 export class StepFailure extends Data.TaggedError("StepFailure")<{
   readonly detail: string
   readonly remediation: string
-}> {}
+  readonly errorTag?: string
+}> {
+  override get message() {
+    return this.detail
+  }
+}
 
 /** Progress inside a step's row: a fraction in [0, 1] when known, and a short label. */
 export interface StepProgress {
@@ -19,8 +28,12 @@ export interface StepProgress {
   readonly fraction?: number
 }
 
-/** Whether the optional Codex hooks are wanted in this run. */
-export type HooksChoice = "install" | "decline"
+/**
+ * Whether the optional Codex hooks are wanted in this run: asked for (`--hooks` or yes at the
+ * prompt), declined (`--no-hooks` or no), or `default` when nobody was asked (no flag, no TTY):
+ * then the choice recorded by an earlier install stands, and without one the default applies.
+ */
+export type HooksChoice = "install" | "decline" | "default"
 
 /** What the engine hands to a step for one run. */
 export interface StepRun {
@@ -32,7 +45,9 @@ export interface StepRun {
 
 /**
  * A step is data plus effects. `verify` never changes anything; `diagnose` (doctor only) adds
- * deeper checks on top of `verify`; `install` is only ever called by `install`.
+ * deeper checks on top of `verify` and never changes anything either; it runs even when `verify`
+ * failed, so it must cope with a missing or broken installation and say what it found.
+ * `install` is only ever called by `install`.
  */
 export interface Step<R = never> {
   readonly id: StepId
@@ -44,4 +59,15 @@ export interface Step<R = never> {
   readonly uninstall: (run: StepRun) => Effect.Effect<StepOutcome, StepFailure, R>
 }
 
-export const fail = (detail: string, remediation: string) => new StepFailure({ detail, remediation })
+export const fail = (detail: string, remediation: string, errorTag?: string) =>
+  new StepFailure(errorTag === undefined ? { detail, remediation } : { detail, remediation, errorTag })
+
+/** An error's tag and message, never an empty string: a failure must always say what happened. */
+export const describeError = (e: unknown): string => {
+  if (typeof e !== "object" || e === null) return String(e) === "" ? "an unnamed error" : String(e)
+  const tag = "_tag" in e && typeof e._tag === "string" ? e._tag : e.constructor.name || "Error"
+  // DaemonUnavailable's message repeats its remediation; its reason is what happened.
+  const said = "reason" in e && typeof e.reason === "string" ? e.reason : "message" in e ? e.message : ""
+  const message = typeof said === "string" ? said.trim() : ""
+  return message === "" ? `${tag} (with no message)` : `${tag}: ${message}`
+}

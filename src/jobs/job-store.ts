@@ -102,8 +102,12 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
               )
               if (still.length === 0) return yield* new JobStopped({ jobId: id })
               yield* Effect.provideService(work, SqlClient.SqlClient, sql)
+              // A known total is never below what is done (done ≤ total, whatever a kind reports).
               yield* sql`UPDATE jobs SET checkpoint = ${next.checkpoint}, progress_done = ${next.progressDone},
-                progress_total = COALESCE(${next.progressTotal ?? null}, progress_total),
+                progress_total = CASE
+                  WHEN COALESCE(${next.progressTotal ?? null}, progress_total) IS NULL THEN NULL
+                  ELSE max(COALESCE(${next.progressTotal ?? null}, progress_total), ${next.progressDone})
+                END,
                 counts = COALESCE(${counts}, counts), updated_at = ${at}
                 WHERE id = ${id}`.pipe(Effect.mapError(storeError("could not record the checkpoint")))
             })

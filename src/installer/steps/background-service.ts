@@ -8,11 +8,77 @@ import { DaemonConnector } from "../../rpc/daemon-connector.js"
 import { type ServiceError, ServiceManager } from "../../service/service-manager.js"
 import { makeServiceSpec } from "../../service/service-spec.js"
 import { ProgramPaths } from "../program-paths.js"
-import { fail, type Step } from "../step.js"
+import { describeError, fail, type Step } from "../step.js"
 
 const IDENTITY_TIMEOUT = Duration.seconds(2)
+/** How long install waits for an answer from a daemon that may already be running. */
+const PROBE_TIMEOUT = Duration.seconds(1)
 
-const fromService = (e: ServiceError) => fail(e.detail, e.remediation)
+/** What was running before install: a daemon that answered, a process that did not, or nothing. */
+export type Before =
+  | { readonly _tag: "Answering"; readonly pid: number }
+  | { readonly _tag: "Stale"; readonly pid: number | null; readonly socket: boolean }
+  | { readonly _tag: "Nothing" }
+
+/**
+ * What install did, in words that match what happened: the same daemon kept running, a new one
+ * started, or a new one replaced another (a stale one, or a healthy one the supervisor restarts).
+ */
+export const describeInstall = (before: Before, after: number | null, supervisor: string): string => {
+  const pid = after === null ? "" : ` (pid ${after})`
+  const under = `under the ${supervisor}`
+  switch (before._tag) {
+    case "Answering":
+      return after === null || after === before.pid
+        ? `blctxd already running (pid ${before.pid}) ${under}`
+        : `restarted blctxd${pid} ${under}; it replaced pid ${before.pid}`
+    case "Stale":
+      if (before.pid !== null && after === before.pid) {
+        return `blctxd already running (pid ${before.pid}) ${under}; it did not answer before install, it does now`
+      }
+      if (before.pid !== null) {
+        return `restarted blctxd${pid} ${under}; it replaced a stale blctxd (pid ${before.pid}) that did not answer`
+      }
+      return before.socket
+        ? `started blctxd${pid} ${under}; it replaced a stale socket left by a daemon that is gone`
+        : `started blctxd${pid} ${under}`
+    case "Nothing":
+      return `started blctxd${pid} ${under}`
+  }
+}
+
+const fromService = (e: ServiceError) => fail(e.detail, e.remediation, e._tag)
+
+/** How much of the daemon's log doctor reads, from its end. */
+const LOG_TAIL_LINES = 500
+
+/**
+ * The last error the daemon logged: its log is JSON lines (`logLevel`, `timestamp`, `message`,
+ * `annotations`); lines that are not JSON (a crash's stack trace) count when they say "Error".
+ */
+export const lastLoggedError = (log: string): Option.Option<string> => {
+  const lines = log.split("\n").filter((l) => l.trim() !== "")
+  for (const line of lines.slice(-LOG_TAIL_LINES).reverse()) {
+    let entry: unknown
+    try {
+      entry = JSON.parse(line)
+    } catch {
+      if (/Error\b/.test(line)) return Option.some(line.trim().slice(0, 300))
+      continue
+    }
+    if (typeof entry !== "object" || entry === null) continue
+    const e = entry as { logLevel?: unknown; timestamp?: unknown; message?: unknown; annotations?: unknown }
+    if (e.logLevel !== "ERROR" && e.logLevel !== "FATAL") continue
+    const message = Array.isArray(e.message) ? e.message.map(String).join(" ") : String(e.message ?? "")
+    const annotations =
+      typeof e.annotations === "object" && e.annotations !== null && Object.keys(e.annotations).length > 0
+        ? ` ${JSON.stringify(e.annotations)}`
+        : ""
+    const when = typeof e.timestamp === "string" ? `${e.timestamp} ` : ""
+    return Option.some(`${when}${message}${annotations}`.slice(0, 300))
+  }
+  return Option.none()
+}
 
 /**
  * blctxd under a service manager. Verify checks active ownership, the unit's exact content,
@@ -34,7 +100,13 @@ export const backgroundServiceStep = Effect.gen(function* () {
   const readManifest = manifests
     .read()
     .pipe(
-      Effect.mapError(() => fail(`manifest ${manifests.path} is unreadable`, "Run: blctx doctor --step data_directory"))
+      Effect.mapError((e) =>
+        fail(
+          `manifest ${manifests.path} is unreadable (${describeError(e)})`,
+          "Check it: blctx status --step data_directory",
+          e._tag
+        )
+      )
     )
 
   const activeManifest = Effect.gen(function* () {
@@ -51,10 +123,47 @@ export const backgroundServiceStep = Effect.gen(function* () {
     return manifest.value
   })
 
+  /** The PID of this installation's daemon if one answers on the socket now. */
+  const answeringPid = (m: Manifest, socketPath: string) =>
+    connector
+      .withClient({ socketPath, timeout: PROBE_TIMEOUT }, (client) => client.ping())
+      .pipe(
+        Effect.map((identity) =>
+          identity.installation_id === m.installation_id ? Option.some(identity.pid) : Option.none<number>()
+        ),
+        Effect.orElseSucceed(() => Option.none<number>())
+      )
+
+  const before = (m: Manifest) =>
+    Effect.gen(function* () {
+      const spec = specOf(m)
+      const answering = yield* answeringPid(m, spec.socketPath)
+      if (Option.isSome(answering)) return { _tag: "Answering", pid: answering.value } satisfies Before
+      const known = yield* manager.status(spec).pipe(
+        Effect.map((s) => s.mainPid),
+        Effect.orElseSucceed(() => Option.none<number>())
+      )
+      const socket = yield* fs.lstat(spec.socketPath).pipe(
+        Effect.map(Option.isSome),
+        Effect.orElseSucceed(() => false)
+      )
+      if (Option.isNone(known) && !socket) return { _tag: "Nothing" } satisfies Before
+      return { _tag: "Stale", pid: Option.getOrNull(known), socket } satisfies Before
+    })
+
   const install = Effect.fn("BackgroundService.install")(function* () {
     const m = yield* activeManifest
-    yield* manager.install(specOf(m)).pipe(Effect.mapError(fromService))
-    return { detail: `started blctxd under the ${manager.description}` }
+    const spec = specOf(m)
+    const was: Before = yield* before(m)
+    yield* manager.install(spec).pipe(Effect.mapError(fromService))
+    const answering = yield* answeringPid(m, spec.socketPath)
+    const after = Option.isSome(answering)
+      ? answering
+      : yield* manager.status(spec).pipe(
+          Effect.map((s) => s.mainPid),
+          Effect.orElseSucceed(() => Option.none<number>())
+        )
+    return { detail: describeInstall(was, Option.getOrNull(after), manager.description) }
   })
 
   const verify = Effect.fn("BackgroundService.verify")(function* () {
@@ -105,6 +214,45 @@ export const backgroundServiceStep = Effect.gen(function* () {
     return { detail: `blctxd PID ${pid} under the ${manager.description}; socket ${spec.socketPath} (0600)` }
   })
 
+  /**
+   * Doctor: what the supervisor itself says (unit, enabled, active, main PID and whether that
+   * process exists) and the last error in the daemon's log, so a daemon that will not stay up
+   * says why. Fails only when the supervisor's view contradicts itself.
+   */
+  const diagnose = Effect.fn("BackgroundService.diagnose")(function* () {
+    const manifest = yield* readManifest
+    if (Option.isNone(manifest)) return { detail: "nothing deeper to check: no manifest, so no service" }
+    const spec = specOf(manifest.value)
+    const status = yield* manager.status(spec).pipe(Effect.mapError(fromService))
+    const pid = Option.getOrNull(status.mainPid)
+    const alive = Option.isSome(status.commandLine)
+    const view = [
+      `${manager.description}: ${Option.isSome(status.unitContent) ? status.unitPath : `no ${status.unitPath}`}`,
+      status.enabled ? "enabled" : "not enabled",
+      status.active ? "active" : "inactive",
+      pid === null ? "no main PID" : `main PID ${pid} ${alive ? "alive" : "not found in the process table"}`
+    ].join(", ")
+    const log =
+      manager.kind === "systemd-user"
+        ? `its log is in the journal: journalctl --user -u ${spec.name}`
+        : yield* fs.readText(spec.logFile).pipe(
+            Effect.map((text) =>
+              Option.match(lastLoggedError(text), {
+                onNone: () => `no error in the last ${LOG_TAIL_LINES} lines of ${spec.logFile}`,
+                onSome: (line) => `last error in ${spec.logFile}: ${line}`
+              })
+            ),
+            Effect.orElseSucceed(() => `no log at ${spec.logFile}`)
+          )
+    if (pid !== null && !alive) {
+      return yield* fail(
+        `the ${manager.description} names main PID ${pid}, but no such blctxd process exists; ${log}`,
+        "Run: blctx install codex --step background_service (it restarts the daemon)"
+      )
+    }
+    return { detail: `supervisor: ${view}; ${log}` }
+  })
+
   const uninstall = Effect.fn("BackgroundService.uninstall")(function* (purge: boolean) {
     const manifest = yield* readManifest
     if (Option.isNone(manifest)) return { detail: "nothing to stop: no manifest" }
@@ -136,6 +284,7 @@ export const backgroundServiceStep = Effect.gen(function* () {
     requires: ["data_directory"],
     install: () => install(),
     verify: () => verify(),
+    diagnose: () => diagnose(),
     uninstall: (run) => uninstall(run.purge)
   } satisfies Step
 })

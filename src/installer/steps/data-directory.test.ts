@@ -1,4 +1,5 @@
 import * as Fs from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
@@ -10,6 +11,10 @@ import { Paths, resolvePaths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import type { StepRun } from "../step.js"
 import { dataDirectoryStep } from "./data-directory.js"
+
+const Database = createRequire(import.meta.url)("better-sqlite3") as new (
+  file: string
+) => { pragma(text: string): unknown; close(): void }
 
 let home: string
 beforeEach(() => {
@@ -196,6 +201,50 @@ describe("data_directory step", () => {
         const failure = yield* Effect.flip(step.verify(run()))
         expect(failure.detail).toContain(m.installation_id)
         expect(failure.detail).toContain("00000000-0000-4000-8000-000000000000")
+      })
+    )
+  )
+
+  it.effect("diagnose (doctor) runs SQLite's quick_check and reports journal mode and sizes", () =>
+    withStep((step) =>
+      Effect.gen(function* () {
+        const diagnose = step.diagnose
+        if (diagnose === undefined) return expect.fail("data_directory has deeper checks")
+        const nothing = yield* diagnose(run())
+        expect(nothing.detail).toBe(`nothing deeper to check: ${paths().database} is not there`)
+        yield* step.install(run())
+        const ok = yield* diagnose(run())
+        expect(ok.detail).toMatch(
+          /^quick_check ok, journal mode wal; database \d+\.\d MiB \(\d+\.\d MiB free pages\), WAL \d+\.\d MiB$/
+        )
+      })
+    )
+  )
+
+  it.effect("diagnose fails on a database that is not in WAL mode, and on one that is damaged", () =>
+    withStep((step) =>
+      Effect.gen(function* () {
+        const diagnose = step.diagnose
+        if (diagnose === undefined) return expect.fail("data_directory has deeper checks")
+        yield* step.install(run())
+        const p = paths()
+        const db = new Database(p.database)
+        db.pragma("journal_mode = DELETE")
+        db.close()
+        const journal = yield* Effect.flip(diagnose(run()))
+        expect(journal.detail).toBe(
+          `${p.database} is in journal mode delete; blctx needs WAL so readers never wait for the writer`
+        )
+        // Overwrite everything after the first page (the schema's page stays readable).
+        const size = Fs.statSync(p.database).size
+        const fd = Fs.openSync(p.database, "r+")
+        Fs.writeSync(fd, Buffer.alloc(size - 4096, 0xa5), 0, size - 4096, 4096)
+        Fs.closeSync(fd)
+        const damaged = yield* Effect.flip(diagnose(run()))
+        expect(damaged.detail).toMatch(
+          new RegExp(`^(SQLite could not check ${p.database}: |${p.database} fails SQLite's quick_check).*malformed`)
+        )
+        expect(damaged.remediation).toContain(".recover")
       })
     )
   )

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto"
 import * as NodePath from "node:path"
+import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option } from "effect"
 import { InstallationId } from "../../domain/installation-id.js"
 import { type FsError, SafeFs } from "../../fs/safe-fs.js"
@@ -9,7 +10,7 @@ import { Paths } from "../../paths/paths.js"
 import { initializeDatabase, readIdentity } from "../../store/identity.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
 import { SqliteOpener, withDatabase } from "../../store/sqlite-opener.js"
-import type { StoreError } from "../../store/store-error.js"
+import { StoreError } from "../../store/store-error.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
 
@@ -36,6 +37,20 @@ const fromManifest = (e: ManifestError): StepFailure =>
         `manifest ${e.path} is unreadable: ${e.reason}; it was left untouched`,
         `Inspect ${e.path}; restore it from a backup or move it aside, then run blctx install codex.`
       )
+
+/** A WAL file above this means checkpoints are not keeping up (a reader held open, or a stuck writer). */
+export const WAL_WARN_BYTES = 64 * 1024 * 1024
+/** How many of quick_check's findings a report quotes. */
+const QUOTED_PROBLEMS = 3
+
+/** What SQLite itself said: @effect/sql's SqlError keeps the driver's error as its cause. */
+const sqliteMessage = (e: unknown): string => {
+  const cause = typeof e === "object" && e !== null && "cause" in e ? e.cause : undefined
+  if (cause instanceof Error && cause.message !== "") return cause.message
+  return e instanceof Error && e.message !== "" ? e.message : String(e)
+}
+
+const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
 
 const groupOrOther = (mode: number) => (mode & 0o077) !== 0
 const groupOrOtherWrite = (mode: number) => (mode & 0o022) !== 0
@@ -277,6 +292,61 @@ export const dataDirectoryStep = Effect.gen(function* () {
     return { detail: `installation ${m.installation_id}, private directories, schema v${identity.schemaVersion}` }
   })
 
+  /**
+   * Doctor: SQLite's own consistency check (`PRAGMA quick_check`: every page, index order and
+   * constraints, without the cross-checks of integrity_check that scale worse), the journal mode
+   * the daemon relies on, and the database and WAL sizes. Read-only; never repairs.
+   */
+  const recover = `Stop blctxd (blctx uninstall codex), copy ${paths.database} aside as a backup, then recover what SQLite can read: sqlite3 ${paths.database} .recover`
+  const diagnose = Effect.fn("DataDirectory.diagnose")(function* () {
+    const entry = yield* fs.lstat(paths.database).pipe(Effect.mapError(fromFs))
+    if (Option.isNone(entry) || entry.value.kind !== "file") {
+      return { detail: `nothing deeper to check: ${paths.database} is not there` }
+    }
+    const facts = yield* withDatabase(
+      { filename: paths.database, readonly: true },
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const check = yield* sql<Record<string, string>>`PRAGMA quick_check`
+        const journal = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
+        const pages = yield* sql<{ page_count: number }>`PRAGMA page_count`
+        const pageSize = yield* sql<{ page_size: number }>`PRAGMA page_size`
+        const free = yield* sql<{ freelist_count: number }>`PRAGMA freelist_count`
+        return {
+          problems: check.map((row) => String(Object.values(row)[0] ?? "")).filter((line) => line !== "ok"),
+          journal: journal[0]?.journal_mode ?? "unknown",
+          bytes: (pages[0]?.page_count ?? 0) * (pageSize[0]?.page_size ?? 0),
+          freeBytes: (free[0]?.freelist_count ?? 0) * (pageSize[0]?.page_size ?? 0)
+        }
+      }).pipe(Effect.mapError((e) => new StoreError({ path: paths.database, message: sqliteMessage(e) })))
+    ).pipe(
+      Effect.provideService(SqliteOpener, opener),
+      Effect.mapError((e) => fail(`SQLite could not check ${paths.database}: ${e.message}`, recover, e._tag))
+    )
+    const wal = yield* fs.lstat(`${paths.database}-wal`).pipe(Effect.mapError(fromFs))
+    const walBytes = Option.match(wal, { onNone: () => 0, onSome: (e) => e.size })
+    if (facts.problems.length > 0) {
+      return yield* fail(
+        `${paths.database} fails SQLite's quick_check (${facts.problems.length} problems): ${facts.problems.slice(0, QUOTED_PROBLEMS).join("; ")}`,
+        recover
+      )
+    }
+    if (facts.journal !== "wal") {
+      return yield* fail(
+        `${paths.database} is in journal mode ${facts.journal}; blctx needs WAL so readers never wait for the writer`,
+        "Run: blctx install codex --step data_directory"
+      )
+    }
+    const sizes = `database ${mib(facts.bytes)} (${mib(facts.freeBytes)} free pages), WAL ${mib(walBytes)}`
+    if (walBytes > WAL_WARN_BYTES) {
+      return yield* fail(
+        `${paths.database}-wal is ${mib(walBytes)}: checkpoints are not keeping up (a long-lived reader or a stuck writer); ${sizes}`,
+        "Restart the daemon so it checkpoints: blctx install codex --step background_service"
+      )
+    }
+    return { detail: `quick_check ok, journal mode wal; ${sizes}` }
+  })
+
   const uninstall = Effect.fn("DataDirectory.uninstall")(function* (purge: boolean) {
     yield* checkOwnedPaths
     const manifest = yield* manifests.read().pipe(Effect.mapError(fromManifest))
@@ -316,6 +386,7 @@ export const dataDirectoryStep = Effect.gen(function* () {
     requires: [],
     install: () => install(),
     verify: () => verify(),
+    diagnose: () => diagnose(),
     uninstall: (run) => uninstall(run.purge)
   }
   return step

@@ -1,5 +1,5 @@
 import * as NodePath from "node:path"
-import { Duration, Effect, Either, Schema } from "effect"
+import { Duration, Effect, Either, Option, Schema } from "effect"
 import { SafeFs } from "../../fs/safe-fs.js"
 import { JobId, type JobView } from "../../jobs/job.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
@@ -8,7 +8,7 @@ import type { BlctxClient } from "../../rpc/client.js"
 import { DaemonConnector } from "../../rpc/daemon-connector.js"
 import { socketPathIn } from "../../rpc/socket-location.js"
 import { decodeDiscoverySnapshot, discoverySnapshotPath } from "../../transcripts/discovery-snapshot.js"
-import { fail, type Step, type StepProgress } from "../step.js"
+import { describeError, fail, type Step, type StepProgress } from "../step.js"
 
 /** The import job history_index submitted, so status and doctor can check it without rerunning. */
 const HistoryIndexRecord = Schema.Struct({
@@ -44,10 +44,15 @@ export const historyIndexStep = Effect.gen(function* () {
   const connector = yield* DaemonConnector
   const socketPath = socketPathIn(paths.stateDir)
   const recordPath = NodePath.join(paths.stateDir, HISTORY_INDEX_FILE)
-  const daemonFailure = (e: Error) =>
-    fail(e.message, "remediation" in e ? String(e.remediation) : "Run: blctx doctor --step service_health")
-  const withClient = <A, E extends Error>(use: (client: BlctxClient) => Effect.Effect<A, E>) =>
-    connector.withClient({ socketPath, timeout: CALL_TIMEOUT }, use).pipe(Effect.mapError(daemonFailure))
+  const daemonFailure = (e: Error & { readonly _tag: string }) =>
+    fail(
+      e.message.trim() === "" ? describeError(e) : e.message,
+      "remediation" in e ? String(e.remediation) : "Check the daemon: blctx status --step service_health",
+      e._tag
+    )
+  const withClient = <A, E extends Error & { readonly _tag: string }>(
+    use: (client: BlctxClient) => Effect.Effect<A, E>
+  ) => connector.withClient({ socketPath, timeout: CALL_TIMEOUT }, use).pipe(Effect.mapError(daemonFailure))
 
   const readSnapshot = Effect.gen(function* () {
     const path = discoverySnapshotPath(paths.stateDir)
@@ -96,6 +101,36 @@ export const historyIndexStep = Effect.gen(function* () {
           )
         )
 
+  /**
+   * Doctor: the recorded import job's outcome with the records it could not use (unclassified
+   * records, unreadable lines, unreadable, missing or conflicting files), and what the index
+   * says about its sources now (partial imports, conflicts, sources changed or gone since).
+   */
+  const diagnose = Effect.gen(function* () {
+    const text = yield* fs.readText(recordPath).pipe(Effect.option)
+    if (Option.isNone(text)) return { detail: `nothing deeper to check: no import recorded at ${recordPath}` }
+    const record = decodeRecord(text.value)
+    if (Either.isLeft(record)) {
+      return yield* fail(`${recordPath} is unreadable`, "Run: blctx install codex --step history_index")
+    }
+    if (record.right.paths.length === 0) return { detail: "nothing deeper to check: there were no sessions to import" }
+    const { job, status } = yield* withClient((client) =>
+      Effect.all({ job: client.jobStatus(record.right.job_id), status: client.contextStatus() })
+    )
+    const n = (k: string) => job.counts[k] ?? 0
+    const c = status.coverage
+    const detail = [
+      `import job ${job.id} ${job.state}${job.error === null ? "" : ` (${job.error})`}`,
+      `${n("records")} records read: ${n("unclassified")} unclassified, ${n("parse_errors")} unreadable lines`,
+      `files: ${n("files_unreadable")} unreadable, ${n("files_missing")} missing, ${n("files_conflict")} in conflict`,
+      `index now: ${c.files.partial} partial and ${c.files.conflict} conflicting sources, ${c.sources_changed} changed and ${c.sources_missing} missing since import`
+    ].join("; ")
+    const examples = c.partial_imports
+      .slice(0, 3)
+      .map((p) => `${p.path} (${p.unclassified} unclassified, ${p.parse_errors} unreadable lines)`)
+    return { detail: examples.length === 0 ? detail : `${detail}; partial: ${examples.join(", ")}` }
+  })
+
   const step: Step = {
     id: "history_index",
     title: "History index",
@@ -117,7 +152,15 @@ export const historyIndexStep = Effect.gen(function* () {
           .pipe(Effect.mapError((e) => fail(`could not write ${e.path}: ${e.code}`, "Check the state directory.")))
         yield* manifests
           .recordOwned([recordPath])
-          .pipe(Effect.mapError(() => fail(`could not record ${recordPath} as owned`, "Run: blctx doctor")))
+          .pipe(
+            Effect.mapError((e) =>
+              fail(
+                `could not record ${recordPath} as owned in ${manifests.path}: ${describeError(e)}`,
+                "Check the manifest: blctx status --step data_directory",
+                e._tag
+              )
+            )
+          )
         const job = yield* follow(submitted.job.id, run.progress)
         return yield* outcome(job)
       }),
@@ -139,16 +182,20 @@ export const historyIndexStep = Effect.gen(function* () {
         if (!finished(job)) return { detail: `${describeJob(job)} (${job.progress_done}/${job.progress_total ?? 0})` }
         return yield* outcome(job)
       }),
-    uninstall: () =>
-      withClient((client) => client.cancelJobs({ kind: "import" })).pipe(
+    diagnose: () => diagnose,
+    uninstall: (run) => {
+      // With --purge, data_directory (which runs after this step) removes the database the history lives in.
+      const history = run.purge
+        ? `the indexed history goes with ${paths.database}, which data_directory removes (--purge)`
+        : `indexed history kept in ${paths.database}`
+      return withClient((client) => client.cancelJobs({ kind: "import" })).pipe(
         Effect.map((r) => ({
-          detail: `cancelled ${r.cancelled.length} queued or running imports; indexed history kept`
+          detail: `cancelled ${r.cancelled.length} queued or running imports; ${history}`
         })),
         // With the daemon already gone there is nothing left to cancel.
-        Effect.catchAll(() =>
-          Effect.succeed({ detail: "no daemon running: no import to cancel; indexed history kept" })
-        )
+        Effect.catchAll(() => Effect.succeed({ detail: `no daemon running: no import to cancel; ${history}` }))
       )
+    }
   }
   return step
 })

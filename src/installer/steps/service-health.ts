@@ -1,19 +1,48 @@
 import { randomUUID } from "node:crypto"
-import { Clock, Duration, Effect, Option } from "effect"
-import { JobId } from "../../jobs/job.js"
+import { Clock, Duration, Effect, Either, Option } from "effect"
+import { JobId, type JobView } from "../../jobs/job.js"
+import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
+import type { BlctxClient } from "../../rpc/client.js"
 import { DaemonConnector } from "../../rpc/daemon-connector.js"
+import type { ContextStatusResponse } from "../../rpc/history-protocol.js"
 import { socketPathIn } from "../../rpc/socket-location.js"
+import { serviceName } from "../../service/service-spec.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
-import { fail, type Step } from "../step.js"
+import { describeError, fail, type Step, type StepFailure } from "../step.js"
 
-/** The whole round trip (connect, Ping, a database read) must finish within this. */
+/** Ping and a database read through the query workers must both finish within this. */
 export const HEALTH_TIMEOUT = Duration.seconds(2)
+/** The index's own status (a fresh judgement plus coverage, which stats every source) within this. */
+export const INDEX_STATUS_TIMEOUT = Duration.seconds(5)
+/** How many Pings doctor times. */
+export const DOCTOR_PINGS = 5
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+/** What the index holds now, in one line: messages, sessions, chunks and their vectors. */
+export const describeIndex = (s: ContextStatusResponse): string => {
+  const c = s.coverage
+  const embedded = c.chunks - c.vectors_pending
+  const reason = s.query_mode_reason === null ? "" : ` (${s.query_mode_reason})`
+  return `index: ${plural(c.messages, "message")} in ${plural(c.sessions, "session")}, ${plural(c.chunks, "chunk")} (vectors: ${embedded} ready, ${c.vectors_pending} pending); state ${s.index_state}, queries ${s.query_mode}${reason}`
+}
+
+/** The newest job of each kind, with its outcome (and error when it failed). */
+export const describeJobs = (jobs: ReadonlyArray<JobView>): string => {
+  const newest = new Map<string, JobView>()
+  for (const job of jobs) if (!newest.has(job.kind)) newest.set(job.kind, job)
+  if (newest.size === 0) return "no jobs yet"
+  return [...newest.values()].map((j) => `${j.kind} ${j.state}${j.error === null ? "" : ` (${j.error})`}`).join(", ")
+}
 
 /**
  * A bounded protocol round trip: Ping must name this installation, its database and the
- * current schema version, and a read through the query workers must answer.
+ * current schema version, and a read through the query workers must answer. The detail says how
+ * long it took, who answered and what the index holds now, judged at that moment (Ping's own
+ * index_state is refreshed only every few seconds, so it can still say "empty" right after an
+ * import). Every failure says what was tried, where, and what bound elapsed.
  */
 export const serviceHealthStep = Effect.gen(function* () {
   const manifests = yield* ManifestStore
@@ -21,41 +50,90 @@ export const serviceHealthStep = Effect.gen(function* () {
   const connector = yield* DaemonConnector
   const socketPath = socketPathIn(paths.stateDir)
 
-  const verify = Effect.fn("ServiceHealth.verify")(function* () {
+  const restart = "Restart it: blctx install codex --step background_service"
+  const logHint = (m: Manifest) =>
+    `its log: journalctl --user -u ${serviceName(m.installation_id)} (systemd) or ${paths.stateDir}/blctxd.log (detached)`
+  const unavailable = (m: Manifest, tried: string) => (e: unknown) =>
+    fail(
+      `blctxd on ${socketPath} did not answer (${tried}): ${describeError(e)}`,
+      `Check the service: blctx status --step background_service; ${restart}; ${logHint(m)}.`,
+      typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
+    )
+  /** Bounds one phase of the round trip; a timeout names the phase, the bound and the socket. */
+  const within = <A>(
+    m: Manifest,
+    tried: string,
+    bound: Duration.Duration,
+    effect: Effect.Effect<A, StepFailure>
+  ): Effect.Effect<A, StepFailure> =>
+    effect.pipe(
+      Effect.timeoutFail({
+        duration: bound,
+        onTimeout: () =>
+          fail(
+            `blctxd on ${socketPath} did not finish ${tried} within ${Duration.format(bound)}; it may be overloaded or hung`,
+            `Check the service: blctx status --step background_service; ${restart} if it stays slow; ${logHint(m)}.`,
+            "TimeoutException"
+          )
+      })
+    )
+  const session = <A, E>(
+    m: Manifest,
+    tried: string,
+    bound: Duration.Duration,
+    use: (c: BlctxClient) => Effect.Effect<A, E>
+  ) =>
+    within(
+      m,
+      tried,
+      bound,
+      connector.withClient({ socketPath, timeout: bound }, use).pipe(Effect.mapError(unavailable(m, tried)))
+    )
+
+  const activeManifest = Effect.gen(function* () {
     const manifest = yield* manifests
       .read()
       .pipe(
-        Effect.mapError(() =>
-          fail(`manifest ${manifests.path} is unreadable`, "Run: blctx doctor --step data_directory")
+        Effect.mapError((e) =>
+          fail(
+            `manifest ${manifests.path} is unreadable (${describeError(e)})`,
+            "Check it: blctx status --step data_directory",
+            e._tag
+          )
         )
       )
     if (Option.isNone(manifest) || manifest.value.state !== "active") {
-      return yield* fail("blctx is not installed (no active manifest)", "Run: blctx install codex")
+      return yield* fail(
+        `blctx is not installed (no active manifest at ${manifests.path}), so there is no daemon to check`,
+        "Run: blctx install codex"
+      )
     }
-    const id = manifest.value.installation_id
-    const started = yield* Clock.currentTimeMillis
-    const { identity, read } = yield* connector
-      .withClient({ socketPath, timeout: HEALTH_TIMEOUT }, (client) =>
-        Effect.gen(function* () {
-          const identity = yield* client.ping()
-          const read = yield* Effect.either(client.jobStatus(JobId.make(randomUUID())))
-          return { identity, read }
-        })
-      )
-      .pipe(
-        Effect.timeoutFail({
-          duration: HEALTH_TIMEOUT,
-          onTimeout: () => fail(`no protocol round trip within ${Duration.format(HEALTH_TIMEOUT)}`, "Run: blctx doctor")
-        }),
-        Effect.mapError((e) => ("remediation" in e ? fail(e.message, e.remediation) : e))
-      )
-    const elapsed = (yield* Clock.currentTimeMillis) - started
-    const doctor = "Run: blctx install codex --step background_service"
+    return manifest.value
+  })
+
+  const verify = Effect.fn("ServiceHealth.verify")(function* () {
+    const m = yield* activeManifest
+    const id = m.installation_id
+    const tried = "connect, Ping, then a database read through the query workers"
+    const { identity, pingMs, read, readMs } = yield* session(m, tried, HEALTH_TIMEOUT, (client) =>
+      Effect.gen(function* () {
+        const t0 = yield* Clock.currentTimeMillis
+        const identity = yield* client.ping()
+        const t1 = yield* Clock.currentTimeMillis
+        const read = yield* Effect.either(client.jobStatus(JobId.make(randomUUID())))
+        const t2 = yield* Clock.currentTimeMillis
+        return { identity, pingMs: t1 - t0, read, readMs: t2 - t1 }
+      })
+    )
+    const reinstall = "Run: blctx install codex --step background_service"
     if (identity.installation_id !== id) {
-      return yield* fail(`the daemon serves installation ${identity.installation_id}, not ${id}`, doctor)
+      return yield* fail(
+        `the daemon on ${socketPath} serves installation ${identity.installation_id}, not ${id}`,
+        reinstall
+      )
     }
     if (identity.db_path !== paths.database) {
-      return yield* fail(`the daemon uses ${identity.db_path}, not ${paths.database}`, doctor)
+      return yield* fail(`the daemon uses ${identity.db_path}, not ${paths.database}`, reinstall)
     }
     if (identity.schema_version !== CURRENT_SCHEMA_VERSION) {
       return yield* fail(
@@ -63,11 +141,46 @@ export const serviceHealthStep = Effect.gen(function* () {
         "Run: blctx install codex"
       )
     }
-    if (read._tag === "Left" && read.left._tag !== "JobNotFound") {
-      return yield* fail(`the daemon could not read its database: ${read.left.message}`, "Run: blctx doctor")
+    if (Either.isLeft(read) && read.left._tag !== "JobNotFound") {
+      return yield* fail(
+        `blctxd (pid ${identity.pid}) answered Ping but could not read its database through the query workers: ${describeError(read.left)}`,
+        `Check the database: blctx status --step data_directory; ${logHint(m)}.`,
+        read.left._tag
+      )
     }
+    // The index is judged now, not from Ping's periodically refreshed state.
+    const index = yield* session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.contextStatus()).pipe(
+      Effect.map(describeIndex),
+      Effect.catchAll((f) => Effect.succeed(`index: not known (${f.detail})`))
+    )
     return {
-      detail: `round trip ${elapsed} ms: installation ${id}, schema v${identity.schema_version}, ${identity.db_path}, index ${identity.index_state}`
+      detail: `blctxd answered in ${pingMs} ms (pid ${identity.pid}, version ${identity.version}, schema v${identity.schema_version}, ${identity.db_path}); a read through the query workers took ${readMs} ms; ${index}`
+    }
+  })
+
+  /** Doctor: several timed Pings (latency spread, not one sample) and the newest job of each kind. */
+  const diagnose = Effect.fn("ServiceHealth.diagnose")(function* () {
+    const m = yield* activeManifest
+    const { latencies, jobs } = yield* session(
+      m,
+      `${DOCTOR_PINGS} Pings and ContextStatus`,
+      INDEX_STATUS_TIMEOUT,
+      (client) =>
+        Effect.gen(function* () {
+          const latencies: Array<number> = []
+          for (let i = 0; i < DOCTOR_PINGS; i++) {
+            const t0 = yield* Clock.currentTimeMillis
+            yield* client.ping()
+            latencies.push((yield* Clock.currentTimeMillis) - t0)
+          }
+          const status = yield* client.contextStatus()
+          return { latencies, jobs: status.recent_jobs }
+        })
+    )
+    const sorted = [...latencies].sort((a, b) => a - b)
+    const at = (i: number) => sorted[i] ?? 0
+    return {
+      detail: `${DOCTOR_PINGS} Pings: min ${at(0)} ms, median ${at(Math.floor(sorted.length / 2))} ms, max ${at(sorted.length - 1)} ms; newest jobs: ${describeJobs(jobs)}`
     }
   })
 
@@ -77,6 +190,7 @@ export const serviceHealthStep = Effect.gen(function* () {
     requires: ["background_service"],
     install: () => verify(),
     verify: () => verify(),
+    diagnose: () => diagnose(),
     uninstall: () => Effect.succeed({ detail: "nothing to remove (health is a check)" })
   } satisfies Step
 })

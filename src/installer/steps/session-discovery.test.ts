@@ -115,4 +115,27 @@ describe("session_discovery step", () => {
       })
     )
   )
+
+  it.effect("diagnose (doctor) walks again and compares with the snapshot, writing nothing", () =>
+    withStep((step) =>
+      Effect.gen(function* () {
+        const diagnose = step.diagnose
+        if (diagnose === undefined) return expect.fail("session_discovery has deeper checks")
+        setup()
+        yield* step.install(run())
+        const at = snapshot().discovered_at
+        const same = yield* diagnose(run())
+        expect(same.detail).toBe(
+          `9 session files now (7 active, 2 archived), as many as the snapshot of ${at} (9); no session is newer than the ones recorded for history_index`
+        )
+        const before = Fs.readFileSync(discoverySnapshotPath(paths().stateDir), "utf8")
+        session("sessions/2026/03/11/rollout-new.jsonl", 1)
+        const grown = yield* diagnose(run())
+        expect(grown.detail).toBe(
+          `10 session files now (8 active, 2 archived), 1 more than the snapshot of ${at} (9); 1 session is newer than the ones recorded for history_index (refresh: blctx install codex --step session_discovery)`
+        )
+        expect(Fs.readFileSync(discoverySnapshotPath(paths().stateDir), "utf8")).toBe(before)
+      })
+    )
+  )
 })

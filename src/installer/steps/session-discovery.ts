@@ -89,6 +89,34 @@ export const sessionDiscoveryStep = Effect.gen(function* () {
     return { detail: describe(snapshot) }
   })
 
+  /**
+   * Doctor: walks the session folders again (metadata only, as install does, writing nothing) and
+   * compares with the snapshot: how many files appeared or went, and whether newer sessions exist
+   * than the ones history_index was given.
+   */
+  const diagnose = Effect.fn("SessionDiscovery.diagnose")(function* () {
+    const text = yield* fs.readText(snapshotPath).pipe(Effect.option)
+    const snapshot = Option.flatMap(text, (t) => Either.getRight(decodeDiscoverySnapshot(t)))
+    const found = yield* discoverSessions(paths.codexHome).pipe(
+      Effect.provideService(SafeFs, fs),
+      Effect.mapError(fromFs)
+    )
+    const now = `${found.files.length} session files now (${found.activeCount} active, ${found.archivedCount} archived)`
+    if (Option.isNone(snapshot)) return { detail: `${now}; no readable snapshot to compare with` }
+    const s = snapshot.value
+    const recorded = new Set(s.newest.map((f) => f.path))
+    const newestAt = Math.max(0, ...s.newest.map((f) => Date.parse(f.modified_at)).filter(Number.isFinite))
+    const newer = found.files.filter((f) => !recorded.has(f.path) && f.mtimeMs > newestAt).length
+    const change = found.files.length - s.total
+    const delta = change === 0 ? "as many as" : change > 0 ? `${change} more than` : `${-change} fewer than`
+    const snapshotSays = `${delta} the snapshot of ${s.discovered_at} (${s.total})`
+    const fresher =
+      newer === 0
+        ? "no session is newer than the ones recorded for history_index"
+        : `${newer} ${newer === 1 ? "session is" : "sessions are"} newer than the ones recorded for history_index (refresh: blctx install codex --step session_discovery)`
+    return { detail: `${now}, ${snapshotSays}; ${fresher}` }
+  })
+
   const uninstall = Effect.fn("SessionDiscovery.uninstall")(function* (purge: boolean) {
     if (!purge) return { detail: `kept the session snapshot ${snapshotPath}` }
     yield* fs.removeFile(snapshotPath).pipe(Effect.mapError(fromFs))
@@ -101,6 +129,7 @@ export const sessionDiscoveryStep = Effect.gen(function* () {
     requires: ["data_directory"],
     install: () => install(),
     verify: () => verify(),
+    diagnose: () => diagnose(),
     uninstall: (run) => uninstall(run.purge)
   }
   return step

@@ -1,0 +1,115 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { JobId, JobView } from "../../jobs/job.js"
+import { resolvePaths } from "../../paths/paths.js"
+import { Coverage } from "../../retrieval/coverage.js"
+import { ContextStatusResponse } from "../../rpc/history-protocol.js"
+import type { Step } from "../step.js"
+import { HISTORY_INDEX_FILE, historyIndexStep } from "./history-index.js"
+import {
+  diagnoseOf,
+  makeHome,
+  makeWorld,
+  pathInputs,
+  runOf,
+  stepLayer,
+  writeActiveManifest
+} from "./service-steps.test-support.js"
+
+let home: string
+beforeEach(() => {
+  home = makeHome()
+  writeActiveManifest(resolvePaths(pathInputs(home)))
+})
+afterEach(() => Fs.rmSync(home, { recursive: true, force: true }))
+
+const paths = () => resolvePaths(pathInputs(home))
+const JOB = JobId.make("00000000-0000-4000-8000-00000000000a")
+
+describe("history_index uninstall", () => {
+  it.effect("keeps the indexed history without --purge and says it goes with the database with --purge", () => {
+    const world = makeWorld({
+      pid: 7,
+      answering: true,
+      client: { cancelJobs: () => Effect.succeed({ cancelled: [JOB] }) }
+    })
+    return Effect.gen(function* () {
+      const step: Step = yield* historyIndexStep
+      const kept = yield* step.uninstall(runOf("uninstall"))
+      expect(kept.detail).toBe(`cancelled 1 queued or running imports; indexed history kept in ${paths().database}`)
+      const purged = yield* step.uninstall(runOf("uninstall", { purge: true }))
+      expect(purged.detail).toBe(
+        `cancelled 1 queued or running imports; the indexed history goes with ${paths().database}, which data_directory removes (--purge)`
+      )
+      expect(purged.detail).not.toContain("kept")
+      world.pid = null
+      world.answering = false
+      const gone = yield* step.uninstall(runOf("uninstall", { purge: true }))
+      expect(gone.detail).toBe(
+        `no daemon running: no import to cancel; the indexed history goes with ${paths().database}, which data_directory removes (--purge)`
+      )
+    }).pipe(Effect.provide(stepLayer(home, world)))
+  })
+})
+
+describe("history_index diagnose (doctor)", () => {
+  it.effect("reports the recorded import's outcome and what it could not use", () => {
+    const job = new JobView({
+      id: JOB,
+      kind: "import",
+      state: "partial",
+      progress_done: 2,
+      progress_total: 2,
+      counts: { records: 40, unclassified: 3, parse_errors: 1, files_imported: 1, files_unreadable: 1 },
+      error: null,
+      attempts: 1,
+      submitted_at: "2026-03-01T10:00:00.000Z",
+      started_at: "2026-03-01T10:00:00.000Z",
+      updated_at: "2026-03-01T10:00:01.000Z",
+      finished_at: "2026-03-01T10:00:01.000Z"
+    })
+    const status = new ContextStatusResponse({
+      index_state: "ready",
+      query_mode: "lexical",
+      query_mode_reason: null,
+      model_fingerprint: null,
+      coverage: new Coverage({
+        files: { total: 1, indexed: 0, partial: 1, conflict: 0 },
+        sessions: 1,
+        messages: 4,
+        chunks: 4,
+        vectors: [],
+        vectors_pending: 4,
+        unknown_timestamps: 0,
+        redactions: 0,
+        sources_changed: 0,
+        sources_missing: 0,
+        changed_sources: [],
+        partial_imports: [{ path: "/codex/sessions/a.jsonl", unclassified: 3, parse_errors: 1 }],
+        conflicts: [],
+        capture: ""
+      }),
+      recent_jobs: [job]
+    })
+    const world = makeWorld({
+      pid: 7,
+      answering: true,
+      client: { jobStatus: () => Effect.succeed(job), contextStatus: () => Effect.succeed(status) }
+    })
+    return Effect.gen(function* () {
+      const step: Step = yield* historyIndexStep
+      const nothing = yield* diagnoseOf(step, runOf("doctor"))
+      expect(nothing.detail).toContain("nothing deeper to check: no import recorded")
+      Fs.writeFileSync(
+        NodePath.join(paths().stateDir, HISTORY_INDEX_FILE),
+        JSON.stringify({ version: 1, job_id: JOB, paths: ["/codex/sessions/a.jsonl", "/codex/sessions/b.jsonl"] })
+      )
+      const found = yield* diagnoseOf(step, runOf("doctor"))
+      expect(found.detail).toBe(
+        `import job ${JOB} partial; 40 records read: 3 unclassified, 1 unreadable lines; files: 1 unreadable, 0 missing, 0 in conflict; index now: 1 partial and 0 conflicting sources, 0 changed and 0 missing since import; partial: /codex/sessions/a.jsonl (3 unclassified, 1 unreadable lines)`
+      )
+    }).pipe(Effect.provide(stepLayer(home, world)))
+  })
+})
