@@ -42,7 +42,8 @@ const decideHooks = (flags: { hooks: boolean; noHooks: boolean }) =>
     if (flags.hooks) return "install" as HooksChoice
     if (flags.noHooks) return "decline" as HooksChoice
     const mode = yield* OutputMode
-    if (!mode.interactive) return "install" as HooksChoice
+    // Nobody was asked: keep whatever choice was recorded before.
+    if (!mode.interactive) return "default" as HooksChoice
     const prompter = yield* Prompter
     const yes = yield* prompter.confirm("Install the optional Codex hooks (capture new sessions and notes)?", true)
     return (yes ? "install" : "decline") as HooksChoice

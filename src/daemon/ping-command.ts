@@ -8,7 +8,7 @@ import { DaemonIdentity } from "../rpc/protocol.js"
 import { ServiceManager } from "../service/service-manager.js"
 import { withDaemon } from "./ensure-daemon.js"
 
-const PING_TIMEOUT = Duration.seconds(2)
+const PING_TIMEOUT = Duration.seconds(10)
 const encodeIdentity = Schema.encodeSync(DaemonIdentity)
 
 /**

@@ -10,9 +10,9 @@ import { makeServiceSpec } from "../../service/service-spec.js"
 import { ProgramPaths } from "../program-paths.js"
 import { describeError, fail, type Step } from "../step.js"
 
-const IDENTITY_TIMEOUT = Duration.seconds(2)
+const IDENTITY_TIMEOUT = Duration.seconds(10)
 /** How long install waits for an answer from a daemon that may already be running. */
-const PROBE_TIMEOUT = Duration.seconds(1)
+const PROBE_TIMEOUT = Duration.seconds(5)
 
 /** What was running before install: a daemon that answered, a process that did not, or nothing. */
 export type Before =

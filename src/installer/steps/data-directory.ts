@@ -3,6 +3,7 @@ import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option } from "effect"
 import { InstallationId } from "../../domain/installation-id.js"
+import { checkOwnership } from "../../fs/ownership.js"
 import { type FsError, SafeFs } from "../../fs/safe-fs.js"
 import { MANIFEST_VERSION, Manifest } from "../../ownership/manifest.js"
 import { type ManifestError, ManifestStore } from "../../ownership/manifest-store.js"
@@ -74,6 +75,13 @@ export const dataDirectoryStep = Effect.gen(function* () {
 
   /** Refuses symbolic links and group/other permission bits on every path blctx owns. */
   const checkOwnedPaths = Effect.gen(function* () {
+    // Who could have written them comes first: another user's folder is refused whatever its mode.
+    for (const path of [...directories, paths.database, paths.manifest]) {
+      yield* checkOwnership(path).pipe(
+        Effect.provideService(SafeFs, fs),
+        Effect.mapError((e) => (e._tag === "OwnershipProblem" ? fail(e.detail, e.remediation) : fromFs(e)))
+      )
+    }
     for (const dir of directories) {
       const entry = yield* fs.lstat(dir).pipe(Effect.mapError(fromFs))
       if (Option.isNone(entry)) continue

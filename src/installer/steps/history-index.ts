@@ -20,7 +20,7 @@ const decodeRecord = Schema.decodeUnknownEither(Schema.parseJson(HistoryIndexRec
 const encodeRecord = Schema.encodeSync(HistoryIndexRecord)
 
 export const HISTORY_INDEX_FILE = "history-index.json"
-const CALL_TIMEOUT = Duration.seconds(5)
+const CALL_TIMEOUT = Duration.seconds(10)
 const WAIT_LIMIT = Duration.minutes(10)
 const POLL = Duration.millis(250)
 

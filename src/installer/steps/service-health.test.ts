@@ -1,6 +1,6 @@
 import * as Fs from "node:fs"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, TestClock, TestServices } from "effect"
+import { Duration, Effect, Fiber, TestClock, TestServices } from "effect"
 import { JobId, JobView } from "../../jobs/job.js"
 import { resolvePaths } from "../../paths/paths.js"
 import { Coverage } from "../../retrieval/coverage.js"
@@ -9,7 +9,7 @@ import { ContextStatusResponse } from "../../rpc/history-protocol.js"
 import { socketPathIn } from "../../rpc/socket-location.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
 import { describeError, type Step } from "../step.js"
-import { DOCTOR_PINGS, serviceHealthStep } from "./service-health.js"
+import { DOCTOR_PINGS, HEALTH_TIMEOUT, serviceHealthStep } from "./service-health.js"
 import {
   diagnoseOf,
   type FakeWorld,
@@ -104,10 +104,10 @@ describe("service_health", () => {
       const fiber = yield* Effect.fork(Effect.flip(step.verify(runOf("doctor"))))
       // Wait (on the event, not the clock) until the round trip's bound is armed, then let it elapse.
       while ((yield* TestClock.sleeps()).length === 0) yield* TestServices.provideLive(Effect.sleep("5 millis"))
-      yield* TestClock.adjust("3 seconds")
+      yield* TestClock.adjust(Duration.sum(HEALTH_TIMEOUT, "1 second"))
       const failure = yield* Fiber.join(fiber)
       expect(failure.detail).toBe(
-        `blctxd on ${socketPathIn(paths().stateDir)} did not finish connect, Ping, then a database read through the query workers within 2s; it may be overloaded or hung`
+        `blctxd on ${socketPathIn(paths().stateDir)} did not finish connect, Ping, then a database read through the query workers within ${Duration.format(HEALTH_TIMEOUT)}; it may be overloaded or hung`
       )
       expect(failure.errorTag).toBe("TimeoutException")
       expect(failure.remediation).not.toContain("doctor")

@@ -13,9 +13,9 @@ import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
 import { describeError, fail, type Step, type StepFailure } from "../step.js"
 
 /** Ping and a database read through the query workers must both finish within this. */
-export const HEALTH_TIMEOUT = Duration.seconds(2)
+export const HEALTH_TIMEOUT = Duration.seconds(10)
 /** The index's own status (a fresh judgement plus coverage, which stats every source) within this. */
-export const INDEX_STATUS_TIMEOUT = Duration.seconds(5)
+export const INDEX_STATUS_TIMEOUT = Duration.seconds(10)
 /** How many Pings doctor times. */
 export const DOCTOR_PINGS = 5
 
