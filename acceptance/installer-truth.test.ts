@@ -64,8 +64,8 @@ const placeSession = (h: DaemonHome, name: string) => {
 
 const data = modelData()
 
-describe("background_service on a rerun under a supervisor that always restarts", () => {
-  it("says restarted, naming the daemon it replaced, never started", async () => {
+describe("background_service on a rerun under (fake) systemd", () => {
+  it("keeps the daemon of an unchanged unit and says so; a changed unit restarts it and says which it replaced", async () => {
     const h = makeDaemonHome("fake-systemd")
     home = h
     const first = await report(h, ["install", "codex", "--step", "background_service"])
@@ -74,7 +74,15 @@ describe("background_service on a rerun under a supervisor that always restarts"
     )?.[1]
     expect(pid, check(first, "background_service").detail).toBeDefined()
     const again = await report(h, ["install", "codex", "--step", "background_service"])
-    const detail = check(again, "background_service").detail
+    expect(check(again, "background_service").detail).toBe(
+      `blctxd already running (pid ${pid}) under the fake systemd user manager (tests)`
+    )
+    expect(h.daemonPids()).toEqual([Number(pid)])
+
+    // A unit that differs from what this blctx writes (edited, or from another build) is replaced.
+    Fs.appendFileSync(h.unitPath(), "# edited\n")
+    const changed = await report(h, ["install", "codex", "--step", "background_service"])
+    const detail = check(changed, "background_service").detail
     const replaced =
       /^restarted blctxd \(pid (\d+)\) under the fake systemd user manager \(tests\); it replaced pid (\d+)$/.exec(
         detail

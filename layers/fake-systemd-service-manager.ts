@@ -74,7 +74,7 @@ export const FakeSystemdServiceManager = (root: string) => {
               .trim()
           : randomBytes(6).toString("hex")
       Fs.writeFileSync(at("desired", spec.name), `start:${nonce}\n`)
-      yield* waitFor(spec, (s) => s.active_state === "active" && s.nonce === nonce && s.main_pid > 0, 11_000, "active")
+      yield* waitFor(spec, (s) => s.active_state === "active" && s.nonce === nonce && s.main_pid > 0, 30_000, "active")
     })
 
   return Layer.succeed(ServiceManager, {
@@ -83,12 +83,14 @@ export const FakeSystemdServiceManager = (root: string) => {
     install: Effect.fn("FakeSystemd.install")(function* (spec: ServiceSpec) {
       yield* requireManager
       const path = unitPathOf(spec)
+      const unchanged = Option.exists(readText(path), (text) => text === renderUnit(spec))
       Fs.writeFileSync(`${path}.tmp`, renderUnit(spec), { mode: 0o600 })
       Fs.renameSync(`${path}.tmp`, path)
       Fs.rmSync(at("units", `${spec.name}.service`), { force: true })
       Fs.symlinkSync(path, at("units", `${spec.name}.service`))
       Fs.writeFileSync(at("enabled", spec.name), "default.target\n")
-      yield* start(spec, true)
+      // Like systemctl: the same unit keeps its running daemon; a changed one is restarted.
+      yield* start(spec, !unchanged)
     }),
     ensureRunning: Effect.fn("FakeSystemd.ensureRunning")(function* (spec: ServiceSpec) {
       yield* requireManager

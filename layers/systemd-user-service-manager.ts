@@ -80,11 +80,13 @@ export const SystemdUserServiceManagerLive = Layer.succeed(ServiceManager, {
   description: "systemd user manager",
   install: Effect.fn("SystemdUser.install")(function* (spec: ServiceSpec) {
     yield* requireManager
+    const unchanged = Option.exists(readText(unitPathOf(spec)), (text) => text === renderUnit(spec))
     yield* writeUnit(spec)
     yield* run(["link", unitPathOf(spec)])
     yield* run(["daemon-reload"])
     yield* run(["enable", unitName(spec)])
-    yield* run(["restart", unitName(spec)])
+    // The same unit keeps its running daemon (start is a no-op then); a changed one is restarted.
+    yield* run([unchanged ? "start" : "restart", unitName(spec)])
   }),
   ensureRunning: Effect.fn("SystemdUser.ensureRunning")(function* (spec: ServiceSpec) {
     yield* requireManager
