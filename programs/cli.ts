@@ -33,6 +33,7 @@ import { ProgramPaths } from "../src/installer/program-paths.js"
 import { ansiStyle, plainStyle } from "../src/installer/render-text.js"
 import { ManifestStore } from "../src/ownership/manifest-store.js"
 import { Paths } from "../src/paths/paths.js"
+import { sanitizeForTerminal, stringifyForTerminal } from "../src/terminal/sanitize.js"
 import { VERSION } from "../src/version.js"
 
 // Everything blctx creates is private to this user, with no window where it is not.
@@ -83,10 +84,10 @@ const MainLive = Layer.mergeAll(
 
 const usage = (message: string) =>
   Effect.gen(function* () {
-    yield* Console.error(`blctx: ${message}`)
+    yield* Console.error(`blctx: ${sanitizeForTerminal(message)}`)
     if (mode.json) {
       const error = Schema.encodeSync(CliUsageError)(new CliUsageError({ message }))
-      yield* Console.log(JSON.stringify({ error, exit_code: ExitCode.usage }))
+      yield* Console.log(stringifyForTerminal({ error, exit_code: ExitCode.usage }, undefined))
     }
     yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.usage))
   })

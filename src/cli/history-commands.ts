@@ -7,6 +7,7 @@ import { ansiStyle, plainStyle, progressBar } from "../installer/render-text.js"
 import { JobId, type JobView } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
 import type { BlctxClient } from "../rpc/client.js"
+import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { discoverSessions } from "../transcripts/discovery.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
@@ -35,7 +36,7 @@ const emit = <A>(
     const mode = yield* OutputMode
     const readable = !mode.json && (wantPretty || process.stdout.isTTY === true)
     yield* Console.log(
-      readable ? render(value, mode.color ? ansiStyle : plainStyle) : JSON.stringify(encode(value), null, 2)
+      readable ? render(value, mode.color ? ansiStyle : plainStyle) : stringifyForTerminal(encode(value))
     )
   })
 
@@ -46,19 +47,14 @@ const withDaemon = <A, E extends Error>(use: (client: BlctxClient) => Effect.Eff
 /** A failed request: the message on stderr, one JSON document on stdout, exit 1. */
 const reportFailure = (error: Error) =>
   Effect.gen(function* () {
-    yield* Console.error(`blctx: ${error.message}`)
+    yield* Console.error(`blctx: ${sanitizeForTerminal(error.message)}`)
     const mode = yield* OutputMode
     if (mode.json || process.stdout.isTTY !== true) {
       const tag = "_tag" in error ? String(error._tag) : "Error"
       const details = error instanceof UnindexablePaths ? { paths: error.paths } : {}
       const document = { error: { _tag: tag, message: error.message, ...details }, exit_code: ExitCode.failed }
-      // JSON.stringify leaves DEL and C1 controls raw; a path given on the command line may hold them.
-      yield* Console.log(
-        JSON.stringify(document).replace(
-          /[\u007f-\u009f]/g,
-          (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`
-        )
-      )
+      // A path given on the command line may hold controls JSON.stringify leaves raw.
+      yield* Console.log(stringifyForTerminal(document, undefined))
     }
     yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))
   })

@@ -1,11 +1,16 @@
-import { type Style, sanitizeForTerminal } from "../installer/render-text.js"
+import type { Style } from "../installer/render-text.js"
 import type { JobView } from "../jobs/job.js"
 import type { ContextResponse } from "../retrieval/context.js"
 import type { SearchResponse } from "../retrieval/contract.js"
 import type { RecentResponse } from "../retrieval/recent.js"
 import type { ContextStatusResponse } from "../rpc/history-protocol.js"
+import { sanitizeDeep, sanitizeForTerminal } from "../terminal/sanitize.js"
 
-/** Readable renderings of history answers (`--pretty` or a TTY). JSON stays the default for scripts. */
+/**
+ * Readable renderings of history answers (`--pretty` or a TTY). JSON stays the default for scripts.
+ * Each renderer first passes the whole answer through `sanitizeDeep`, so no field — text,
+ * timestamp, cwd, project, path, id — can reach the terminal with a control character in it.
+ */
 
 const oneLine = (text: string, max = 400) => {
   const flat = sanitizeForTerminal(text.replace(/\s+/g, " ").trim())
@@ -29,7 +34,8 @@ const scoreLabel = (kind: string, value: number) =>
       ? `bm25 ${value.toFixed(2)}`
       : `fused ${value.toFixed(4)}`
 
-export const renderSearch = (r: SearchResponse, style: Style): string => {
+export const renderSearch = (answer: SearchResponse, style: Style): string => {
+  const r = sanitizeDeep(answer)
   const lines = [
     style.bold(`${r.results.length} results for "${sanitizeForTerminal(r.query)}"`) +
       ` (${r.query_mode}${r.query_mode_reason === null ? "" : `: ${sanitizeForTerminal(r.query_mode_reason)}`})`
@@ -52,7 +58,8 @@ export const renderSearch = (r: SearchResponse, style: Style): string => {
   return lines.join("\n")
 }
 
-export const renderRecent = (r: RecentResponse, style: Style): string => {
+export const renderRecent = (answer: RecentResponse, style: Style): string => {
+  const r = sanitizeDeep(answer)
   const lines = [style.bold(`${r.turns.length} turns`) + style.dim(` (${r.since ?? "…"} to ${r.until ?? "now"})`)]
   for (const turn of r.turns) {
     lines.push(
@@ -67,7 +74,8 @@ export const renderRecent = (r: RecentResponse, style: Style): string => {
   return lines.join("\n")
 }
 
-export const renderContext = (r: ContextResponse, style: Style): string => {
+export const renderContext = (answer: ContextResponse, style: Style): string => {
+  const r = sanitizeDeep(answer)
   const lines = [
     style.bold(`Context ${r.context_id}`) + style.dim(`  session ${r.session_id ?? "?"}  ${r.project ?? ""}`)
   ]
@@ -100,7 +108,8 @@ export const renderProgress = (job: Pick<JobView, "kind" | "progress_done" | "pr
   return `${job.progress_done}/${total}${unit === undefined ? "" : ` ${unit}`}`
 }
 
-export const renderJob = (job: JobView, style: Style): string => {
+export const renderJob = (answer: JobView, style: Style): string => {
+  const job = sanitizeDeep(answer)
   const counts = Object.entries(job.counts)
     .map(([k, v]) => `${k}=${v}`)
     .join(" ")
@@ -113,7 +122,8 @@ export const renderJob = (job: JobView, style: Style): string => {
     .join("\n")
 }
 
-export const renderStatus = (s: ContextStatusResponse, style: Style): string => {
+export const renderStatus = (answer: ContextStatusResponse, style: Style): string => {
+  const s = sanitizeDeep(answer)
   const c = s.coverage
   const lines = [
     `${style.bold("index")} ${s.index_state}, queries ${s.query_mode}${s.query_mode_reason === null ? "" : ` (${s.query_mode_reason})`}`,

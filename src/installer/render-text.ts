@@ -1,4 +1,5 @@
 import { type Check, ExitCode, type Report } from "../domain/report.js"
+import { sanitizeForTerminal } from "../terminal/sanitize.js"
 import type { StepProgress } from "./step.js"
 
 /** ANSI styling, or none at all: the same layout either way. */
@@ -21,18 +22,7 @@ export const ansiStyle: Style = {
 const same = (s: string) => s
 export const plainStyle: Style = { green: same, red: same, yellow: same, dim: same, bold: same }
 
-/** Whether a UTF-16 code unit is a C0/C1 control character other than tab and newline. */
-const isControl = (code: number) => (code < 0x20 && code !== 0x09 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f)
-
-/** Escapes terminal control characters in text that came from outside (paths, details, transcripts). */
-export const sanitizeForTerminal = (text: string): string => {
-  let out = ""
-  for (const ch of text) {
-    const code = ch.charCodeAt(0)
-    out += isControl(code) ? `\\x${code.toString(16).padStart(2, "0")}` : ch
-  }
-  return out
-}
+export { sanitizeForTerminal } from "../terminal/sanitize.js"
 
 const symbols = { passed: "✓", failed: "✗", blocked: "–", skipped: "–" } as const
 
