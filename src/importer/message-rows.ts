@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { redactSecrets } from "../redaction/redact.js"
+import { redactNullable, redactSecrets } from "../redaction/redact.js"
 import type { MessageKind, TranscriptClassification } from "../transcripts/classification.js"
 
 /** One message ready to store: redacted text, provenance, and its place in the session. */
@@ -23,30 +23,42 @@ export const sha256 = (text: string) => createHash("sha256").update(text).digest
 /**
  * The messages the shared classifier selected, as rows. `turnBase` places a classification of
  * the tail of a file (an append) after the turns already stored: its turn 0 and 1 continue
- * turn `turnBase`.
+ * turn `turnBase`. Every string that comes from the transcript is redacted: the text (counted per
+ * message in `redactions`) and the turn id, role, phase and time (counted in `metadataRedactions`).
  */
 export const messageRows = (
   classification: TranscriptClassification,
   turnBase: number
-): { readonly rows: ReadonlyArray<MessageRow>; readonly redactions: number } => {
+): {
+  readonly rows: ReadonlyArray<MessageRow>
+  readonly redactions: number
+  readonly metadataRedactions: number
+} => {
   const timestampByLine = new Map(classification.decisions.map((d) => [d.line, d.timestamp]))
   const rows: Array<MessageRow> = []
   let redactions = 0
+  let metadataRedactions = 0
+  const field = (value: string | null) => {
+    const redacted = redactNullable(value)
+    metadataRedactions += redacted.total
+    return redacted.text
+  }
   for (const turn of classification.turns) {
     const turnNumber = turnBase === 0 ? turn.number : turnBase + Math.max(0, turn.number - 1)
+    const turnId = field(turn.turn_id)
     for (const message of turn.messages) {
       const redacted = redactSecrets(message.text)
       redactions += redacted.total
       rows.push({
         turn_number: turnNumber,
-        turn_id: turn.turn_id,
-        role: message.role,
+        turn_id: turnId,
+        role: field(message.role) ?? message.role,
         kind: message.kind,
-        phase: message.phase,
+        phase: field(message.phase),
         text: redacted.text,
         text_sha256: sha256(redacted.text),
         redactions: redacted.total,
-        timestamp: timestampByLine.get(message.source.line) ?? null,
+        timestamp: field(timestampByLine.get(message.source.line) ?? null),
         line: message.source.line,
         byte_start: message.source.byte_start,
         byte_end: message.source.byte_end
@@ -54,7 +66,7 @@ export const messageRows = (
     }
   }
   rows.sort((a, b) => a.byte_start - b.byte_start)
-  return { rows, redactions }
+  return { rows, redactions, metadataRedactions }
 }
 
 /**

@@ -49,7 +49,12 @@ const corpus: ReadonlyArray<{ readonly name: string; readonly text: string; read
   { name: "JSON secret", text: '{"client_secret": "s3cr3t-value-123", "user": "ada"}', secret: "s3cr3t-value-123" },
   { name: "YAML api_key", text: "api_key: 9f8e7d6c5b4a", secret: "9f8e7d6c5b4a" },
   { name: "cookie header", text: "Cookie: sessionid=abc123def456", secret: "sessionid=abc123def456" },
-  { name: "quoted token", text: "GITLAB_TOKEN='glpat-xxxxxxxxxxxx'", secret: "glpat-xxxxxxxxxxxx" },
+  {
+    name: "quoted GitLab token",
+    text: "GITLAB_TOKEN='glpat-Fake0123456789abcdEF'",
+    secret: "glpat-Fake0123456789abcdEF"
+  },
+  { name: "quoted token", text: "CI_TOKEN='Fake-ci-token-0042'", secret: "Fake-ci-token-0042" },
   { name: "authorization without bearer", text: "authorization=Basic dXNlcjpwYXNz", secret: "dXNlcjpwYXNz" }
 ]
 
@@ -86,6 +91,79 @@ describe("redactSecrets", () => {
     ]
     for (const text of prose) expect(redactSecrets(text)).toEqual({ text, counts: {}, total: 0 })
   })
+
+  it("redacts a URL's password but keeps its scheme, user and host", () => {
+    expect(redactSecrets("psql postgres://user:password@host/db").text).toBe(
+      "psql postgres://user:[REDACTED:url_credentials]@host/db"
+    )
+    expect(redactSecrets("https://me:p@ss:w@host/x").text).toBe("https://me:[REDACTED:url_credentials]@host/x")
+  })
+
+  it("redacts every assignment form of a secret name, keeping the name", () => {
+    const forms: ReadonlyArray<readonly [string, string]> = [
+      ["auth_token=Fake0123456789ab", "auth_token=[REDACTED:keyed_value]"],
+      ["auth_token: Fake0123456789ab", "auth_token: [REDACTED:keyed_value]"],
+      ['"auth_token": "Fake0123456789ab"', '"auth_token": "[REDACTED:keyed_value]"'],
+      ["'auth_token' => 'Fake0123456789ab'", "'auth_token' => '[REDACTED:keyed_value]'"],
+      ['authToken := "Fake0123456789ab"', 'authToken := "[REDACTED:keyed_value]"'],
+      ["export AUTH_TOKEN=Fake0123456789ab", "export AUTH_TOKEN=[REDACTED:keyed_value]"],
+      ['{\\"auth_token\\": \\"Fake0123456789ab\\"}', '{\\"auth_token\\": \\"[REDACTED:keyed_value]\\"}'],
+      ["--auth-token=Fake0123456789ab", "--auth-token=[REDACTED:keyed_value]"],
+      ["--auth-token Fake0123456789ab", "--auth-token [REDACTED:keyed_value]"],
+      ["PGPASSWORD=fakepw psql", "PGPASSWORD=[REDACTED:keyed_value] psql"],
+      ["passwd: fake-pw-1", "passwd: [REDACTED:keyed_value]"],
+      ["pwd = 'fakepw'", "pwd = '[REDACTED:keyed_value]'"],
+      ["apikey=Fake0123456789", "apikey=[REDACTED:keyed_value]"],
+      ["access_key: Fake0123456789", "access_key: [REDACTED:keyed_value]"],
+      ["auth=Fake0123456789", "auth=[REDACTED:keyed_value]"],
+      ["key=FakeKey0123456789abcdef", "key=[REDACTED:keyed_value]"]
+    ]
+    for (const [text, expected] of forms) expect(redactSecrets(text).text, text).toBe(expected)
+  })
+
+  it("takes values after secret names only when they look like credentials", () => {
+    const kept = [
+      "token: 4096",
+      "auth: true",
+      "key: user-42",
+      "token = nextPageToken",
+      "password = getpass.getpass()",
+      "api_key = os.environ['API_KEY']",
+      "secret_name: prod-db",
+      "token_url: https://oauth2.googleapis.com/token",
+      "access_key_id = AKIA_IS_REDACTED_ELSEWHERE",
+      "password: Optional[str] = None"
+    ]
+    for (const text of kept) expect(redactSecrets(text).text, text).toBe(text)
+  })
+
+  it("stays linear on adversarial input: 1 MB strings built to make patterns backtrack are processed", () => {
+    const MB = 1024 * 1024
+    const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length)).slice(0, MB)
+    const inputs = [
+      fill("a"),
+      fill(`eyJ${"A".repeat(20_000)}.`),
+      fill(`${"token=".repeat(26)} `),
+      fill(`${"key:".repeat(39)} `),
+      fill(`"password": "${"x".repeat(100)}`),
+      fill("-----BEGIN RSA PRIVATE KEY-----"),
+      fill("-----BEGIN PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"),
+      fill(`ab://u:${"@".repeat(500)} `),
+      fill(`ab://${"u".repeat(300)}@`),
+      `Bearer ${fill("A")}`,
+      fill(`AC0123456789abcdef0123456789abcdef${"x".repeat(79)}`),
+      fill(`machine host ${"x".repeat(290)} `),
+      fill("name: a\n value: "),
+      fill("Authorization: token "),
+      fill('token: "\\'),
+      fill('password="a\\"b token: eyJx.y Bearer sk_live_ -----BEGIN  AC:// ')
+    ]
+    for (const input of inputs) {
+      const result = redactSecrets(input)
+      expect(typeof result.text).toBe("string")
+      expect(redactSecrets(result.text).total).toBe(0)
+    }
+  }, 120_000)
 
   it("is idempotent: redacting redacted text changes nothing", () => {
     const once = redactSecrets("password=hunter2hunter2 and ghp_0123456789abcdefghijABCDEFGHIJ012345")

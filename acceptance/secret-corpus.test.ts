@@ -1,0 +1,189 @@
+import * as Fs from "node:fs"
+import { createRequire } from "node:module"
+import { afterEach, describe, expect, it } from "vitest"
+import { corpusShapes, SECRET_CORPUS, secretFragments } from "../src/redaction/secret-corpus.js"
+import {
+  CORPUS_PROJECT,
+  CORPUS_WORD,
+  type Survivor,
+  survivorsIn,
+  writeCorpusTranscripts
+} from "../src/redaction/secret-corpus.test-support.js"
+import { type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
+
+interface SqliteDatabase {
+  prepare(sql: string): { all(...params: ReadonlyArray<unknown>): Array<Record<string, unknown>> }
+  close(): void
+}
+const Database = createRequire(import.meta.url)("better-sqlite3") as new (
+  file: string,
+  options?: { readonly readonly?: boolean }
+) => SqliteDatabase
+
+let home: DaemonHome | undefined
+afterEach(() => {
+  home?.dispose()
+  home = undefined
+})
+
+type Place = { readonly where: string; readonly content: string | Buffer }
+
+const run = async (h: DaemonHome, args: ReadonlyArray<string>) => {
+  const result = await h.blctx(args)
+  expect(result.code, `${args.join(" ")}: ${result.stderr}${result.stdout}`).toBe(0)
+  return result
+}
+
+const json = async <A>(h: DaemonHome, args: ReadonlyArray<string>) => JSON.parse((await run(h, args)).stdout) as A
+
+interface Paged {
+  readonly next_offset: number | null
+}
+interface SearchAnswer extends Paged {
+  readonly results: ReadonlyArray<{ readonly context_id: string; readonly session_id: string; readonly text: string }>
+}
+interface RecentAnswer extends Paged {
+  readonly turns: ReadonlyArray<{ readonly project: string | null; readonly messages: ReadonlyArray<unknown> }>
+}
+interface ContextAnswer extends Paged {
+  readonly next_char_offset: number | null
+  readonly messages: ReadonlyArray<unknown>
+}
+
+/** Every page of a paged command, JSON and `--pretty`, as places to look in. */
+const allPages = async <A extends Paged>(h: DaemonHome, args: ReadonlyArray<string>, places: Array<Place>) => {
+  const pages: Array<A> = []
+  for (let offset: number | null = 0; offset !== null; ) {
+    const page: A = await json<A>(h, [...args, "--offset", String(offset)])
+    pages.push(page)
+    places.push(
+      { where: `${args[0]} json`, content: JSON.stringify(page) },
+      {
+        where: `${args[0]} --pretty`,
+        content: (await run(h, [...args, "--offset", String(offset), "--pretty"])).stdout
+      }
+    )
+    offset = page.next_offset
+  }
+  return pages
+}
+
+describe("the secret corpus, end to end", () => {
+  it("indexes Codex transcripts full of secrets: no shape survives in any output or in the database files", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    const { files, messages } = writeCorpusTranscripts(h.codexHome)
+
+    const indexed = await json<{ job: { state: string; counts: Record<string, number> } }>(h, [
+      "index",
+      "--root",
+      h.codexHome,
+      "--wait"
+    ])
+    expect(indexed.job.state).toBe("completed")
+    expect(indexed.job.counts.messages_added).toBe(messages)
+    expect(indexed.job.counts.redactions ?? 0).toBeGreaterThanOrEqual(SECRET_CORPUS.length)
+
+    const places: Array<Place> = []
+
+    // search: every message (each holds the corpus word), then every fragment of every secret.
+    const found = (await allPages<SearchAnswer>(h, ["search", CORPUS_WORD, "--limit", "100"], places)).flatMap(
+      (p) => p.results
+    )
+    expect(found.length).toBe(messages)
+    const fragments = [...new Set(SECRET_CORPUS.flatMap((s) => s.secrets.flatMap(secretFragments)))]
+    const bySecret = await json<SearchAnswer>(h, ["search", ...fragments, "--limit", "100"])
+    // (The answer echoes the query, which is made of the fragments: only its results count.)
+    places.push({ where: "search for the secrets", content: JSON.stringify(bySecret.results) })
+    expect(bySecret.results).toEqual([])
+
+    // recent: every turn, with its project (the session's cwd).
+    const turns = (await allPages<RecentAnswer>(h, ["recent", "--limit", "200"], places)).flatMap((p) => p.turns)
+    expect(turns.reduce((n, t) => n + t.messages.length, 0)).toBe(messages)
+
+    // context: every session from its first message, paged by messages and characters.
+    const anchors = new Map(found.map((r) => [r.session_id, r.context_id]))
+    expect(anchors.size).toBe(files.length)
+    let contextMessages = 0
+    for (const anchor of anchors.values()) {
+      let next: { offset: number; char: number } | null = { offset: 0, char: 0 }
+      while (next !== null) {
+        const args = ["context", anchor, "--offset", String(next.offset), "--char-offset", String(next.char)]
+        const page: ContextAnswer = await json<ContextAnswer>(h, [...args, "--limit", "200"])
+        places.push(
+          { where: "context json", content: JSON.stringify(page) },
+          { where: "context --pretty", content: (await run(h, [...args, "--limit", "200", "--pretty"])).stdout }
+        )
+        contextMessages += page.next_char_offset === null ? page.messages.length : page.messages.length - 1
+        next = page.next_offset === null ? null : { offset: page.next_offset, char: page.next_char_offset ?? 0 }
+      }
+    }
+    expect(contextMessages).toBe(messages)
+
+    // explore: the searchable view of each file, as JSON and as text.
+    for (const file of files) {
+      for (const view of [[], ["--view", "preview", "--details"]]) {
+        const args = ["explore", file, ...view, "--limit", "1000"]
+        places.push(
+          { where: `explore ${view.join(" ")} --json`, content: (await run(h, [...args, "--json"])).stdout },
+          { where: `explore ${view.join(" ")} text`, content: (await run(h, [...args, "--no-color"])).stdout }
+        )
+      }
+    }
+
+    // The database: every table and the FTS index, read after the job committed; then the raw
+    // bytes of context.db and its write-ahead log, where the committed pages live until a checkpoint.
+    const db = new Database(h.database, { readonly: true })
+    try {
+      const tables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .all()
+        .map((r) => String(r.name))
+      expect(tables).toContain("chunks_fts")
+      for (const table of tables) {
+        places.push({ where: `table ${table}`, content: JSON.stringify(db.prepare(`SELECT * FROM "${table}"`).all()) })
+      }
+      places.push({
+        where: "chunks_fts content",
+        content: JSON.stringify(db.prepare("SELECT text FROM chunks_fts").all())
+      })
+      const match = db.prepare("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?")
+      expect(match.all(`"${CORPUS_WORD}"`)[0]?.n).toBe(messages)
+      for (const sample of SECRET_CORPUS) {
+        for (const fragment of sample.secrets.flatMap(secretFragments)) {
+          if (Number(match.all(`"${fragment}"`)[0]?.n) > 0) {
+            places.push({ where: "chunks_fts index", content: fragment })
+          }
+        }
+      }
+    } finally {
+      db.close()
+    }
+    const read: Array<string> = []
+    for (const file of [h.database, `${h.database}-wal`]) {
+      if (!Fs.existsSync(file)) continue
+      const bytes = Fs.readFileSync(file)
+      read.push(`${file.slice(file.lastIndexOf("/") + 1)} (${bytes.length} bytes)`)
+      places.push({ where: file.slice(h.home.length), content: bytes })
+    }
+    expect(read[0]).toMatch(/^context\.db /)
+    console.log(`database files read: ${read.join(", ")}`)
+
+    const survivors: ReadonlyArray<Survivor> = survivorsIn(places)
+    const shapes = corpusShapes()
+    const surviving = [...new Set(survivors.map((s) => s.shape))]
+    console.log(`secret corpus: ${shapes.length} shapes tried, ${surviving.length} surviving`)
+    expect(shapes.length).toBe(SECRET_CORPUS.length)
+    expect(surviving, JSON.stringify(survivors.slice(0, 20), null, 2)).toEqual([])
+
+    // What is left is still useful: the text around each secret, and the rest of each project path.
+    expect(found.map((r) => r.text)).toContainEqual(
+      expect.stringContaining("postgres://shop:[REDACTED:url_credentials]@db.internal.example:5432/shop")
+    )
+    const projects = new Set(turns.map((t) => t.project))
+    expect(projects).toContain(CORPUS_PROJECT)
+    expect(projects).toContain("/home/dev/clones/[REDACTED:github_token]/api")
+  }, 300_000)
+})
