@@ -1,4 +1,5 @@
 import { DateTime, Effect, Option, Stream } from "effect"
+import { redactNullable } from "../redaction/redact.js"
 import { decodeSessionMeta } from "../transcripts/codex-payloads.js"
 import { discoverSessions } from "../transcripts/discovery.js"
 import { openTranscript } from "../transcripts/reader.js"
@@ -40,7 +41,8 @@ const readHeader = (path: string) =>
       const meta = decodeSessionMeta(first.value.entry.payload)
       return Option.match(meta, {
         onNone: () => ({ session_id: null, cwd: null }),
-        onSome: (m) => ({ session_id: m.id ?? null, cwd: m.cwd ?? null })
+        // The listing shows what the index would store: secrets in a cwd are redacted.
+        onSome: (m) => ({ session_id: redactNullable(m.id ?? null).text, cwd: redactNullable(m.cwd ?? null).text })
       })
     })
   ).pipe(Effect.orElseSucceed(() => ({ session_id: null, cwd: null })))

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { redactSecrets } from "../redaction/redact.js"
 import type { SearchFilters } from "./contract.js"
 import { parseInstant, TimeRangeError } from "./time-range.js"
 
@@ -45,7 +46,8 @@ export const filterClauses = (sql: SqlClient.SqlClient, filters: SearchFilters) 
   Effect.gen(function* () {
     const clauses = []
     if (filters.project !== undefined) {
-      const project = filters.project.replace(/\/+$/, "")
+      // Stored cwds are redacted, and redaction is deterministic: compare like with like.
+      const project = redactSecrets(filters.project.replace(/\/+$/, "")).text
       clauses.push(sql`(m.cwd = ${project} OR substr(m.cwd, 1, ${project.length + 1}) = ${`${project}/`})`)
     }
     if (filters.session !== undefined) clauses.push(sql`m.session_id = ${filters.session}`)

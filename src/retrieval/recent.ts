@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { redactSecrets } from "../redaction/redact.js"
 import { SourceLocation } from "./contract.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
@@ -82,7 +83,8 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
     if (range.sinceMs !== null) where.push(sql`${sql.literal(epochMs)} >= ${range.sinceMs}`)
     if (range.untilMs !== null) where.push(sql`${sql.literal(epochMs)} < ${range.untilMs}`)
     if (project !== null) {
-      const p = project.replace(/\/+$/, "")
+      // Stored cwds are redacted, and redaction is deterministic: compare like with like.
+      const p = redactSecrets(project.replace(/\/+$/, "")).text
       where.push(sql`(m.cwd = ${p} OR substr(m.cwd, 1, ${p.length + 1}) = ${`${p}/`})`)
     }
     const turns = yield* sql<TurnRow>`
