@@ -1,8 +1,8 @@
 import * as NodePath from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
+import { Console, Context, Effect, Option } from "effect"
 import { ExitCode } from "../domain/report.js"
-import type { ExploreFailure } from "../explore/explore-failure.js"
+import { type ExploreFailure, INTERRUPTED_EXIT_CODE, unexpectedFailure } from "../explore/explore-failure.js"
 import { type ExploreView, exploreFile } from "../explore/explore-file.js"
 import { listTranscripts } from "../explore/list-transcripts.js"
 import { renderFile, renderList } from "../explore/render-explore-text.js"
@@ -62,8 +62,17 @@ const positive = (name: string, value: Option.Option<number>, fallback: number) 
     onSome: (n) => (Number.isInteger(n) && n >= 1 ? Effect.succeed(n) : usage(`--${name} must be a whole number ≥ 1`))
   })
 
+/** Removes explore's SIGINT handler (see `exitOnFirstSigint`). */
+class SigintGuard extends Context.Tag("blctx/ExploreSigintGuard")<
+  SigintGuard,
+  { readonly disarm: Effect.Effect<void> }
+>() {}
+
+const disarmSigint = Effect.flatMap(SigintGuard, (guard) => guard.disarm)
+
 const report = (failure: ExploreFailure) =>
   Effect.gen(function* () {
+    yield* disarmSigint
     const mode = yield* OutputMode
     yield* Console.error(`blctx explore: ${sanitizeForTerminal(failure.message)}`)
     yield* Console.error(`  fix: ${sanitizeForTerminal(failure.remediation)}`)
@@ -79,13 +88,50 @@ const report = (failure: ExploreFailure) =>
   })
 
 /**
+ * The first SIGINT ends explore at once with exit code 130, even in the middle of a read: explore
+ * only reads, so there is nothing to finish or undo. The process exits from the signal handler
+ * itself rather than by interrupting the command, so nothing slow to return can hold it up, and
+ * with `--json` the interruption is still one JSON document. The command disarms the handler
+ * just before it prints its own document, so there is never a second one.
+ */
+const exitOnFirstSigint = <A, E, R>(command: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const mode = yield* OutputMode
+    const onSigint = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const handler = () => {
+          process.stderr.write("blctx explore: interrupted\n")
+          if (mode.json) {
+            const document = { error: { _tag: "Interrupted", message: "interrupted (SIGINT)" }, exit_code: 130 }
+            process.stdout.write(`${stringifyForTerminal(document)}\n`)
+          }
+          process.exit(INTERRUPTED_EXIT_CODE)
+        }
+        process.once("SIGINT", handler)
+        return handler
+      }),
+      (handler) => Effect.sync(() => process.removeListener("SIGINT", handler))
+    )
+    const disarm = Effect.sync(() => process.removeListener("SIGINT", onSigint))
+    return yield* Effect.provideService(command, SigintGuard, { disarm })
+  }).pipe(Effect.scoped)
+
+/** What an unexpected failure names: the transcript, the listed Codex home, or nothing. */
+const targetOf = (o: { readonly path: Option.Option<string>; readonly root: Option.Option<string> }) =>
+  Option.match(
+    Option.orElse(o.path, () => o.root),
+    { onNone: () => "", onSome: (p) => NodePath.resolve(p) }
+  )
+
+/**
  * `blctx explore`: read-only. Lists transcripts, or shows one file as a conversation, its
  * candidate messages, its raw records, or the proposed index decisions. Creates no state.
  */
 export const exploreCommand = Command.make("explore", { path, view, details, startLine, limit, root }, (o) =>
   Effect.gen(function* () {
     const mode = yield* OutputMode
-    const out = (json: unknown, text: () => string) => Console.log(mode.json ? stringifyForTerminal(json) : text())
+    const out = (json: unknown, text: () => string) =>
+      Effect.zipRight(disarmSigint, Console.log(mode.json ? stringifyForTerminal(json) : text()))
 
     if (Option.isNone(o.path)) {
       if (Option.isSome(o.view)) return yield* usage("--view needs a transcript PATH")
@@ -110,7 +156,12 @@ export const exploreCommand = Command.make("explore", { path, view, details, sta
       limit: n
     })
     return yield* out(result, () => renderFile(result, o.details))
-  }).pipe(Effect.catchTag("ExploreFailure", report))
+  }).pipe(
+    // Whatever goes wrong is reported (one JSON document with --json); usage errors go to the CLI's handler.
+    Effect.catchAllDefect((defect) => Effect.fail(unexpectedFailure(targetOf(o), defect))),
+    Effect.catchTag("ExploreFailure", report),
+    exitOnFirstSigint
+  )
 ).pipe(
   Command.withDescription(
     commandDescription(

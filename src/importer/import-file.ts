@@ -2,6 +2,7 @@ import { createHash } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Chunk, DateTime, Effect, Option, Stream } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
+import { redactSession } from "../redaction/redact-metadata.js"
 import { classifyTranscript } from "../transcripts/classify.js"
 import { recordsOf } from "../transcripts/reader.js"
 import { TranscriptFiles, type TranscriptHandle } from "../transcripts/transcript-files.js"
@@ -23,6 +24,8 @@ export interface FileReport {
   readonly path: string
   readonly status: FileStatus
   readonly note?: string
+  /** Why an imported file is not wholly in the index (unreadable lines, records not understood). */
+  readonly problem?: string
   readonly counts: Readonly<Record<string, number>>
 }
 
@@ -37,6 +40,39 @@ const prepared = (file: PreparedFile): PreparedFile => file
 
 const HASH_BLOCK = 1024 * 1024
 const EMBED_BATCH = 32
+/** Messages chunked per call, so progress is seen between calls on a file with very many messages. */
+const CHUNK_BATCH = 256
+
+export interface PrepareOptions {
+  /** Run after every read, chunking batch and embedding batch: lets the job tell a stuck file from a slow one. */
+  readonly progress?: Effect.Effect<void>
+}
+
+/** The same handle, reporting progress after every read. */
+const reportingReads = (handle: TranscriptHandle, progress: Effect.Effect<void>): TranscriptHandle => ({
+  ...handle,
+  read: (position, length) => Effect.tap(handle.read(position, length), () => progress),
+  readInto: (position, buffer) => Effect.tap(handle.readInto(position, buffer), () => progress)
+})
+
+const SHOWN_LINES = 5
+
+/** What keeps a classified file from being wholly indexed, in a few words; undefined when nothing does. */
+const problemOf = (classification: ReturnType<typeof classifyTranscript>): string | undefined => {
+  const unreadable = classification.decisions.filter((d) => d.record_type === "parse_error")
+  const parts: Array<string> = []
+  if (unreadable.length > 0) {
+    const shown = unreadable
+      .slice(0, SHOWN_LINES)
+      .map((d) => `${d.line} (${d.reason.replace(/^unreadable line: /, "")})`)
+      .join(", ")
+    const more = unreadable.length > SHOWN_LINES ? ` and ${unreadable.length - SHOWN_LINES} more` : ""
+    parts.push(`unreadable lines: ${shown}${more}`)
+  }
+  const other = classification.totals.by_decision.unclassified - unreadable.length
+  if (other > 0) parts.push(`${other} record${other === 1 ? "" : "s"} not interpreted`)
+  return parts.length === 0 ? undefined : parts.join("; ")
+}
 
 /**
  * Hashes `[0, end)` in one pass, also returning the digest at `checkAt` (the stored prefix), so an
@@ -75,8 +111,9 @@ const unchangedReport = (path: string): FileReport => ({ path, status: "unchange
  * verified prefix and reads only the tail for an append; otherwise reparses it and reconciles,
  * keeping unchanged messages (and their chunks and vectors).
  */
-export const prepareFile = (path: string) =>
+export const prepareFile = (path: string, options: PrepareOptions = {}) =>
   Effect.gen(function* () {
+    const progress = options.progress ?? Effect.void
     const files = yield* TranscriptFiles
     const fs = yield* SafeFs
     const { chunking, embedding } = yield* ImportServices
@@ -94,7 +131,7 @@ export const prepareFile = (path: string) =>
         write: Effect.void
       })
     }
-    const handle = opened.right
+    const handle = reportingReads(opened.right, progress)
     const stat = { size: handle.size, mtime_ms: handle.mtimeMs, ino: handle.ino }
 
     // A file renamed (e.g. moved to archived_sessions) keeps its inode: adopt its row.
@@ -133,9 +170,12 @@ export const prepareFile = (path: string) =>
         ? { byte: stored.resume_byte, line: stored.resume_line, turn: stored.resume_turn }
         : { byte: 0, line: 1, turn: 0 }
     const { classification, bytesParsed } = yield* classifyFrom(handle, start)
+    yield* progress
 
+    // The session's metadata is stored (and shown: the cwd is every result's project) redacted.
+    const redactedSession = redactSession(classification.session)
     // Two different files claiming one session: report a conflict, import neither twice.
-    const sessionId = classification.session?.id ?? stored?.session_id ?? null
+    const sessionId = redactedSession.session?.id ?? stored?.session_id ?? null
     if (sessionId !== null) {
       for (const other of yield* findSourcesBySession(sessionId)) {
         if (other.id === stored?.id || other.state === "conflict") continue
@@ -149,7 +189,8 @@ export const prepareFile = (path: string) =>
       }
     }
 
-    const { rows, redactions } = messageRows(classification, start.turn)
+    const { rows, redactions, metadataRedactions } = messageRows(classification, start.turn)
+    const metadataRedacted = metadataRedactions + redactedSession.redactions
     const existing = stored === undefined ? [] : yield* storedMessagesFrom(stored.id, start.byte)
     // Reconcile: the same text at the same place is kept as is; the same text that moved (the
     // file was rewritten) keeps its row, chunks and vectors with new positions; the rest changes.
@@ -175,7 +216,12 @@ export const prepareFile = (path: string) =>
     }
     const remove = existing.filter((m) => !keep.has(m.id)).map((m) => m.id)
 
-    const pieces: ReadonlyArray<ReadonlyArray<TextPiece>> = yield* chunking.chunkAll(insert.map((row) => row.text))
+    const pieces: ReadonlyArray<ReadonlyArray<TextPiece>> = (yield* Effect.forEach(
+      Array.from({ length: Math.ceil(insert.length / CHUNK_BATCH) }, (_, i) =>
+        insert.slice(i * CHUNK_BATCH, (i + 1) * CHUNK_BATCH).map((row) => row.text)
+      ),
+      (batch) => Effect.tap(chunking.chunkAll(batch), () => progress)
+    )).flat()
     const chunkTexts = pieces.flat().map((p) => p.text)
     const vectors = yield* Option.match(embedding, {
       onNone: () => Effect.succeed(Option.none<ReadonlyArray<Float32Array>>()),
@@ -184,18 +230,20 @@ export const prepareFile = (path: string) =>
           Array.from({ length: Math.ceil(chunkTexts.length / EMBED_BATCH) }, (_, i) =>
             chunkTexts.slice(i * EMBED_BATCH, (i + 1) * EMBED_BATCH)
           ),
-          (batch) => e.embed(batch)
+          (batch) => Effect.tap(e.embed(batch), () => progress)
         ).pipe(Effect.map((batches) => Option.some(batches.flat())))
     })
 
     const resume = resumePoint(classification, start.turn) ?? start
     const unclassified = classification.totals.by_decision.unclassified
     const state = unclassified > 0 ? "partial" : "indexed"
-    const session = classification.session
+    const session = redactedSession.session
+    const problem = problemOf(classification)
     const report: FileReport = {
       path,
       status: append ? "appended" : "imported",
       ...(moved && stored !== undefined ? { note: `moved from ${stored.path}` } : {}),
+      ...(problem === undefined ? {} : { problem }),
       counts: {
         [append ? "files_appended" : "files_imported"]: 1,
         ...(moved ? { files_moved: 1 } : {}),
@@ -207,6 +255,7 @@ export const prepareFile = (path: string) =>
         vectors_added: Option.isSome(vectors) ? chunkTexts.length : 0,
         vectors_pending: Option.isSome(vectors) ? 0 : chunkTexts.length,
         redactions,
+        ...(metadataRedacted > 0 ? { metadata_redactions: metadataRedacted } : {}),
         records: classification.totals.records,
         unclassified,
         parse_errors: classification.totals.parse_errors,

@@ -1,24 +1,62 @@
-import { Cause, Effect, Exit, Fiber, Option, Queue, Ref } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, FiberId, Option, Queue, Ref } from "effect"
 import type { JobId, JobRow } from "./job.js"
+import type { JobOutcome } from "./job-kind.js"
 import { JobKinds } from "./job-kinds.js"
 import { type CancelSelector, JobStore } from "./job-store.js"
 
 /**
+ * How long stopping a job (cancel, supersede, shutdown) waits for it to end. A job stuck where it
+ * cannot be interrupted (a read the kernel never completes) is then abandoned: the runner stops
+ * waiting for it and goes on, so it can hold up neither the queue nor the caller. Its row is
+ * marked as the stop says (cancelled, superseded, or left `running` to resume after a restart),
+ * and should it ever wake, its next commit finds the job no longer running and rolls back.
+ */
+export const STOP_LIMIT = Duration.seconds(3)
+
+interface RunningJob {
+  readonly id: JobId
+  readonly kind: string
+  readonly fiber: Fiber.RuntimeFiber<JobOutcome, unknown>
+  /** Completed when the runner gives up waiting for the job. */
+  readonly abandon: Deferred.Deferred<void>
+}
+
+/**
  * The single writer: one fiber takes jobs from the durable queue and runs them one at a time.
  * Interrupted jobs (`running` rows left by a crash or a shutdown) are picked up again first,
- * resuming from their last committed checkpoint.
+ * resuming from their last committed checkpoint. A job that ends `partial` with a note keeps the
+ * note as its error text, so index-status says what was left out.
  */
 export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
   scoped: Effect.gen(function* () {
     const store = yield* JobStore
     const kinds = yield* JobKinds
     const wake = yield* Queue.sliding<void>(1)
-    const current = yield* Ref.make(
-      Option.none<{ readonly id: JobId; readonly kind: string; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
-    )
+    const current = yield* Ref.make(Option.none<RunningJob>())
     // Taken to pick and start the next job, and by cancel/supersede around "stop the running
     // job, mark it": so a stopped job is never picked up again before it is marked.
     const gate = yield* Effect.makeSemaphore(1)
+
+    /**
+     * Interrupts a job and waits for it at most STOP_LIMIT; then abandons it. The wait runs in a
+     * fiber of its own, interruptible, because `stop` is also a finalizer (runner shutdown), where
+     * the timeout could not interrupt a wait that never ends.
+     */
+    const stop = (job: RunningJob) =>
+      Fiber.interruptFork(job.fiber).pipe(
+        Effect.zipRight(Fiber.await(job.fiber)),
+        Effect.timeout(STOP_LIMIT),
+        Effect.catchTag("TimeoutException", () =>
+          Effect.logWarning("job did not stop in time; abandoned").pipe(
+            Effect.annotateLogs({ job: job.id, kind: job.kind }),
+            Effect.zipRight(Deferred.succeed(job.abandon, undefined))
+          )
+        ),
+        Effect.interruptible,
+        Effect.forkDaemon,
+        Effect.flatMap(Fiber.await),
+        Effect.asVoid
+      )
 
     const runOne = (row: JobRow) =>
       Effect.gen(function* () {
@@ -32,18 +70,27 @@ export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
         yield* Effect.logInfo("job started").pipe(
           Effect.annotateLogs({ job: row.id, kind: row.kind, resumed: row.checkpoint !== null })
         )
-        const fiber = yield* Effect.fork(
+        // A daemon fiber: one that will not stop must not keep the runner's own scope from closing.
+        const fiber = yield* Effect.forkDaemon(
           kind.run(row.params, Option.fromNullable(row.checkpoint), {
             jobId: row.id,
             commit: (work, next) => store.commitStep(row.id, work, next)
           })
         )
-        yield* Ref.set(current, Option.some({ id: row.id, kind: row.kind, fiber }))
-        const exit = yield* Fiber.await(fiber).pipe(Effect.ensuring(Ref.set(current, Option.none())))
+        const job: RunningJob = { id: row.id, kind: row.kind, fiber, abandon: yield* Deferred.make<void>() }
+        yield* Ref.set(current, Option.some(job))
+        const abandoned = Deferred.await(job.abandon).pipe(Effect.as(Exit.interrupt(FiberId.none)))
+        const exit = yield* Effect.raceFirst(Fiber.await(fiber), abandoned).pipe(
+          Effect.onInterrupt(() => stop(job)),
+          Effect.ensuring(Ref.set(current, Option.none()))
+        )
         const annotate = Effect.annotateLogs({ job: row.id, kind: row.kind })
         if (Exit.isSuccess(exit)) {
           const outcome = exit.value
-          yield* store.finish(row.id, outcome.state, outcome.counts === undefined ? {} : { counts: outcome.counts })
+          yield* store.finish(row.id, outcome.state, {
+            ...(outcome.counts === undefined ? {} : { counts: outcome.counts }),
+            ...(outcome.note === undefined ? {} : { error: outcome.note })
+          })
           return yield* Effect.logInfo(`job ${outcome.state}`).pipe(annotate)
         }
         if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.logInfo("job stopped").pipe(annotate)
@@ -81,10 +128,10 @@ export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
     )
     yield* Effect.forkScoped(loop)
 
-    /** Interrupts the running job if `matches` says so (its open step rolls back). */
+    /** Stops the running job if `matches` says so (its open step rolls back), waiting at most STOP_LIMIT. */
     const stopCurrentIf = (matches: (job: { readonly id: JobId; readonly kind: string }) => boolean) =>
       Effect.flatMap(Ref.get(current), (running) =>
-        Option.isSome(running) && matches(running.value) ? Fiber.interrupt(running.value.fiber) : Effect.void
+        Option.isSome(running) && matches(running.value) ? stop(running.value) : Effect.void
       )
 
     const submit = Effect.fn("JobRunner.submit")(function* (kind: string, paramsJson: string, supersede: boolean) {

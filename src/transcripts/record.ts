@@ -31,7 +31,11 @@ export const UnreadableReason = Schema.Literal(
   "invalid_json",
   "not_a_record",
   "line_too_long",
-  "truncated_line"
+  /** Arrays and objects nested deeper than the reader decodes (`MAX_NESTING_DEPTH`). */
+  "too_deep",
+  "truncated_line",
+  /** Decoding threw although it should not: the line is skipped, the file is read on. */
+  "decode_failed"
 )
 export type UnreadableReason = typeof UnreadableReason.Type
 

@@ -30,7 +30,11 @@ export interface TranscriptHandle {
 export class TranscriptFiles extends Context.Tag("blctx/TranscriptFiles")<
   TranscriptFiles,
   {
-    /** Opens `path` read-only; closed when the scope closes. Refuses anything but a regular file. */
+    /**
+     * Opens `path` read-only; closed when the scope closes. Refuses anything but a regular file,
+     * judged on the opened descriptor, without ever blocking or following a final symbolic link:
+     * a FIFO, socket, device, directory or link fails at once with a reason naming what it is.
+     */
     readonly open: (path: string) => Effect.Effect<TranscriptHandle, TranscriptFileError, Scope.Scope>
   }
 >() {}
