@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer, Schema } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Schema } from "effect"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
 import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
 import { HttpDownloaderLive } from "../layers/http-downloader.js"
@@ -94,6 +94,15 @@ const usage = (message: string) =>
 
 const run = Command.run(rootCommand, { name: "blctx", version: VERSION })
 
+/** The signal that interrupted the command, for its exit status (128 + signal number). */
+let interruptedBy: number | undefined
+process.once("SIGINT", () => {
+  interruptedBy = 130
+})
+process.once("SIGTERM", () => {
+  interruptedBy = 143
+})
+
 const descriptors = subcommands.map((command) => command.descriptor)
 const names = commandNames(descriptors)
 
@@ -125,4 +134,33 @@ const program =
         Effect.provide(CliConfig.layer(helpCliConfig))
       )
 
-NodeRuntime.runMain(program, { disableErrorReporting: false })
+/**
+ * Anything no command handled (a defect, an unexpected error) is reported, not dumped: one line on
+ * stderr, one JSON document on stdout with `--json`, exit 1. A stack never lands on stdout.
+ */
+const unexpected = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
+    const squashed = Cause.squash(cause)
+    const message = squashed instanceof Error ? squashed.message : String(squashed)
+    yield* Console.error(`blctx: unexpected failure: ${sanitizeForTerminal(message)}`)
+    yield* Console.error(sanitizeForTerminal(Cause.pretty(cause)))
+    if (mode.json) {
+      const error = { _tag: "UnexpectedFailure", message }
+      yield* Console.log(stringifyForTerminal({ error, exit_code: ExitCode.failed }, undefined))
+    }
+    process.exitCode = ExitCode.failed
+  })
+
+NodeRuntime.runMain(
+  program.pipe(
+    Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : unexpected(cause)))
+  ),
+  {
+    disableErrorReporting: true,
+    // SIGINT/SIGTERM interrupt the command: exit as a shell expects (130/143), not 0.
+    teardown: (exit, onExit) => {
+      if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) onExit(interruptedBy ?? 130)
+      else onExit(typeof process.exitCode === "number" ? process.exitCode : Exit.isFailure(exit) ? 1 : 0)
+    }
+  }
+)
