@@ -1,6 +1,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { hasRawTerminalControl } from "../src/terminal/terminal-controls.test-support.js"
 import { type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
 
 /** Bytes a terminal obeys: ESC sequences (OSC 52 clipboard write, clear screen), BEL, one-byte CSI, bidi override. */
@@ -8,17 +9,6 @@ const OSC52 = "\u001b]52;c;cHduZWQ=\u0007"
 const CLEAR = "\u001b[2J"
 const CSI = "\u009b31m"
 const RLO = "\u202e"
-/** Whether any character a terminal would obey is left raw (C0 but tab and newline, DEL, C1, bidi). */
-const hasRaw = (text: string) =>
-  [...text].some((ch) => {
-    const c = ch.charCodeAt(0)
-    return (
-      (c < 0x20 && c !== 0x09 && c !== 0x0a) ||
-      (c >= 0x7f && c <= 0x9f) ||
-      (c >= 0x202a && c <= 0x202e) ||
-      (c >= 0x2066 && c <= 0x2069)
-    )
-  })
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`
 
@@ -104,8 +94,8 @@ describe("terminal escapes in transcript metadata", () => {
     ]
     for (const out of outputs) {
       expect(out.code, out.stderr).toBe(0)
-      expect(hasRaw(out.stdout), out.stdout).toBe(false)
-      expect(hasRaw(out.stderr), out.stderr).toBe(false)
+      expect(hasRawTerminalControl(out.stdout), out.stdout).toBe(false)
+      expect(hasRawTerminalControl(out.stderr), out.stderr).toBe(false)
     }
   })
 })

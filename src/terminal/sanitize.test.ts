@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { sanitizeDeep, sanitizeForTerminal, stringifyForTerminal } from "./sanitize.js"
-
-/** Whether any character a terminal would obey is left raw (C0 but tab and newline, DEL, C1, bidi). */
-const hasRaw = (text: string) =>
-  [...text].some((ch) => {
-    const c = ch.charCodeAt(0)
-    return (
-      (c < 0x20 && c !== 0x09 && c !== 0x0a) ||
-      (c >= 0x7f && c <= 0x9f) ||
-      (c >= 0x202a && c <= 0x202e) ||
-      (c >= 0x2066 && c <= 0x2069)
-    )
-  })
+import { hasRawTerminalControl } from "./terminal-controls.test-support.js"
 
 const hostile = [
   "\u001b]52;c;ZXZpbA==\u0007", // OSC 52: write the clipboard
@@ -26,7 +15,7 @@ describe("sanitizeForTerminal", () => {
   it("leaves no control or bidi character, and says where each was", () => {
     for (const text of hostile) {
       const safe = sanitizeForTerminal(text)
-      expect(hasRaw(safe)).toBe(false)
+      expect(hasRawTerminalControl(safe)).toBe(false)
       expect(safe).toContain("\\")
     }
     expect(sanitizeForTerminal("\u001b[2J")).toBe("\\x1b[2J")
@@ -53,7 +42,7 @@ describe("stringifyForTerminal", () => {
   it("is valid JSON with the same value and no raw control, C1 or bidi character", () => {
     const value = { text: hostile.join(" ") }
     const json = stringifyForTerminal(value)
-    expect(hasRaw(json)).toBe(false)
+    expect(hasRawTerminalControl(json)).toBe(false)
     expect(JSON.parse(json)).toEqual(value)
   })
 })
