@@ -60,11 +60,11 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
       // mkdir's mode is filtered by the umask; set it exactly so the directory is what we asked for.
       await Fs.chmod(path, mode)
     }),
-  isWritable: (path) =>
+  writability: (path) =>
     Effect.promise(() =>
       Fs.access(path, Fs.constants.W_OK).then(
-        () => true,
-        () => false
+        () => "writable" as const,
+        (e: NodeJS.ErrnoException) => (e.code === "EROFS" ? ("read_only_filesystem" as const) : ("denied" as const))
       )
     ),
   readText: (path) => attempt("read", path, () => Fs.readFile(path, "utf8")),

@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Effect, Exit, Layer, Schema } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Logger, Schema } from "effect"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
 import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
 import { HttpDownloaderLive } from "../layers/http-downloader.js"
@@ -130,6 +130,8 @@ const program =
             : ExitStatus.pipe(Effect.flatMap((s) => s.set(ExitCode.usage)))
         ),
         Effect.provide(MainLive),
+        // Log lines go to stderr: stdout carries the command's output (one JSON document with --json).
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
         // Whatever help the library still prints leaves its built-in options out.
         Effect.provide(CliConfig.layer(helpCliConfig))
       )
@@ -157,6 +159,8 @@ NodeRuntime.runMain(
   ),
   {
     disableErrorReporting: true,
+    // The pretty logger writes to stdout; the program's own logger (stderr) stays in place.
+    disablePrettyLogger: true,
     // SIGINT/SIGTERM interrupt the command: exit as a shell expects (130/143), not 0.
     teardown: (exit, onExit) => {
       if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) onExit(interruptedBy ?? 130)

@@ -39,6 +39,14 @@ export const STARTUP_LIMIT = Duration.seconds(10)
 /** Graceful shutdown bound: the running job stops at its last checkpoint; the rest is replayed. */
 export const SHUTDOWN_LIMIT = Duration.seconds(5)
 
+/**
+ * The longest request line (NDJSON message) the daemon reads, in characters. A query needs a few
+ * KiB; an import job's paths (every session a history_index submits) take the most, about 10,000
+ * paths per MiB. A connection whose unterminated line grows past this is closed at once
+ * (@effect/rpc's BufferSizeExceeded), so a huge or endless line cannot tie up the daemon.
+ */
+export const MAX_REQUEST_CHARS = 4 * 1024 * 1024
+
 const startupError = (reason: string, remediation: string) => new DaemonStartupError({ reason, remediation })
 
 /** Reads the PID recorded by the lock holder, if any (used to name it in a refusal). */
@@ -316,7 +324,7 @@ const startDaemon = (args: DaemonArgs, scope: Scope.Scope) =>
           makeRpcHandlers({ identity: daemonIdentity, runner, kinds: allKinds, queries, history: history.handlers })
         ),
         Layer.provide(RpcServer.layerProtocolSocketServer),
-        Layer.provide(RpcSerialization.layerNdjson),
+        Layer.provide(RpcSerialization.layerNdjsonWith({ maxBufferSize: MAX_REQUEST_CHARS })),
         Layer.provide(Layer.succeed(SocketServer.SocketServer, server))
       ),
       scope

@@ -22,6 +22,9 @@ export class FsError extends Data.TaggedError("FsError")<{
   readonly message: string
 }> {}
 
+/** `writable`, or why not: the filesystem is mounted read-only (EROFS), or access is refused. */
+export type Writability = "writable" | "read_only_filesystem" | "denied"
+
 /**
  * The filesystem operations blctx's owned files need: never following symbolic links when
  * checking ownership, private modes on creation, and crash-safe (atomic) replacement.
@@ -32,7 +35,8 @@ export class SafeFs extends Context.Tag("blctx/SafeFs")<
     readonly lstat: (path: string) => Effect.Effect<Option.Option<Entry>, FsError>
     /** Creates one directory level with the given mode (the umask does not widen it). */
     readonly makeDirectory: (path: string, mode: number) => Effect.Effect<void, FsError>
-    readonly isWritable: (path: string) => Effect.Effect<boolean>
+    /** Whether this user may write in `path`; a read-only filesystem is told apart from a refusal. */
+    readonly writability: (path: string) => Effect.Effect<Writability>
     readonly readText: (path: string) => Effect.Effect<string, FsError>
     readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
     /** Temp file in the same directory, fsync, rename over `path`, fsync the directory. */

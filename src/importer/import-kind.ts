@@ -3,11 +3,12 @@ import { Cause, Data, Duration, Effect, Option, Ref, Schema } from "effect"
 import type { SafeFs } from "../fs/safe-fs.js"
 import { JobCounts } from "../jobs/job.js"
 import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
+import { BoundedId, BoundedPath } from "../retrieval/contract.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { type FileReport, type PreparedFile, prepareFile } from "./import-file.js"
 import { ImportServices, IndexingServices } from "./import-services.js"
 
-const AbsolutePath = Schema.String.pipe(
+const AbsolutePath = BoundedPath.pipe(
   Schema.filter((p) => NodePath.isAbsolute(p), { message: () => "paths must be absolute" })
 )
 
@@ -15,7 +16,7 @@ export const ImportParams = Schema.Struct({
   /** Transcripts to import, in order (newest first for the installer's history_index). */
   paths: Schema.Array(AbsolutePath).pipe(Schema.minItems(1), Schema.maxItems(100_000)),
   /** Who asked: `cli`, `history_index`, ... (shown in index-status). */
-  origin: Schema.optionalWith(Schema.String, { default: () => "cli" })
+  origin: Schema.optionalWith(BoundedId, { default: () => "cli" })
 })
 export type ImportParams = typeof ImportParams.Type
 
@@ -57,7 +58,7 @@ const INCOMPLETE = ["unclassified", "files_conflict", "files_missing", "files_un
 class FileStalled extends Data.TaggedError("FileStalled")<{ readonly message: string }> {}
 
 /** A file's rows could not be written: its transaction was rolled back. */
-class FileNotStored extends Data.TaggedError("FileNotStored")<{ readonly message: string }> {}
+class FileNotStored extends Data.TaggedError("FileNotStored")<{ readonly message: string; readonly cause: unknown }> {}
 
 const describe = (error: unknown): string => {
   if (error instanceof Error) return error.name === "Error" ? error.message : `${error.name}: ${error.message}`
@@ -125,7 +126,9 @@ const noteOf = (problems: ReadonlyArray<Problem>, more: number): string | undefi
  * No file can fail or hold up the job: whatever goes wrong with one (it cannot be opened or is not
  * a regular file, a defect while reading it, no progress for `FILE_STALL_LIMIT`, rows that cannot
  * be stored, repeated interruptions inside it) is that file's problem, counted and named in the
- * job's note, and the job goes on with the next file.
+ * job's note, and the job goes on with the next file. The one exception is a full disk
+ * (SQLITE_FULL, ENOSPC): every later file would fail the same way, so the job fails with a message
+ * naming the database, the space left and the remedy.
  */
 export const makeImportKind = Effect.gen(function* () {
   const context = yield* Effect.context<TranscriptFiles | SafeFs | IndexingServices>()
@@ -214,7 +217,10 @@ export const makeImportKind = Effect.gen(function* () {
             .commit(
               prepared.write.pipe(
                 Effect.catchAllDefect((defect) => Effect.fail(defect)),
-                Effect.mapError((error) => new FileNotStored({ message: `could not be stored: ${describe(error)}` }))
+                Effect.mapError(
+                  // The cause is kept: a full disk (SQLITE_FULL) fails the job rather than this file.
+                  (error) => new FileNotStored({ message: `could not be stored: ${describe(error)}`, cause: error })
+                )
               ),
               { checkpoint: checkpoint(index + 1, started), ...progress, counts }
             )

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto"
+import * as NodePath from "node:path"
 import { SqlClient, SqlError } from "@effect/sql"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Cause, DateTime, Effect, Option, Schema } from "effect"
 import { Paths } from "../paths/paths.js"
+import { diskFullMessage, freeBytes, isDiskFull } from "../store/disk-space.js"
 import { StoreError } from "../store/store-error.js"
 import { type JobCounts, JobId, JobRow, type JobState, type JobView, toView } from "./job.js"
 import { JobStopped } from "./job-errors.js"
@@ -26,8 +28,12 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
     const path = (yield* Paths).database
     const now = DateTime.now.pipe(Effect.map(DateTime.formatIso))
 
+    /** A full disk is said as such, with the free space left and the remedy, whatever was being done. */
+    const diskFull = () =>
+      new StoreError({ path, message: diskFullMessage(path, freeBytes(NodePath.dirname(path))), diskFull: true })
+
     const storeError = (what: string) => (e: SqlError.SqlError | import("effect").ParseResult.ParseError) =>
-      new StoreError({ path, message: `${what}: ${e.message}` })
+      isDiskFull(e) ? diskFull() : new StoreError({ path, message: `${what}: ${e.message}` })
 
     const rows = (effect: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>, what: string) =>
       effect.pipe(
@@ -94,6 +100,13 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
       Effect.gen(function* () {
         const at = yield* now
         const counts = next.counts === undefined ? null : JSON.stringify(next.counts)
+        // SQLite rolls a transaction back by itself on SQLITE_FULL, so the ROLLBACK that follows
+        // fails (a defect in @effect/sql) and hides the first error: remember that one.
+        let sawDiskFull = false
+        const noteDiskFull = (cause: Cause.Cause<unknown>) =>
+          Effect.sync(() => {
+            if ([...Cause.failures(cause), ...Cause.defects(cause)].some(isDiskFull)) sawDiskFull = true
+          })
         yield* sql
           .withTransaction(
             Effect.gen(function* () {
@@ -110,12 +123,22 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
                 END,
                 counts = COALESCE(${counts}, counts), updated_at = ${at}
                 WHERE id = ${id}`.pipe(Effect.mapError(storeError("could not record the checkpoint")))
-            })
+            }).pipe(Effect.tapErrorCause(noteDiskFull))
           )
           .pipe(
+            // A failed COMMIT or ROLLBACK is a defect there; on a full disk it is a full disk.
+            Effect.catchAllDefect((defect) =>
+              sawDiskFull || isDiskFull(defect) ? Effect.fail(diskFull()) : Effect.die(defect)
+            ),
             Effect.catchIf(
               (e): e is SqlError.SqlError => e instanceof SqlError.SqlError,
               (e) => Effect.fail(storeError("could not commit the step")(e))
+            ),
+            // Whatever the work made of it (a kind's own error keeps the driver's as its cause),
+            // a full disk fails the step as a full disk: every later step would fail the same way.
+            Effect.catchIf(
+              (e) => (sawDiskFull || isDiskFull(e)) && !(e instanceof StoreError && e.diskFull === true),
+              () => Effect.fail(diskFull())
             )
           )
       }).pipe(Effect.withSpan("JobStore.commitStep", { attributes: { job: id } }))

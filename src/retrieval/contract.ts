@@ -44,17 +44,33 @@ export class SearchHit extends Schema.Class<SearchHit>("SearchHit")({
   score: Score
 }) {}
 
+/**
+ * Bounds on what a request may carry, sized to what a query needs: an oversized request is
+ * refused by decoding, with a message saying which field and what the limit is.
+ */
+export const MAX_QUERY_CHARS = 4_000
+export const MAX_PATH_CHARS = 4_096
+export const MAX_ID_CHARS = 200
+export const MAX_DATE_CHARS = 100
+
+/** A file or directory path (a project filter, a transcript). */
+export const BoundedPath = Schema.String.pipe(Schema.maxLength(MAX_PATH_CHARS))
+/** An identifier: a session id, a job kind, an origin. */
+export const BoundedId = Schema.String.pipe(Schema.maxLength(MAX_ID_CHARS))
+/** A date or time as a person types it (`2026-01-02`, an ISO timestamp with an offset). */
+export const BoundedDate = Schema.String.pipe(Schema.maxLength(MAX_DATE_CHARS))
+
 export const SearchFilters = Schema.Struct({
-  project: Schema.optional(Schema.String),
-  session: Schema.optional(Schema.String),
-  since: Schema.optional(Schema.String),
-  until: Schema.optional(Schema.String),
+  project: Schema.optional(BoundedPath),
+  session: Schema.optional(BoundedId),
+  since: Schema.optional(BoundedDate),
+  until: Schema.optional(BoundedDate),
   source_type: Schema.optional(SourceType)
 })
 export type SearchFilters = typeof SearchFilters.Type
 
 export class SearchRequest extends Schema.Class<SearchRequest>("SearchRequest")({
-  query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4_000)),
+  query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
   filters: Schema.optionalWith(SearchFilters, { default: () => ({}) }),
   limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 100)), { default: () => 10 }),
   offset: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10_000)), { default: () => 0 })

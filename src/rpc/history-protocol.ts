@@ -2,7 +2,14 @@ import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { JobView } from "../jobs/job.js"
 import { ContextResponse } from "../retrieval/context.js"
-import { QueryMode, SearchFilters, SearchResponse } from "../retrieval/contract.js"
+import {
+  BoundedDate,
+  BoundedPath,
+  MAX_QUERY_CHARS,
+  QueryMode,
+  SearchFilters,
+  SearchResponse
+} from "../retrieval/contract.js"
 import { Coverage } from "../retrieval/coverage.js"
 import { RecentResponse } from "../retrieval/recent.js"
 import { DaemonStoreError } from "./errors.js"
@@ -22,7 +29,7 @@ export type IndexState = typeof IndexState.Type
 
 export const Search = Rpc.make("Search", {
   payload: Schema.Struct({
-    query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4_000)),
+    query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
     filters: Schema.optionalWith(SearchFilters, { default: () => ({}) }),
     limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 100)), { default: () => 10 }),
     offset: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10_000)), { default: () => 0 })
@@ -34,9 +41,9 @@ export const Search = Rpc.make("Search", {
 export const Recent = Rpc.make("Recent", {
   payload: Schema.Struct({
     days: Schema.optional(Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(36_500))),
-    since: Schema.optional(Schema.String),
-    until: Schema.optional(Schema.String),
-    project: Schema.optional(Schema.String),
+    since: Schema.optional(BoundedDate),
+    until: Schema.optional(BoundedDate),
+    project: Schema.optional(BoundedPath),
     limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
     offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 })
   }),

@@ -2,6 +2,7 @@ import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
+import { BoundedId } from "../retrieval/contract.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 import { HistoryRpcs, IndexState } from "./history-protocol.js"
 
@@ -31,7 +32,7 @@ export const Ping = Rpc.make("Ping", { success: DaemonIdentity })
 
 export const SubmitJob = Rpc.make("SubmitJob", {
   payload: Schema.Struct({
-    kind: Schema.String,
+    kind: BoundedId,
     params: Schema.optional(Schema.Unknown),
     /** Marks queued and running jobs of the same kind superseded (they never run again). */
     supersede: Schema.optionalWith(Schema.Boolean, { default: () => false })
@@ -49,8 +50,8 @@ export const JobStatus = Rpc.make("JobStatus", {
 export const CancelJobs = Rpc.make("CancelJobs", {
   payload: {
     /** Given ids; or every active job of `kind`; or, with neither, every active job. */
-    job_ids: Schema.optional(Schema.Array(JobId)),
-    kind: Schema.optional(Schema.String)
+    job_ids: Schema.optional(Schema.Array(JobId).pipe(Schema.maxItems(10_000))),
+    kind: Schema.optional(BoundedId)
   },
   success: Schema.Struct({ cancelled: Schema.Array(JobId) }),
   error: DaemonStoreError

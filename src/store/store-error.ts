@@ -4,4 +4,6 @@ import { Data } from "effect"
 export class StoreError extends Data.TaggedError("StoreError")<{
   readonly path: string
   readonly message: string
+  /** The filesystem holding the database has no room left (SQLITE_FULL, ENOSPC). */
+  readonly diskFull?: boolean
 }> {}

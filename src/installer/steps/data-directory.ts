@@ -257,7 +257,14 @@ export const dataDirectoryStep = Effect.gen(function* () {
       if (!(yield* fs.exists(dir))) {
         return yield* fail(`${dir} does not exist`, "Run: blctx install codex --step data_directory")
       }
-      if (!(yield* fs.isWritable(dir))) {
+      const access = yield* fs.writability(dir)
+      if (access === "read_only_filesystem") {
+        return yield* fail(
+          `${dir} is not writable: it is on a read-only filesystem, so blctx cannot write its index there`,
+          `Remount the filesystem holding ${dir} read-write (or point XDG_DATA_HOME at a writable one), then run: blctx doctor`
+        )
+      }
+      if (access === "denied") {
         return yield* fail(`${dir} is not writable by this user`, `Check the owner of ${dir} (it must be you).`)
       }
     }
