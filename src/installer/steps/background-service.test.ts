@@ -1,25 +1,12 @@
 import * as Fs from "node:fs"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { resolvePaths } from "../../paths/paths.js"
 import type { Step } from "../step.js"
 import { backgroundServiceStep, describeInstall, lastLoggedError } from "./background-service.js"
-import {
-  diagnoseOf,
-  makeHome,
-  makeWorld,
-  pathInputs,
-  runOf,
-  stepLayer,
-  writeActiveManifest
-} from "./service-steps.test-support.js"
+import { diagnoseOf, makeWorld, pathInputs, runOf, stepLayer, useActiveHome } from "./service-steps.test-support.js"
 
-let home: string
-beforeEach(() => {
-  home = makeHome()
-  writeActiveManifest(resolvePaths(pathInputs(home)))
-})
-afterEach(() => Fs.rmSync(home, { recursive: true, force: true }))
+const fresh = useActiveHome()
 
 const SUPERVISOR = "fake supervisor (tests)"
 
@@ -34,7 +21,7 @@ describe("background_service install says what it did", () => {
       expect(again.detail).toBe(`blctxd already running (pid 101) under the ${SUPERVISOR}`)
       const third = yield* step.install(runOf("install"))
       expect(third.detail).toBe(again.detail)
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it.effect("restarted when it replaced a stale daemon, or when the supervisor restarts a healthy one", () => {
@@ -48,7 +35,7 @@ describe("background_service install says what it did", () => {
       world.restartsOnInstall = true
       const restarted = yield* step.install(runOf("install"))
       expect(restarted.detail).toBe(`restarted blctxd (pid 102) under the ${SUPERVISOR}; it replaced pid 101`)
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it("describeInstall covers every case in plain words", () => {
@@ -70,7 +57,7 @@ describe("background_service install says what it did", () => {
 describe("background_service diagnose (doctor)", () => {
   it.effect("reports the supervisor's view and the last error in the daemon's log", () => {
     const world = makeWorld({ pid: 101, answering: true })
-    const paths = resolvePaths(pathInputs(home))
+    const paths = resolvePaths(pathInputs(fresh.home()))
     Fs.writeFileSync(
       `${paths.stateDir}/blctxd.log`,
       [
@@ -93,7 +80,7 @@ describe("background_service diagnose (doctor)", () => {
       Fs.rmSync(`${paths.stateDir}/blctxd.log`)
       const noLog = yield* diagnoseOf(step, runOf("doctor"))
       expect(noLog.detail).toContain(`no log at ${paths.stateDir}/blctxd.log`)
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it("lastLoggedError finds the newest error line, JSON or a stack trace", () => {

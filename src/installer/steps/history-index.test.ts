@@ -1,31 +1,17 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { JobId, JobView } from "../../jobs/job.js"
-import { resolvePaths } from "../../paths/paths.js"
 import { Coverage } from "../../retrieval/coverage.js"
 import { ContextStatusResponse } from "../../rpc/history-protocol.js"
 import type { Step } from "../step.js"
 import { HISTORY_INDEX_FILE, historyIndexStep } from "./history-index.js"
-import {
-  diagnoseOf,
-  makeHome,
-  makeWorld,
-  pathInputs,
-  runOf,
-  stepLayer,
-  writeActiveManifest
-} from "./service-steps.test-support.js"
+import { diagnoseOf, makeWorld, runOf, stepLayer, useActiveHome } from "./service-steps.test-support.js"
 
-let home: string
-beforeEach(() => {
-  home = makeHome()
-  writeActiveManifest(resolvePaths(pathInputs(home)))
-})
-afterEach(() => Fs.rmSync(home, { recursive: true, force: true }))
+const fresh = useActiveHome()
 
-const paths = () => resolvePaths(pathInputs(home))
+const paths = fresh.paths
 const JOB = JobId.make("00000000-0000-4000-8000-00000000000a")
 
 describe("history_index uninstall", () => {
@@ -50,7 +36,7 @@ describe("history_index uninstall", () => {
       expect(gone.detail).toBe(
         `no daemon running: no import to cancel; the indexed history goes with ${paths().database}, which data_directory removes (--purge)`
       )
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 })
 
@@ -110,6 +96,6 @@ describe("history_index diagnose (doctor)", () => {
       expect(found.detail).toBe(
         `import job ${JOB} partial; 40 records read: 3 unclassified, 1 unreadable lines; files: 1 unreadable, 0 missing, 0 in conflict; index now: 1 partial and 0 conflicting sources, 0 changed and 0 missing since import; partial: /codex/sessions/a.jsonl (3 unclassified, 1 unreadable lines)`
       )
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 })

@@ -1,8 +1,6 @@
-import * as Fs from "node:fs"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, TestClock, TestServices } from "effect"
 import { JobId, JobView } from "../../jobs/job.js"
-import { resolvePaths } from "../../paths/paths.js"
 import { Coverage } from "../../retrieval/coverage.js"
 import { DaemonStoreError, DaemonUnavailable, JobNotFound } from "../../rpc/errors.js"
 import { ContextStatusResponse } from "../../rpc/history-protocol.js"
@@ -15,22 +13,15 @@ import {
   type FakeWorld,
   INSTALLATION,
   identityOf,
-  makeHome,
   makeWorld,
-  pathInputs,
   runOf,
   stepLayer,
-  writeActiveManifest
+  useActiveHome
 } from "./service-steps.test-support.js"
 
-let home: string
-beforeEach(() => {
-  home = makeHome()
-  writeActiveManifest(resolvePaths(pathInputs(home)))
-})
-afterEach(() => Fs.rmSync(home, { recursive: true, force: true }))
+const fresh = useActiveHome()
 
-const paths = () => resolvePaths(pathInputs(home))
+const paths = fresh.paths
 
 const importJob = new JobView({
   id: JobId.make("00000000-0000-4000-8000-000000000001"),
@@ -94,7 +85,7 @@ describe("service_health", () => {
         `blctxd answered in 0 ms (pid 4242, version 0.0.0-test, schema v${CURRENT_SCHEMA_VERSION}, ${paths().database}); a read through the query workers took 0 ms; index: 6 messages in 2 sessions, 6 chunks (vectors: 0 ready, 6 pending); state model_missing, queries lexical (no verified embedding model: not installed)`
       )
       expect(checked.detail).not.toContain("empty")
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it.effect("a daemon that does not answer within the bound fails with the phase, the bound and the socket", () => {
@@ -112,7 +103,7 @@ describe("service_health", () => {
       expect(failure.errorTag).toBe("TimeoutException")
       expect(failure.remediation).not.toContain("doctor")
       expect(failure.remediation).toContain("blctx status --step background_service")
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it.effect("an unavailable daemon, even one whose error says nothing, yields a detail that says what happened", () => {
@@ -129,7 +120,7 @@ describe("service_health", () => {
       world.unavailable = "connection refused (the daemon is not running; a stale socket remains)"
       const refused = yield* Effect.flip(step.verify(runOf("status")))
       expect(refused.detail).toContain("connection refused (the daemon is not running; a stale socket remains)")
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it.effect("a failing database read names the error; an index status that fails is said, not hidden", () => {
@@ -148,7 +139,7 @@ describe("service_health", () => {
       expect(passed.detail).toContain(
         `index: not known (blctxd on ${socketPathIn(paths().stateDir)} did not answer (ContextStatus): DaemonStoreError (with no message))`
       )
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it.effect("doctor times several Pings and reports the newest job of each kind", () => {
@@ -167,7 +158,7 @@ describe("service_health", () => {
       const found = yield* diagnoseOf(step, runOf("doctor"))
       expect(pings).toBe(DOCTOR_PINGS)
       expect(found.detail).toBe(`${DOCTOR_PINGS} Pings: min 0 ms, median 0 ms, max 0 ms; newest jobs: import completed`)
-    }).pipe(Effect.provide(stepLayer(home, world)))
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 
   it("describeError never returns an empty string", () => {

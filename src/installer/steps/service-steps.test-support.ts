@@ -1,6 +1,7 @@
 import * as Fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
+import { afterEach, beforeEach } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { InstallationId } from "../../domain/installation-id.js"
@@ -172,3 +173,17 @@ export const runOf = (command: StepRun["command"], over: Partial<StepRun> = {}):
 /** A step's deeper check (doctor); a test fails loudly when the step has none. */
 export const diagnoseOf = (step: Step, run: StepRun): Effect.Effect<StepOutcome, unknown> =>
   step.diagnose === undefined ? Effect.dieMessage(`${step.id} has no diagnose`) : step.diagnose(run)
+
+/**
+ * A fresh home with an active manifest around each test of the calling file, removed after it.
+ * `home()` and `paths()` read the current test's.
+ */
+export const useActiveHome = () => {
+  let home = ""
+  beforeEach(() => {
+    home = makeHome()
+    writeActiveManifest(resolvePaths(pathInputs(home)))
+  })
+  afterEach(() => Fs.rmSync(home, { recursive: true, force: true }))
+  return { home: () => home, paths: () => resolvePaths(pathInputs(home)) }
+}
