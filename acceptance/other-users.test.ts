@@ -45,7 +45,9 @@ describe("folders of another local user", () => {
       const check = checkIn(install.stdout, "data_directory")
       expect(check.status).toBe("failed")
       expect(check.detail).toContain(`belongs to user ${OTHER_USER}`)
-      expect(check.remediation).toBeTruthy()
+      // The remedy names the folder and the way out (move it aside, or use folders of one's own).
+      expect(check.remediation).toContain(NodePath.join(h.xdg.data, "blctx"))
+      expect(check.remediation).toContain("XDG variable")
       // Nothing was written into their folders.
       for (const parent of Object.values(h.xdg)) expect(Fs.readdirSync(NodePath.join(parent, "blctx"))).toEqual([])
     }

@@ -4,20 +4,15 @@ import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Option, Schema, Scope } from "effect"
-import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
-import { InstallationId } from "../domain/installation-id.js"
 import { Paths } from "../paths/paths.js"
-import { initializeDatabase } from "../store/identity.js"
-import { SqliteOpener } from "../store/sqlite-opener.js"
 import type { JobId, JobView } from "./job.js"
+import { migratedDatabase, Reader, readerOf } from "./job-db.test-support.js"
 import { makeRegistry, registerJobKind } from "./job-kind.js"
 import { JobKinds } from "./job-kinds.js"
 import { readJob } from "./job-reads.js"
 import { JobRunner } from "./job-runner.js"
 import { JobStore } from "./job-store.js"
 import { maintenanceJobKind } from "./maintenance-kind.js"
-
-class Reader extends Context.Tag("test/Reader")<Reader, SqlClient.SqlClient>() {}
 
 const Empty = Schema.Struct({})
 
@@ -39,20 +34,8 @@ const notedKind = registerJobKind({
 
 const dbLayer = (dir: string) => {
   const database = NodePath.join(dir, "context.db")
-  const ReaderLive = Layer.scoped(
-    Reader,
-    Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: true }))
-  ).pipe(Layer.provide(SqliteOpenerLive))
-  const Sql = Layer.scoped(
-    SqlClient.SqlClient,
-    Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: false }))
-      yield* initializeDatabase(database, InstallationId.make("6f1f3c3e-8f5e-4a57-9d3b-4d1c2f0e9a12")).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql)
-      )
-      return sql
-    })
-  ).pipe(Layer.provide(SqliteOpenerLive))
+  const ReaderLive = readerOf(database)
+  const Sql = migratedDatabase(database)
   return Layer.merge(JobStore.Default, ReaderLive).pipe(
     Layer.provideMerge(Sql),
     Layer.provide(Paths.layerFrom({ home: dir }))

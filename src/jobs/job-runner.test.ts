@@ -3,13 +3,10 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
-import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
-import { InstallationId } from "../domain/installation-id.js"
+import { Effect, Layer, Option } from "effect"
 import { Paths } from "../paths/paths.js"
-import { initializeDatabase } from "../store/identity.js"
-import { SqliteOpener } from "../store/sqlite-opener.js"
 import { JobId } from "./job.js"
+import { migratedDatabase, Reader, readerOf } from "./job-db.test-support.js"
 import { makeRegistry } from "./job-kind.js"
 import { JobKinds } from "./job-kinds.js"
 import { readJob } from "./job-reads.js"
@@ -18,27 +15,15 @@ import { JobStore } from "./job-store.js"
 import { MAINTENANCE_STEPS, maintenanceJobKind } from "./maintenance-kind.js"
 
 /** A migrated database in a fresh temp dir, its SqlClient, a runner over it. */
-/** Reads as the query workers do: on a separate read-only connection, never behind the writer. */
-class Reader extends Context.Tag("test/Reader")<Reader, SqlClient.SqlClient>() {}
 
 const testLayer = () => {
   const dir = mkdtempSync(NodePath.join(tmpdir(), "blctx-jobs-"))
   const database = NodePath.join(dir, "context.db")
-  const ReaderLive = Layer.scoped(
-    Reader,
-    Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: true }))
-  ).pipe(Layer.provide(SqliteOpenerLive))
-  const Sql = Layer.scoped(
-    SqlClient.SqlClient,
-    Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: false }))
-      yield* initializeDatabase(database, InstallationId.make("6f1f3c3e-8f5e-4a57-9d3b-4d1c2f0e9a11")).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql)
-      )
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-      return sql
-    })
-  ).pipe(Layer.provide(SqliteOpenerLive))
+  const ReaderLive = readerOf(database)
+  const Sql = Layer.merge(
+    migratedDatabase(database),
+    Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+  )
   return Layer.merge(JobRunner.Default, ReaderLive).pipe(
     Layer.provideMerge(JobStore.Default),
     Layer.provideMerge(Sql),

@@ -1,30 +1,19 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
-import { InstallationId } from "../domain/installation-id.js"
 import { Paths } from "../paths/paths.js"
-import { initializeDatabase } from "../store/identity.js"
-import { SqliteOpener } from "../store/sqlite-opener.js"
+import { migratedDatabase } from "./job-db.test-support.js"
 import { JobStore } from "./job-store.js"
 
 const testLayer = () => {
   const dir = mkdtempSync(NodePath.join(tmpdir(), "blctx-job-store-"))
   const database = NodePath.join(dir, "context.db")
-  const Sql = Layer.scoped(
-    SqlClient.SqlClient,
-    Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: false }))
-      yield* initializeDatabase(database, InstallationId.make("6f1f3c3e-8f5e-4a57-9d3b-4d1c2f0e9a11")).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql)
-      )
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-      return sql
-    })
-  ).pipe(Layer.provide(SqliteOpenerLive))
+  const Sql = Layer.merge(
+    migratedDatabase(database),
+    Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+  )
   return JobStore.Default.pipe(Layer.provideMerge(Sql), Layer.provide(Paths.layerFrom({ home: dir })))
 }
 
