@@ -11,8 +11,9 @@ import { QueryWorkerPoolLive } from "../layers/query-worker-pool.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { SqliteWriterLockLive } from "../layers/sqlite-writer-lock.js"
 import { SystemdNotifyReadinessLive } from "../layers/systemd-notify-readiness.js"
-import { runDaemon, SHUTDOWN_LIMIT } from "../src/daemon/daemon.js"
+import { makeDaemonLive, SHUTDOWN_LIMIT } from "../src/daemon/daemon.js"
 import { parseDaemonArgv } from "../src/daemon/daemon-args.js"
+import { DaemonConfig } from "../src/daemon/daemon-config.js"
 import { DaemonProcess } from "../src/daemon/daemon-process.js"
 import { makeRegistry } from "../src/jobs/job-kind.js"
 import { JobKinds } from "../src/jobs/job-kinds.js"
@@ -58,11 +59,17 @@ const MainLive = Layer.mergeAll(
   SqliteWriterLockLive,
   NodeSocketBinderLive,
   SystemdNotifyReadinessLive,
-  QueryWorkerPoolLive,
   IndexingFactoryLive.pipe(Layer.provide(ManifestStore.Default)),
   NodeTranscriptFilesLive,
   Layer.succeed(JobKinds, makeRegistry([maintenanceJobKind])),
-  Layer.succeed(DaemonProcess, { pid: process.pid, node: process.execPath, argv: process.argv })
+  Layer.succeed(DaemonConfig, args),
+  Layer.succeed(DaemonProcess, {
+    pid: process.pid,
+    node: process.execPath,
+    argv: process.argv,
+    // The same graceful path as `systemctl stop`: the runtime interrupts the daemon on SIGTERM.
+    requestStop: Effect.sync(() => process.kill(process.pid, "SIGTERM"))
+  })
 ).pipe(
   Layer.provideMerge(PathsLive),
   Layer.provideMerge(NodeSafeFsLive),
@@ -71,8 +78,7 @@ const MainLive = Layer.mergeAll(
   Layer.provideMerge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.jsonLogger)))
 )
 
-runDaemon(args).pipe(
-  Effect.scoped,
+Layer.launch(makeDaemonLive(QueryWorkerPoolLive)).pipe(
   Effect.tapErrorTag("DaemonStartupError", (e) =>
     Effect.logError("blctxd refused to start").pipe(
       Effect.annotateLogs({ reason: e.reason, remediation: e.remediation })

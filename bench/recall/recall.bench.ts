@@ -162,7 +162,7 @@ export const run = async () => {
             expected
           )
         )
-        const fused = yield* search(new SearchRequest({ query: q.query, limit: K }), Option.some({ hits }), "")
+        const fused = yield* search(SearchRequest.make({ query: q.query, limit: K }), Option.some({ hits }), "")
         add(
           totals.fused,
           score(

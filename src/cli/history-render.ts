@@ -3,7 +3,7 @@ import type { JobView } from "../jobs/job.js"
 import type { ContextResponse } from "../retrieval/context.js"
 import type { SearchResponse } from "../retrieval/contract.js"
 import type { RecentResponse } from "../retrieval/recent.js"
-import type { ContextStatusResponse } from "../rpc/history-protocol.js"
+import type { ContextStatusResponse } from "../retrieval/context-status.js"
 import { sanitizeDeep, sanitizeForTerminal } from "../terminal/sanitize.js"
 
 /**

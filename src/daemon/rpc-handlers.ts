@@ -1,52 +1,81 @@
-import { Effect, Either, Option } from "effect"
-import type { JobKindRegistry } from "../jobs/job-kind.js"
-import type { JobRunner } from "../jobs/job-runner.js"
+import { DateTime, Effect, Either, type Layer, Option } from "effect"
+import { JobKinds } from "../jobs/job-kinds.js"
+import { JobRunner } from "../jobs/job-runner.js"
+import { HistoryReads } from "../retrieval/history-reads.js"
 import { daemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "../rpc/errors.js"
-import { type DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
-import type { makeHistoryHandlers } from "./history-handlers.js"
-import type { JobQueries } from "./job-queries.js"
+import { DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
+import { VERSION } from "../version.js"
+import { DaemonConfig } from "./daemon-config.js"
+import { DaemonProcess } from "./daemon-process.js"
+import { makeHistoryHandlers } from "./history-handlers.js"
+import { LatestIndexSummary } from "./index-watcher.js"
+import { WriterDatabase } from "./writer-database.js"
 
-/** The daemon's answers: writes go to the job runner, reads to the query workers. */
-export const makeRpcHandlers = (deps: {
-  readonly identity: Effect.Effect<DaemonIdentity>
-  readonly runner: JobRunner
-  readonly kinds: JobKindRegistry
-  readonly queries: JobQueries
-  readonly history: ReturnType<typeof makeHistoryHandlers>["handlers"]
-}) =>
-  DaemonRpcs.toLayer({
-    ...deps.history,
-    Ping: () => deps.identity,
-    SubmitJob: (request) =>
-      Effect.gen(function* () {
-        const kind = deps.kinds.get(request.kind)
-        if (kind === undefined) return yield* new UnknownJobKind({ kind: request.kind, known: [...deps.kinds.keys()] })
-        const params = kind.validate(request.params)
-        if (Either.isLeft(params)) return yield* new InvalidJobParams({ kind: request.kind, reason: params.left })
-        const result = yield* deps.runner
-          .submit(kind.name, params.right, request.supersede)
-          .pipe(Effect.mapError(daemonStoreError))
-        yield* Effect.logInfo("job submitted").pipe(Effect.annotateLogs({ job: result.job.id, kind: kind.name }))
-        return new SubmittedJob(result)
-      }),
-    JobStatus: (request) =>
-      deps.queries.job(request.job_id).pipe(
-        Effect.mapError(daemonStoreError),
-        Effect.flatMap(
-          Option.match({
-            onNone: () => Effect.fail(new JobNotFound({ job_id: request.job_id })),
-            onSome: Effect.succeed
-          })
-        )
-      ),
-    CancelJobs: (request) =>
-      deps.runner
-        .cancel({
-          ...(request.job_ids === undefined ? {} : { jobIds: request.job_ids }),
-          ...(request.kind === undefined ? {} : { kind: request.kind })
-        })
-        .pipe(
+/** Who answers Ping: this process, its installation and database, and the index as last judged. */
+const makeIdentity = Effect.gen(function* () {
+  const args = yield* DaemonConfig
+  const process = yield* DaemonProcess
+  const database = yield* WriterDatabase
+  const summary = yield* LatestIndexSummary
+  const startedAt = DateTime.formatIso(yield* DateTime.now)
+  const fixed = {
+    installation_id: args["installation-id"],
+    pid: process.pid,
+    node: process.node,
+    argv: [...process.argv],
+    version: VERSION,
+    db_path: database.path,
+    schema_version: database.schemaVersion,
+    started_at: startedAt
+  }
+  return Effect.map(summary.get, (s) => new DaemonIdentity({ ...fixed, ...s }))
+})
+
+/** The daemon's answers: writes go to the job runner, reads to `HistoryReads` (the query workers). */
+export const DaemonHandlersLive = DaemonRpcs.toLayer(
+  Effect.gen(function* () {
+    const runner = yield* JobRunner
+    const kinds = yield* JobKinds
+    const reads = yield* HistoryReads
+    const identity = yield* makeIdentity
+    const history = yield* makeHistoryHandlers
+    return {
+      ...history,
+      Ping: () => identity,
+      SubmitJob: (request) =>
+        Effect.gen(function* () {
+          const kind = kinds.get(request.kind)
+          if (kind === undefined) return yield* new UnknownJobKind({ kind: request.kind, known: [...kinds.keys()] })
+          const params = kind.validate(request.params)
+          if (Either.isLeft(params)) return yield* new InvalidJobParams({ kind: request.kind, reason: params.left })
+          const result = yield* runner
+            .submit(kind.name, params.right, request.supersede)
+            .pipe(Effect.mapError(daemonStoreError))
+          yield* Effect.logInfo("job submitted").pipe(Effect.annotateLogs({ job: result.job.id, kind: kind.name }))
+          return new SubmittedJob(result)
+        }),
+      JobStatus: (request) =>
+        reads.job(request.job_id).pipe(
           Effect.mapError(daemonStoreError),
-          Effect.map((cancelled) => ({ cancelled }))
-        )
+          Effect.flatMap(
+            Option.match({
+              onNone: () => Effect.fail(new JobNotFound({ job_id: request.job_id })),
+              onSome: Effect.succeed
+            })
+          )
+        ),
+      CancelJobs: (request) =>
+        runner
+          .cancel({
+            ...(request.job_ids === undefined ? {} : { jobIds: request.job_ids }),
+            ...(request.kind === undefined ? {} : { kind: request.kind })
+          })
+          .pipe(
+            Effect.mapError(daemonStoreError),
+            Effect.map((cancelled) => ({ cancelled }))
+          )
+    }
   })
+)
+
+export type DaemonHandlersRequirements = Layer.Layer.Context<typeof DaemonHandlersLive>

@@ -45,14 +45,17 @@ export class ContextResponse extends Schema.Class<ContextResponse>("ContextRespo
   returned_chars: Schema.Int
 }) {}
 
-export interface ContextRequest {
-  readonly contextId: string
+/** The messages around a result: the one shape the RPC, the query workers, the CLI and MCP share. */
+export const ContextRequest = Schema.Struct({
+  /** A `context_id` from a search or recent answer. */
+  context_id: Schema.String.pipe(Schema.maxLength(40)),
   /** First message (0-based index in the session); defaults to the first message of the anchor's turn. */
-  readonly offset?: number | undefined
-  readonly limit: number
+  offset: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
   /** Character offset inside the first message returned. */
-  readonly charOffset: number
-}
+  char_offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 })
+})
+export type ContextRequest = typeof ContextRequest.Type
 
 interface Row {
   readonly id: number
@@ -79,19 +82,19 @@ interface Row {
 export const expandContext = (request: ContextRequest, budget: number = RESPONSE_TEXT_BUDGET) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const parsed = /^([cm])(\d{1,15})$/.exec(request.contextId)
-    if (parsed === null) return yield* new ContextNotFound({ context_id: request.contextId })
+    const parsed = /^([cm])(\d{1,15})$/.exec(request.context_id)
+    if (parsed === null) return yield* new ContextNotFound({ context_id: request.context_id })
     const id = Number(parsed[2])
     const anchor =
       parsed[1] === "c"
         ? (yield* sql<{ message_id: number; char_start: number; char_end: number }>`
             SELECT message_id, char_start, char_end FROM chunks WHERE id = ${id}`)[0]
         : { message_id: id, char_start: null, char_end: null }
-    if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.contextId })
+    if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     const head = (yield* sql<{
       source_file_id: number
     }>`SELECT source_file_id FROM messages WHERE id = ${anchor.message_id}`)[0]
-    if (head === undefined) return yield* new ContextNotFound({ context_id: request.contextId })
+    if (head === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
 
     const all = yield* sql<Row>`
       SELECT m.id, m.source_file_id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd,
@@ -101,7 +104,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       ORDER BY m.line, m.id`
     const anchorIndex = all.findIndex((m) => m.id === anchor.message_id)
     const anchorRow = all[anchorIndex]
-    if (anchorRow === undefined) return yield* new ContextNotFound({ context_id: request.contextId })
+    if (anchorRow === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     const turnStart = all.findIndex((m) => m.turn_number === anchorRow.turn_number)
     const offset = Math.min(Math.max(0, request.offset ?? turnStart), all.length)
 
@@ -112,7 +115,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
     let truncated = false
     for (let index = offset; index < Math.min(all.length, offset + request.limit); index++) {
       const row = all[index] as Row
-      const from = index === offset ? Math.min(Math.max(0, request.charOffset), row.text.length) : 0
+      const from = index === offset ? Math.min(Math.max(0, request.char_offset), row.text.length) : 0
       const room = budget - used
       if (room <= 0) {
         truncated = true
@@ -155,7 +158,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
     }
     if (nextOffset === null && offset + messages.length < all.length) nextOffset = offset + messages.length
     return new ContextResponse({
-      context_id: request.contextId,
+      context_id: request.context_id,
       anchor: {
         context_id: `m${anchorRow.id}`,
         index: anchorIndex,

@@ -9,6 +9,10 @@ export type SourceType = typeof SourceType.Type
 export const QueryMode = Schema.Literal("lexical", "hybrid")
 export type QueryMode = typeof QueryMode.Type
 
+/** Whether the index is usable and complete: the daemon's judgement, reported by Ping and context_status. */
+export const IndexState = Schema.Literal("ready", "indexing", "repairing", "empty", "model_missing")
+export type IndexState = typeof IndexState.Type
+
 /** Where a passage came from, exactly: `dd`/`tail -c` at these offsets shows the line. */
 export class SourceLocation extends Schema.Class<SourceLocation>("SourceLocation")({
   path: Schema.String,
@@ -69,12 +73,14 @@ export const SearchFilters = Schema.Struct({
 })
 export type SearchFilters = typeof SearchFilters.Type
 
-export class SearchRequest extends Schema.Class<SearchRequest>("SearchRequest")({
+/** A search, as every caller sends it: the RPC, the query workers, the CLI and MCP share this one shape. */
+export const SearchRequest = Schema.Struct({
   query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
   filters: Schema.optionalWith(SearchFilters, { default: () => ({}) }),
   limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 100)), { default: () => 10 }),
   offset: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10_000)), { default: () => 0 })
-}) {}
+})
+export type SearchRequest = typeof SearchRequest.Type
 
 export class SearchResponse extends Schema.Class<SearchResponse>("SearchResponse")({
   query: Schema.String,

@@ -1,7 +1,5 @@
 import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
-import type { QueryMode } from "./contract.js"
-
-export type IndexStateName = "ready" | "indexing" | "repairing" | "empty" | "model_missing"
+import type { IndexState, QueryMode } from "./contract.js"
 
 /** What decides whether the index is ready and whether a search may use vectors. */
 export interface IndexFacts {
@@ -15,7 +13,7 @@ export interface IndexFacts {
 }
 
 export interface IndexVerdict {
-  readonly index_state: IndexStateName
+  readonly index_state: IndexState
   readonly query_mode: QueryMode
   /** Why the query mode is lexical; null for hybrid. */
   readonly query_mode_reason: string | null
@@ -39,7 +37,7 @@ export const unavailableReason: (why: EmbeddingUnavailable) => string = Embeddin
  * vectors (pending, or of another fingerprint) make it lexical, and the reason says which. An import in progress still allows hybrid search over what is embedded.
  */
 export const judgeIndex = (facts: IndexFacts): IndexVerdict => {
-  const lexical = (index_state: IndexStateName, reason: string): IndexVerdict => ({
+  const lexical = (index_state: IndexState, reason: string): IndexVerdict => ({
     index_state,
     query_mode: "lexical",
     query_mode_reason: reason

@@ -93,19 +93,19 @@ describe("expandContext", () => {
       dir,
       Effect.gen(function* () {
         yield* seed
-        const hit = (yield* search(new SearchRequest({ query: "second question" }), Option.none(), "none")).results[0]
+        const hit = (yield* search(SearchRequest.make({ query: "second question" }), Option.none(), "none")).results[0]
         expect(hit?.text).toBe("second question")
-        const first = yield* expandContext({ contextId: hit?.context_id ?? "", limit: 10, charOffset: 0 })
+        const first = yield* expandContext({ context_id: hit?.context_id ?? "", limit: 10, char_offset: 0 })
         expect(first.messages[0]?.text).toBe("second question")
         expect(first.messages[0]?.is_anchor).toBe(true)
         expect(first.messages[1]?.text_truncated).toBe(true)
         expect(first.returned_chars).toBe(24_000)
         expect(first.next_offset).toBe(first.messages[1]?.index)
         const rest = yield* expandContext({
-          contextId: hit?.context_id ?? "",
+          context_id: hit?.context_id ?? "",
           offset: first.next_offset ?? 0,
           limit: 1,
-          charOffset: first.next_char_offset ?? 0
+          char_offset: first.next_char_offset ?? 0
         })
         const whole = `${first.messages[1]?.text ?? ""}${rest.messages[0]?.text ?? ""}`
         expect(whole).toBe(`long ${"y".repeat(30_000)}`)
@@ -120,9 +120,9 @@ describe("expandContext", () => {
       dir,
       Effect.gen(function* () {
         yield* seed
-        const error = yield* Effect.flip(expandContext({ contextId: "c999999", limit: 5, charOffset: 0 }))
+        const error = yield* Effect.flip(expandContext({ context_id: "c999999", limit: 5, char_offset: 0 }))
         expect(error._tag).toBe("ContextNotFound")
-        const bad = yield* Effect.flip(expandContext({ contextId: "drop table", limit: 5, charOffset: 0 }))
+        const bad = yield* Effect.flip(expandContext({ context_id: "drop table", limit: 5, char_offset: 0 }))
         expect(bad._tag).toBe("ContextNotFound")
       })
     )

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { redactSecrets } from "../redaction/redact.js"
-import { SourceLocation } from "./contract.js"
+import { BoundedDate, BoundedPath, SourceLocation } from "./contract.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
 
@@ -30,6 +30,17 @@ export class RecentTurn extends Schema.Class<RecentTurn>("RecentTurn")({
   /** Messages of the turn not previewed (over the 20-message preview or the text budget). */
   messages_not_shown: Schema.Int
 }) {}
+
+/** Recent activity: a day count or a `[since, until)` range, optionally one project. */
+export const RecentRequest = Schema.Struct({
+  days: Schema.optional(Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(36_500))),
+  since: Schema.optional(BoundedDate),
+  until: Schema.optional(BoundedDate),
+  project: Schema.optional(BoundedPath),
+  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
+  offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 })
+})
+export type RecentRequest = typeof RecentRequest.Type
 
 export class RecentResponse extends Schema.Class<RecentResponse>("RecentResponse")({
   since: Schema.NullOr(Schema.String),

@@ -47,8 +47,8 @@ const seed = Effect.gen(function* () {
   )
 })
 
-const request = (query: string, extra: Partial<ConstructorParameters<typeof SearchRequest>[0]> = {}) =>
-  new SearchRequest({ query, ...extra })
+const request = (query: string, extra: Partial<Parameters<typeof SearchRequest.make>[0]> = {}) =>
+  SearchRequest.make({ query, ...extra })
 
 const lexical = (r: SearchRequest) => search(r, Option.none(), "no verified model")
 

@@ -16,10 +16,11 @@ import { socketPathIn } from "./socket-location.js"
 
 export { JobView } from "../jobs/job.js"
 export { ContextResponse } from "../retrieval/context.js"
+export { ContextStatusResponse } from "../retrieval/context-status.js"
 export { SearchHit, SearchResponse } from "../retrieval/contract.js"
+export { InvalidQuery } from "../retrieval/invalid-query.js"
 export { RecentResponse } from "../retrieval/recent.js"
 export { DaemonStoreError, DaemonUnavailable, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
-export { ContextStatusResponse, InvalidQuery } from "./history-protocol.js"
 export { DaemonIdentity, DaemonRpcs, SubmittedJob } from "./protocol.js"
 
 export interface ConnectOptions {

@@ -2,12 +2,9 @@ import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
-import { BoundedId } from "../retrieval/contract.js"
+import { BoundedId, IndexState, QueryMode } from "../retrieval/contract.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
-import { HistoryRpcs, IndexState } from "./history-protocol.js"
-
-export { IndexState }
-export const QueryMode = Schema.Literal("lexical", "hybrid")
+import { HistoryRpcs } from "./history-protocol.js"
 
 /** Who answered: enough for a caller to check it reached the daemon of the right installation. */
 export class DaemonIdentity extends Schema.Class<DaemonIdentity>("DaemonIdentity")({

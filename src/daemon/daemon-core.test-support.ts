@@ -1,0 +1,116 @@
+import * as Fs from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+import { RpcTest } from "@effect/rpc"
+import { SqlClient } from "@effect/sql"
+import { Deferred, Effect, Either, Layer, Option, Schema } from "effect"
+import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
+import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
+import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
+import { InstallationId } from "../domain/installation-id.js"
+import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
+import { wholeMessageChunking } from "../importer/import-services.js"
+import { makeRegistry, registerJobKind } from "../jobs/job-kind.js"
+import { JobKinds } from "../jobs/job-kinds.js"
+import { Paths } from "../paths/paths.js"
+import { HistoryReadsSql } from "../retrieval/history-reads-sql.js"
+import { DaemonRpcs } from "../rpc/protocol.js"
+import { initializeDatabase } from "../store/identity.js"
+import { SqliteOpener } from "../store/sqlite-opener.js"
+import { makeDaemonCore } from "./daemon.js"
+import { DaemonConfig } from "./daemon-config.js"
+import { DaemonProcess } from "./daemon-process.js"
+import { IndexingFactory } from "./indexing-factory.js"
+import { DaemonHandlersLive } from "./rpc-handlers.js"
+
+/**
+ * Test support: the daemon's handlers in process, over the same core layers blctxd builds
+ * (writer database, job runner with the real import and repair kinds, index judge and watcher),
+ * with reads answered by `HistoryReadsSql` on a read-only connection instead of worker threads.
+ * No socket and no writer lock: the client is `RpcTest.makeClient`.
+ */
+
+export const TEST_INSTALLATION = InstallationId.make("7a2b3c4d-5e6f-4a70-8b9c-0d1e2f3a4b5c")
+
+/** A job kind that runs until `release` is completed: a job that is surely running when cancelled. */
+export const makeGateKind = (release: Deferred.Deferred<void>) =>
+  registerJobKind({
+    name: "gate",
+    params: Schema.Struct({}),
+    checkpoint: Schema.Null,
+    run: () => Deferred.await(release).pipe(Effect.as({ state: "completed" as const }))
+  })
+
+/** No model installed: lexical search, whole-message chunks, vectors pending. */
+const NoModelFactory = Layer.succeed(IndexingFactory, {
+  make: () =>
+    Effect.succeed({
+      indexing: {
+        current: Effect.succeed({ chunking: wholeMessageChunking, embedding: Option.none() }),
+        unavailable: Effect.succeed(Option.some(EmbeddingUnavailable.NotInstalled({ detail: "no model in this test" })))
+      },
+      embeddedVectors: false
+    })
+})
+
+/** A fresh home with a migrated database stamped for TEST_INSTALLATION, removed afterwards. */
+const freshHome = Layer.scopedContext(
+  Effect.gen(function* () {
+    const home = Fs.realpathSync(Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-daemon-core-")))
+    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(home, { recursive: true, force: true })))
+    const paths = yield* Paths.pipe(Effect.provide(Paths.layerFrom({ home })))
+    for (const dir of [paths.dataDir, paths.stateDir]) Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    yield* Effect.scoped(
+      Effect.gen(function* () {
+        const sql = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: paths.database, readonly: false }))
+        yield* initializeDatabase(paths.database, TEST_INSTALLATION).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+      })
+    )
+    return yield* Layer.build(Paths.layerFrom({ home }))
+  })
+).pipe(Layer.provide(SqliteOpenerLive))
+
+/** Reads as the query workers answer them, on their own read-only connection. */
+const InProcessReads = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const { database } = yield* Paths
+    const reader = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: true }))
+    return HistoryReadsSql({ database, vectors: Either.left("no vector index in this test") }).pipe(
+      Layer.provide(Layer.succeed(SqlClient.SqlClient, reader))
+    )
+  })
+)
+
+/** The handlers' layer and everything under it, for `RpcTest.makeClient(DaemonRpcs)`. */
+export const inProcessDaemon = (release: Deferred.Deferred<void>) =>
+  DaemonHandlersLive.pipe(
+    Layer.provide(makeDaemonCore(InProcessReads)),
+    Layer.provide(
+      Layer.mergeAll(
+        NoModelFactory,
+        NodeTranscriptFilesLive,
+        Layer.succeed(JobKinds, makeRegistry([makeGateKind(release)])),
+        Layer.succeed(DaemonConfig, {
+          "installation-id": TEST_INSTALLATION,
+          "data-home": "/unused",
+          "config-home": "/unused",
+          "cache-home": "/unused",
+          "state-home": "/unused"
+        }),
+        Layer.succeed(DaemonProcess, { pid: 4242, node: "/usr/bin/node", argv: ["blctxd"], requestStop: Effect.void })
+      )
+    ),
+    Layer.provideMerge(freshHome),
+    Layer.provide(Layer.mergeAll(SqliteOpenerLive, NodeSafeFsLive))
+  )
+
+/** A client of the in-process daemon, for the life of the scope. */
+export const inProcessClient = Effect.gen(function* () {
+  const release = yield* Deferred.make<void>()
+  yield* Effect.addFinalizer(() => Deferred.succeed(release, undefined))
+  const context = yield* Layer.build(inProcessDaemon(release))
+  const client = yield* RpcTest.makeClient(DaemonRpcs).pipe(Effect.provide(context))
+  return { client, release, paths: yield* Paths.pipe(Effect.provide(context)) }
+})

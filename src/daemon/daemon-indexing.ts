@@ -1,0 +1,34 @@
+import { Context, Effect, Layer } from "effect"
+import { makeImportKind } from "../importer/import-kind.js"
+import { IndexingServices } from "../importer/import-services.js"
+import { makeRepairKind } from "../importer/repair-kind.js"
+import type { JobKindRegistry } from "../jobs/job-kind.js"
+import { JobKinds } from "../jobs/job-kinds.js"
+import { IndexingFactory } from "./indexing-factory.js"
+import { WriterDatabase } from "./writer-database.js"
+
+/** Where this daemon's vectors live: in its SQLite file (sqlite-vec, searched by the query workers) or not. */
+export class VectorPlacement extends Context.Tag("blctx/VectorPlacement")<
+  VectorPlacement,
+  { readonly embeddedVectors: boolean }
+>() {}
+
+/** The indexing services on the writer connection: chunks and their sqlite-vec vectors commit together. */
+export const DaemonIndexingLive = Layer.scopedContext(
+  Effect.gen(function* () {
+    const writer = yield* WriterDatabase
+    const { indexing, embeddedVectors } = yield* Effect.flatMap(IndexingFactory, (f) => f.make(writer.sql))
+    return Context.make(IndexingServices, indexing).pipe(Context.add(VectorPlacement, { embeddedVectors }))
+  })
+)
+
+/** The daemon's job kinds: the ones it is given plus the indexing kinds (import, repair) built on its services. */
+export const DaemonJobKindsLive = Layer.effect(
+  JobKinds,
+  Effect.gen(function* () {
+    const base = yield* JobKinds
+    const indexing = yield* Effect.all([makeImportKind, makeRepairKind])
+    const all: JobKindRegistry = new Map([...base, ...indexing.map((k) => [k.name, k] as const)])
+    return all
+  })
+)

@@ -1,0 +1,46 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
+import { IndexingServices } from "../importer/import-services.js"
+import type { IndexStatus } from "../retrieval/context-status.js"
+import { HistoryReads } from "../retrieval/history-reads.js"
+import { type IndexVerdict, judgeIndex } from "../retrieval/index-state.js"
+import type { StoreError } from "../store/store-error.js"
+
+/** The index judged now, with what it was judged from. */
+export interface Judgement {
+  readonly verdict: IndexVerdict
+  readonly services: Effect.Effect.Success<IndexingServices["Type"]["current"]>
+  readonly status: IndexStatus
+}
+
+/** Judges the index: whether a model is loaded, what runs, what lacks vectors. */
+export class IndexJudge extends Context.Tag("blctx/IndexJudge")<
+  IndexJudge,
+  { readonly judge: Effect.Effect<Judgement, StoreError> }
+>() {}
+
+export const IndexJudgeLive = Layer.effect(
+  IndexJudge,
+  Effect.gen(function* () {
+    const reads = yield* HistoryReads
+    const indexing = yield* IndexingServices
+    return {
+      judge: Effect.gen(function* () {
+        const services = yield* indexing.current
+        const unavailable = yield* indexing.unavailable
+        const fingerprint = Option.map(services.embedding, (e) => e.fingerprint.key)
+        const status = yield* reads.indexStatus(Option.getOrNull(fingerprint))
+        const verdict = judgeIndex({
+          modelUnavailable: Option.isSome(services.embedding)
+            ? null
+            : Option.getOrElse(unavailable, () => EmbeddingUnavailable.NotInstalled({ detail: "no model is loaded" })),
+          messages: status.messages,
+          chunksWithoutVector: status.chunks_without_vector,
+          importActive: status.active_kinds.includes("import"),
+          repairActive: status.active_kinds.includes("repair")
+        })
+        return { verdict, services, status }
+      })
+    }
+  })
+)

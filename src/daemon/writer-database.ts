@@ -1,0 +1,74 @@
+import { SqlClient } from "@effect/sql"
+import type { SqliteClient } from "@effect/sql-sqlite-node"
+import { Context, Effect, Layer, Option } from "effect"
+import { SafeFs } from "../fs/safe-fs.js"
+import { Paths } from "../paths/paths.js"
+import { readIdentity } from "../store/identity.js"
+import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
+import { SqliteOpener } from "../store/sqlite-opener.js"
+import { DaemonConfig } from "./daemon-config.js"
+import { pidFileIn } from "./daemon-files.js"
+import { DaemonProcess } from "./daemon-process.js"
+import { startupError } from "./startup-checks.js"
+
+/** The daemon's one writer connection, opened once it holds the writer lock. */
+export class WriterDatabase extends Context.Tag("blctx/WriterDatabase")<
+  WriterDatabase,
+  {
+    readonly sql: SqliteClient.SqliteClient
+    readonly path: string
+    readonly schemaVersion: number
+  }
+>() {}
+
+/**
+ * Opens the database for writing, checks it belongs to this installation at this build's schema
+ * version, and records the daemon's PID (removed again on shutdown if still ours). Provides the
+ * connection as `SqlClient` too, for the job store and the kinds that write.
+ */
+export const WriterDatabaseLive = Layer.scopedContext(
+  Effect.gen(function* () {
+    const args = yield* DaemonConfig
+    const paths = yield* Paths
+    const fs = yield* SafeFs
+    const process = yield* DaemonProcess
+    const sql = yield* Effect.flatMap(SqliteOpener, (opener) =>
+      opener.open({ filename: paths.database, readonly: false })
+    ).pipe(
+      Effect.mapError((e) =>
+        startupError(`cannot open ${e.path}: ${e.message}`, "Run: blctx doctor --step data_directory")
+      )
+    )
+    const identity = yield* readIdentity(paths.database).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.mapError((e) => startupError(`${e.path}: ${e.message}`, "Run: blctx doctor --step data_directory"))
+    )
+    if (identity.schemaVersion !== CURRENT_SCHEMA_VERSION) {
+      return yield* startupError(
+        `${paths.database} has schema version ${identity.schemaVersion}; this blctxd needs ${CURRENT_SCHEMA_VERSION}`,
+        "Run: blctx install codex (it migrates the database)"
+      )
+    }
+    if (Option.getOrNull(identity.installationId) !== args["installation-id"]) {
+      return yield* startupError(
+        `${paths.database} belongs to installation ${Option.getOrElse(identity.installationId, () => "none")}, not ${args["installation-id"]}`,
+        "Run: blctx doctor --step data_directory"
+      )
+    }
+
+    const pidFile = pidFileIn(paths.stateDir)
+    const pidText = `${process.pid}\n`
+    yield* fs
+      .writeAtomic(pidFile, pidText, 0o600)
+      .pipe(Effect.mapError((e) => startupError(`cannot write ${pidFile}: ${e.code}`, "Check the state directory.")))
+    yield* Effect.addFinalizer(() =>
+      fs.readText(pidFile).pipe(
+        Effect.flatMap((text) => (text === pidText ? fs.removeFile(pidFile) : Effect.void)),
+        Effect.ignore
+      )
+    )
+    return Context.make(WriterDatabase, { sql, path: paths.database, schemaVersion: identity.schemaVersion }).pipe(
+      Context.add(SqlClient.SqlClient, sql)
+    )
+  })
+)

@@ -1,0 +1,96 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either, Layer, Option } from "effect"
+import { SafeFs } from "../fs/safe-fs.js"
+import { readJob } from "../jobs/job-reads.js"
+import { StoreError } from "../store/store-error.js"
+import type { VectorIndexShape } from "../vectors/vector-index.js"
+import { expandContext } from "./context.js"
+import { IndexStatus } from "./context-status.js"
+import { coverage } from "./coverage.js"
+import { HistoryReads, VECTOR_CANDIDATES } from "./history-reads.js"
+import { readIndexStatus } from "./index-status.js"
+import { invalidQuery } from "./invalid-query.js"
+import { recentTurns } from "./recent.js"
+import { search, type VectorCandidates } from "./search.js"
+import { resolveRange, TimeRangeError } from "./time-range.js"
+
+export interface HistoryReadsSqlOptions {
+  /** The database file, named in every StoreError. */
+  readonly database: string
+  /**
+   * The vector index on this same connection (sqlite-vec), or why it could not be opened: a
+   * query vector is searched here, and a search that cannot use it says why it is lexical.
+   */
+  readonly vectors: Either.Either<VectorIndexShape, string>
+}
+
+/** Every read answered on one SQL connection (read-only is enough). */
+export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const fs = yield* SafeFs
+    const storeError = (e: { readonly message: string }) =>
+      new StoreError({ path: options.database, message: e.message })
+    const onConnection = <A, E extends { readonly message: string }>(
+      effect: Effect.Effect<A, E, SqlClient.SqlClient | SafeFs>
+    ) => effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SafeFs, fs))
+
+    /** The vector candidates a search fuses, or why it must be lexical. */
+    const candidatesFor = (
+      input: Parameters<HistoryReads["Type"]["search"]>[0]
+    ): Effect.Effect<Either.Either<VectorCandidates, string>> => {
+      const given = input.vectors
+      if (given === null) return Effect.succeed(Either.left(input.lexical_reason))
+      if (given._tag === "VectorHits") return Effect.succeed(Either.right({ hits: given.hits }))
+      return Either.match(options.vectors, {
+        onLeft: (why) => Effect.succeed(Either.left(`the vector index cannot be read: ${why}`)),
+        onRight: (index) =>
+          index.search(given.fingerprint, Float32Array.from(given.values), VECTOR_CANDIDATES).pipe(
+            Effect.map((hits) => Either.right({ hits })),
+            Effect.catchAll((e) => Effect.succeed(Either.left(`the vector index did not answer: ${e.message}`)))
+          )
+      })
+    }
+
+    return HistoryReads.of({
+      search: (input) =>
+        Effect.gen(function* () {
+          const candidates = yield* candidatesFor(input)
+          return yield* onConnection(
+            search(
+              input.request,
+              Either.getRight(candidates),
+              Either.getLeft(candidates).pipe(Option.getOrElse(() => ""))
+            )
+          )
+        }).pipe(
+          Effect.catchTag("TimeRangeError", (e) => Effect.fail(invalidQuery(e))),
+          Effect.mapError((e) => (e._tag === "InvalidQuery" ? e : storeError(e)))
+        ),
+      recent: (request) =>
+        Effect.gen(function* () {
+          const nowMs = yield* Clock.currentTimeMillis
+          const range = resolveRange({ days: request.days, since: request.since, until: request.until, nowMs })
+          if (range instanceof TimeRangeError) return yield* invalidQuery(range)
+          return yield* onConnection(recentTurns(range, request.project ?? null, request.limit, request.offset)).pipe(
+            Effect.mapError(storeError)
+          )
+        }),
+      context: (request) =>
+        onConnection(expandContext(request)).pipe(
+          Effect.catchTag("ContextNotFound", (e) => Effect.fail(invalidQuery(e))),
+          Effect.mapError((e) => (e._tag === "InvalidQuery" ? e : storeError(e)))
+        ),
+      coverage: onConnection(coverage).pipe(Effect.mapError(storeError)),
+      indexStatus: (fingerprintKey) =>
+        onConnection(readIndexStatus(fingerprintKey)).pipe(
+          Effect.map((status) => new IndexStatus(status)),
+          Effect.mapError(storeError)
+        ),
+      job: (id) => onConnection(readJob(id)).pipe(Effect.mapError(storeError))
+    })
+  })
+
+/** HistoryReads on the SqlClient in context: in-process reads for tests, and each query worker's reads. */
+export const HistoryReadsSql = (options: HistoryReadsSqlOptions) =>
+  Layer.effect(HistoryReads, makeHistoryReadsSql(options))

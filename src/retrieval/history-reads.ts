@@ -1,0 +1,50 @@
+import { Context, type Effect, type Option, Schema } from "effect"
+import { ModelFingerprint } from "../embedding/fingerprint.js"
+import type { JobId, JobView } from "../jobs/job.js"
+import type { StoreError } from "../store/store-error.js"
+import type { ContextRequest, ContextResponse } from "./context.js"
+import type { IndexStatus } from "./context-status.js"
+import { SearchRequest, type SearchResponse } from "./contract.js"
+import type { Coverage } from "./coverage.js"
+import type { InvalidQuery } from "./invalid-query.js"
+import type { RecentRequest, RecentResponse } from "./recent.js"
+
+/**
+ * Vector candidates for a hybrid search: either the query vector, for the reader to search in
+ * sqlite-vec on its own read-only connection, or the hits the daemon got from an external store.
+ */
+export const VectorInput = Schema.Union(
+  Schema.TaggedStruct("QueryVector", { fingerprint: ModelFingerprint, values: Schema.Array(Schema.Number) }),
+  Schema.TaggedStruct("VectorHits", { hits: Schema.Array(Schema.Struct({ id: Schema.Int, score: Schema.Number })) })
+)
+export type VectorInput = typeof VectorInput.Type
+
+/** A search as the daemon hands it to a reader: the request, its vector candidates, and why it is lexical. */
+export const SearchInput = Schema.Struct({
+  request: SearchRequest,
+  vectors: Schema.NullOr(VectorInput),
+  /** Reported when the answer is lexical (no vectors were given or they could not be used). */
+  lexical_reason: Schema.String
+})
+export type SearchInput = typeof SearchInput.Type
+
+/**
+ * Every read of the history: one port, two layers. `HistoryReadsSql` answers on a SQL
+ * connection in process (tests, and inside each query worker); the daemon's layer sends the same
+ * calls to its pool of query workers, so a busy writer never delays a read.
+ */
+export class HistoryReads extends Context.Tag("blctx/HistoryReads")<
+  HistoryReads,
+  {
+    readonly search: (input: SearchInput) => Effect.Effect<SearchResponse, InvalidQuery | StoreError>
+    readonly recent: (request: RecentRequest) => Effect.Effect<RecentResponse, InvalidQuery | StoreError>
+    readonly context: (request: ContextRequest) => Effect.Effect<ContextResponse, InvalidQuery | StoreError>
+    readonly coverage: Effect.Effect<Coverage, StoreError>
+    /** `fingerprintKey`: the loaded model's, to count chunks still without its vector. */
+    readonly indexStatus: (fingerprintKey: string | null) => Effect.Effect<IndexStatus, StoreError>
+    readonly job: (id: JobId) => Effect.Effect<Option.Option<JobView>, StoreError>
+  }
+>() {}
+
+/** How many nearest chunks a hybrid search fuses with its BM25 candidates. */
+export const VECTOR_CANDIDATES = 100
