@@ -83,18 +83,14 @@ const wait = Options.boolean("wait").pipe(
   )
 )
 
+/** A poll that fails for want of an answer is asked again: reading a job's state is safe to repeat. */
+const POLL_ATTEMPTS = 3
+
 const follow = (client: BlctxClient, job: JobView) =>
   Effect.gen(function* () {
-    const deadline = Date.now() + Duration.toMillis(WAIT_LIMIT)
     const tty = process.stderr.isTTY === true
     let current = job
     while (current.state === "queued" || current.state === "running") {
-      if (Date.now() > deadline) {
-        yield* Console.error(
-          `blctx: job ${current.id} is still ${current.state} after ten minutes; it continues in the daemon. Inspect it with: blctx index-status ${current.id}`
-        )
-        return current
-      }
       if (tty) {
         const total = current.progress_total ?? 0
         const bar = progressBar({
@@ -104,10 +100,29 @@ const follow = (client: BlctxClient, job: JobView) =>
         process.stderr.write(`\r\u001b[2K${bar}`)
       }
       yield* Effect.sleep(POLL)
-      current = yield* client.jobStatus(current.id)
+      current = yield* client
+        .jobStatus(current.id)
+        .pipe(Effect.retry({ times: POLL_ATTEMPTS - 1, while: (e) => e._tag === "DaemonUnavailable" }))
     }
     if (tty) process.stderr.write("\r\u001b[2K")
     return current
+  }).pipe(
+    Effect.timeoutTo({
+      duration: WAIT_LIMIT,
+      onSuccess: Effect.succeed,
+      onTimeout: () =>
+        Console.error(
+          `blctx: job ${job.id} is still running after ten minutes; it continues in the daemon. Inspect it with: blctx index-status ${job.id}`
+        ).pipe(Effect.zipRight(client.jobStatus(job.id)))
+    }),
+    Effect.flatten
+  )
+
+/** Submits one import job (once: never retried) and, with `wait`, follows it to its end. */
+export const submitImport = (client: BlctxClient, files: ReadonlyArray<string>, wait: boolean) =>
+  Effect.gen(function* () {
+    const submitted = yield* client.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
+    return wait ? yield* follow(client, submitted.job) : submitted.job
   })
 
 export const indexCommand = Command.make("index", { paths: indexPaths, root, wait, pretty }, (o) =>
@@ -132,12 +147,7 @@ export const indexCommand = Command.make("index", { paths: indexPaths, root, wai
           })
         }
       }
-      const job = yield* withDaemon((client) =>
-        Effect.gen(function* () {
-          const submitted = yield* client.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
-          return o.wait ? yield* follow(client, submitted.job) : submitted.job
-        })
-      )
+      const job = yield* withDaemon((client) => submitImport(client, files, o.wait))
       yield* emit(job, (j) => ({ job: j }), renderJob, o.pretty)
       if (job.state === "failed" || job.state === "cancelled" || job.state === "superseded") {
         yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))

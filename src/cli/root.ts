@@ -1,8 +1,8 @@
 import { Command, HelpDoc } from "@effect/cli"
-import { pingCommand } from "../daemon/ping-command.js"
 import { exploreCommand } from "./explore-command.js"
 import { contextCommand, indexCommand, indexStatusCommand, recentCommand, searchCommand } from "./history-commands.js"
 import { doctorCommand, installCommand, statusCommand, uninstallCommand } from "./install-commands.js"
+import { pingCommand } from "./ping-command.js"
 
 /** Every subcommand, in the order `blctx --help` lists them. */
 export const subcommands = [

@@ -1,4 +1,4 @@
-import { type Duration, Effect, Option } from "effect"
+import { type Duration, Effect, Either, Option } from "effect"
 import { ProgramPaths } from "../installer/program-paths.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
@@ -9,11 +9,18 @@ import { socketPathIn } from "../rpc/socket-location.js"
 import { ServiceManager } from "../service/service-manager.js"
 import { makeServiceSpec } from "../service/service-spec.js"
 
+/** The first Ping of a session: whether the daemon answered at all, before anything is asked of it. */
+type Reached<A, E> =
+  | { readonly _tag: "Unreached"; readonly error: DaemonUnavailable }
+  | { readonly _tag: "Done"; readonly result: Either.Either<A, E> }
+
 /**
- * A protocol session with this installation's daemon, started on demand: when the socket does
- * not answer (a crashed detached daemon, a stopped unit), the service manager starts it and the
- * session is tried once more. For commands and hooks that need the daemon; `status` never uses
- * this, since it must not change anything. `use` may run twice, so keep it idempotent.
+ * A protocol session with this installation's daemon, started on demand: when the daemon does
+ * not answer a first Ping (a crashed detached daemon, a stopped unit), the service manager starts
+ * it and the session is opened once more. Only reaching the daemon is retried: `use` runs at most
+ * once, so a request that is not safe to repeat (submitting a job) is never sent twice, even when
+ * one of its answers is slow. For commands and hooks that need the daemon; `status` never uses
+ * this, since it must not change anything.
  */
 export const withDaemon = <A, E, R>(
   timeout: Duration.DurationInput,
@@ -40,25 +47,30 @@ export const withDaemon = <A, E, R>(
       node: programs.node,
       daemon: programs.daemon
     })
-    const session = connector.withClient({ socketPath, timeout }, use)
-    return yield* session.pipe(
-      Effect.catchIf(
-        (e): e is DaemonUnavailable => e instanceof DaemonUnavailable,
-        (first) =>
-          Effect.gen(function* () {
-            yield* Effect.logDebug("restarting blctxd on demand").pipe(Effect.annotateLogs({ reason: first.reason }))
-            yield* manager.ensureRunning(spec).pipe(
-              Effect.mapError(
-                (e) =>
-                  new DaemonUnavailable({
-                    socket: socketPath,
-                    reason: `${first.reason}; starting it under the ${manager.description} failed: ${e.detail}`,
-                    remediation: e.remediation
-                  })
-              )
-            )
-            return yield* session
+    const session: Effect.Effect<Reached<A, E | DaemonUnavailable>, never, R> = connector
+      .withClient({ socketPath, timeout }, (client) =>
+        Effect.gen(function* () {
+          const reached = yield* Effect.either(client.ping())
+          if (Either.isLeft(reached)) return { _tag: "Unreached", error: reached.left } as const
+          return { _tag: "Done", result: yield* Effect.either(use(client)) } as const
+        })
+      )
+      .pipe(Effect.catchAll((error) => Effect.succeed({ _tag: "Unreached", error } as const)))
+
+    const first = yield* session
+    if (first._tag === "Done") return yield* first.result
+    yield* Effect.logDebug("restarting blctxd on demand").pipe(Effect.annotateLogs({ reason: first.error.reason }))
+    yield* manager.ensureRunning(spec).pipe(
+      Effect.mapError(
+        (e) =>
+          new DaemonUnavailable({
+            socket: socketPath,
+            reason: `${first.error.reason}; starting it under the ${manager.description} failed: ${e.detail}`,
+            remediation: e.remediation
           })
       )
     )
+    const second = yield* session
+    if (second._tag === "Done") return yield* second.result
+    return yield* second.error
   })

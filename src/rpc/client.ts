@@ -33,8 +33,8 @@ export interface ConnectOptions {
 export const DEFAULT_REMEDIATION =
   "Check it with `blctx status --step background_service`; start it with `blctx install codex --step background_service`."
 
-const unavailable = (socket: string, reason: string) =>
-  new DaemonUnavailable({ socket, reason, remediation: DEFAULT_REMEDIATION })
+const unavailable = (socket: string, reason: string, notRunning = false) =>
+  new DaemonUnavailable({ socket, reason, remediation: DEFAULT_REMEDIATION, not_running: notRunning })
 
 const clientLayer = (socketPath: string) =>
   RpcClient.layerProtocolSocket().pipe(
@@ -70,7 +70,7 @@ export const connect = (options: ConnectOptions = {}) =>
         Effect.catchIf(
           (e): e is RpcClientError.RpcClientError =>
             typeof e === "object" && e !== null && "_tag" in e && e._tag === "RpcClientError",
-          (e) => Effect.fail(unavailable(socket, describe(e)))
+          (e) => Effect.fail(unavailable(socket, describe(e), notListening(e)))
         )
       ) as Effect.Effect<A, Exclude<E, RpcClientError.RpcClientError> | DaemonUnavailable>
 
@@ -91,9 +91,17 @@ export const connect = (options: ConnectOptions = {}) =>
 
 export type BlctxClient = Effect.Effect.Success<ReturnType<typeof connect>>
 
+const errorCode = (e: RpcClientError.RpcClientError): unknown =>
+  (e.cause as { readonly cause?: { readonly code?: unknown } } | undefined)?.cause?.code
+
+/** Nothing listens on the socket: no file there, or a stale one that refuses connections. */
+const notListening = (e: RpcClientError.RpcClientError) => {
+  const code = errorCode(e)
+  return code === "ENOENT" || code === "ECONNREFUSED"
+}
+
 const describe = (e: RpcClientError.RpcClientError): string => {
-  const cause = e.cause as { readonly cause?: { readonly code?: unknown; readonly message?: unknown } } | undefined
-  const code = cause?.cause?.code
+  const code = errorCode(e)
   if (code === "ENOENT") return "no socket (the daemon is not running)"
   if (code === "ECONNREFUSED") return "connection refused (the daemon is not running; a stale socket remains)"
   if (code === "EACCES") return "permission denied on the socket"

@@ -4,7 +4,9 @@ import { Schema } from "effect"
 export class DaemonUnavailable extends Schema.TaggedError<DaemonUnavailable>()("DaemonUnavailable", {
   socket: Schema.String,
   reason: Schema.String,
-  remediation: Schema.String
+  remediation: Schema.String,
+  /** True only when nothing listens on the socket (no file, or connection refused): not for a slow daemon. */
+  not_running: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {
   override get message() {
     return `blctx daemon at ${this.socket} is unavailable: ${this.reason}. ${this.remediation}`

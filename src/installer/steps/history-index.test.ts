@@ -3,8 +3,9 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { JobId, JobView } from "../../jobs/job.js"
-import { Coverage } from "../../retrieval/coverage.js"
 import { ContextStatusResponse } from "../../retrieval/context-status.js"
+import { Coverage } from "../../retrieval/coverage.js"
+import { DaemonUnavailable } from "../../rpc/errors.js"
 import type { Step } from "../step.js"
 import { HISTORY_INDEX_FILE, historyIndexStep } from "./history-index.js"
 import { diagnoseOf, makeWorld, runOf, stepLayer, useActiveHome } from "./service-steps.test-support.js"
@@ -36,6 +37,26 @@ describe("history_index uninstall", () => {
       expect(gone.detail).toBe(
         `no daemon running: no import to cancel; the indexed history goes with ${paths().database}, which data_directory removes (--purge)`
       )
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.effect("says no daemon is running only when none is: a daemon that does not answer in time fails the step", () => {
+    const world = makeWorld({
+      pid: 7,
+      answering: true,
+      client: {
+        cancelJobs: () =>
+          Effect.fail(
+            new DaemonUnavailable({ socket: "/run/blctxd.sock", reason: "no answer within 10s", remediation: "wait" })
+          )
+      }
+    })
+    return Effect.gen(function* () {
+      const step: Step = yield* historyIndexStep
+      const failed = yield* Effect.flip(step.uninstall(runOf("uninstall")))
+      expect(failed.detail).toContain("could not cancel queued or running imports")
+      expect(failed.detail).toContain("no answer within 10s")
+      expect(failed.detail).not.toContain("no daemon running")
     }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 })

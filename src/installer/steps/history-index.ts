@@ -6,6 +6,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import type { BlctxClient } from "../../rpc/client.js"
 import { DaemonConnector } from "../../rpc/daemon-connector.js"
+import { DaemonUnavailable } from "../../rpc/errors.js"
 import { socketPathIn } from "../../rpc/socket-location.js"
 import { decodeDiscoverySnapshot, discoverySnapshotPath } from "../../transcripts/discovery-snapshot.js"
 import { describeError, fail, type Step, type StepProgress } from "../step.js"
@@ -72,7 +73,6 @@ export const historyIndexStep = Effect.gen(function* () {
 
   const follow = (jobId: JobId, progress: (p: StepProgress) => Effect.Effect<void>) =>
     Effect.gen(function* () {
-      const deadline = Date.now() + Duration.toMillis(WAIT_LIMIT)
       while (true) {
         const job = yield* withClient((client) => client.jobStatus(jobId))
         const total = job.progress_total ?? 0
@@ -81,15 +81,18 @@ export const historyIndexStep = Effect.gen(function* () {
           ...(total > 0 ? { fraction: job.progress_done / total } : {})
         })
         if (finished(job)) return job
-        if (Date.now() > deadline) {
-          return yield* fail(
+        yield* Effect.sleep(POLL)
+      }
+    }).pipe(
+      Effect.timeoutFail({
+        duration: WAIT_LIMIT,
+        onTimeout: () =>
+          fail(
             `import job ${jobId} is still running after ${Duration.format(WAIT_LIMIT)}; it continues in the daemon`,
             `Follow it with: blctx index-status ${jobId}`
           )
-        }
-        yield* Effect.sleep(POLL)
-      }
-    })
+      })
+    )
 
   const outcome = (job: JobView) =>
     job.state === "completed" || job.state === "partial"
@@ -188,13 +191,25 @@ export const historyIndexStep = Effect.gen(function* () {
       const history = run.purge
         ? `the indexed history goes with ${paths.database}, which data_directory removes (--purge)`
         : `indexed history kept in ${paths.database}`
-      return withClient((client) => client.cancelJobs({ kind: "import" })).pipe(
-        Effect.map((r) => ({
-          detail: `cancelled ${r.cancelled.length} queued or running imports; ${history}`
-        })),
-        // With the daemon already gone there is nothing left to cancel.
-        Effect.catchAll(() => Effect.succeed({ detail: `no daemon running: no import to cancel; ${history}` }))
-      )
+      return connector
+        .withClient({ socketPath, timeout: CALL_TIMEOUT }, (client) => client.cancelJobs({ kind: "import" }))
+        .pipe(
+          Effect.map((r) => ({
+            detail: `cancelled ${r.cancelled.length} queued or running imports; ${history}`
+          })),
+          // With the daemon already gone there is nothing left to cancel; any other failure is said as it is.
+          Effect.catchAll((e) =>
+            e instanceof DaemonUnavailable && e.not_running
+              ? Effect.succeed({ detail: `no daemon running: no import to cancel; ${history}` })
+              : Effect.fail(
+                  fail(
+                    `could not cancel queued or running imports: ${e.message}`,
+                    "They stop with the daemon; run the uninstall again to make sure none is left: blctx uninstall codex",
+                    e._tag
+                  )
+                )
+          )
+        )
     }
   }
   return step

@@ -66,6 +66,8 @@ export interface FakeWorld {
   client: Partial<BlctxClient>
   /** When set, every protocol session fails with this reason. */
   unavailable: string | null
+  /** How many times something asked the supervisor to make sure the daemon runs. */
+  ensureRunningCalls: number
 }
 
 export const makeWorld = (over: Partial<FakeWorld> = {}): FakeWorld => ({
@@ -75,6 +77,7 @@ export const makeWorld = (over: Partial<FakeWorld> = {}): FakeWorld => ({
   nextPid: 101,
   client: {},
   unavailable: null,
+  ensureRunningCalls: 0,
   ...over
 })
 
@@ -109,7 +112,8 @@ export const FakeConnector = (world: FakeWorld, paths: ResolvedPaths) =>
             new DaemonUnavailable({
               socket: options.socketPath,
               reason: "no socket (the daemon is not running)",
-              remediation: "start it"
+              remediation: "start it",
+              not_running: true
             })
           )
         }
@@ -133,7 +137,13 @@ export const FakeServiceManager = (world: FakeWorld, description = "fake supervi
         world.pid = world.nextPid++
         world.answering = true
       }),
-    ensureRunning: () => Effect.void,
+    ensureRunning: () =>
+      Effect.sync(() => {
+        world.ensureRunningCalls++
+        if (world.pid !== null && world.answering) return
+        world.pid = world.nextPid++
+        world.answering = true
+      }),
     status: (spec: ServiceSpec) =>
       Effect.succeed<ServiceStatus>({
         unitPath: NodePath.join(spec.stateDir, "unit"),

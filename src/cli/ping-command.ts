@@ -1,12 +1,12 @@
 import { Command } from "@effect/cli"
 import { Console, Duration, Effect, Schema } from "effect"
-import { ExitStatus } from "../cli/exit-status.js"
-import { commandDescription } from "../cli/help.js"
-import { OutputMode } from "../cli/output-mode.js"
+import { withDaemon } from "../daemon/ensure-daemon.js"
 import { ExitCode } from "../domain/report.js"
 import { DaemonIdentity } from "../rpc/protocol.js"
 import { ServiceManager } from "../service/service-manager.js"
-import { withDaemon } from "./ensure-daemon.js"
+import { ExitStatus } from "./exit-status.js"
+import { commandDescription } from "./help.js"
+import { OutputMode } from "./output-mode.js"
 
 const PING_TIMEOUT = Duration.seconds(10)
 const encodeIdentity = Schema.encodeSync(DaemonIdentity)
@@ -20,9 +20,8 @@ export const pingCommand = Command.make("ping", {}, () =>
     const mode = yield* OutputMode
     const exit = yield* ExitStatus
     const manager = yield* ServiceManager
-    const started = Date.now()
-    const result = yield* Effect.either(withDaemon(PING_TIMEOUT, (client) => client.ping()))
-    const elapsedMs = Date.now() - started
+    const [elapsed, result] = yield* Effect.timed(Effect.either(withDaemon(PING_TIMEOUT, (client) => client.ping())))
+    const elapsedMs = Math.round(Duration.toMillis(elapsed))
     if (result._tag === "Left") {
       const e = result.left
       yield* Console.error(`blctx: ${e.message}`)

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { submitImport } from "../cli/history-commands.js"
+import { makeWorld, stepLayer, useActiveHome } from "../installer/steps/service-steps.test-support.js"
+import { JobId, JobView } from "../jobs/job.js"
+import type { BlctxClient } from "../rpc/client.js"
+import { DaemonUnavailable } from "../rpc/errors.js"
+import { SubmittedJob } from "../rpc/protocol.js"
+import { withDaemon } from "./ensure-daemon.js"
+
+// Only reaching the daemon is retried: a request that is not safe to repeat runs once.
+
+const fresh = useActiveHome()
+const JOB = JobId.make("00000000-0000-4000-8000-0000000000b1")
+
+const jobIn = (state: JobView["state"]) =>
+  new JobView({
+    id: JOB,
+    kind: "import",
+    state,
+    progress_done: state === "completed" ? 1 : 0,
+    progress_total: 1,
+    counts: {},
+    error: null,
+    attempts: 1,
+    submitted_at: "2026-03-01T10:00:00.000Z",
+    started_at: null,
+    updated_at: "2026-03-01T10:00:00.000Z",
+    finished_at: null
+  })
+
+/** A daemon whose first answer to a poll is too slow (the client's bound trips), then answers. */
+const slowFirstPoll = () => {
+  const calls = { submit: 0, status: 0 }
+  const client: Partial<BlctxClient> = {
+    submitJob: () =>
+      Effect.sync(() => {
+        calls.submit++
+        return new SubmittedJob({ job: jobIn("queued"), superseded: [] })
+      }),
+    jobStatus: () =>
+      Effect.suspend(() => {
+        calls.status++
+        return calls.status === 1
+          ? Effect.fail(
+              new DaemonUnavailable({ socket: "/s", reason: "no answer within 30 seconds", remediation: "wait" })
+            )
+          : Effect.succeed(jobIn("completed"))
+      })
+  }
+  return { calls, client }
+}
+
+describe("withDaemon", () => {
+  it.live("a slow poll of index --wait is asked again; the job is submitted exactly once", () => {
+    const { calls, client } = slowFirstPoll()
+    const world = makeWorld({ pid: 7, answering: true, client })
+    return Effect.gen(function* () {
+      const job = yield* withDaemon("30 seconds", (c) => submitImport(c, ["/history/a.jsonl"], true))
+      expect(job.state).toBe("completed")
+      expect(calls.submit).toBe(1)
+      expect(calls.status).toBe(2)
+      expect(world.ensureRunningCalls).toBe(0)
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.live("a daemon that does not answer at first is started, and the request is then sent once", () => {
+    const { calls, client } = slowFirstPoll()
+    const world = makeWorld({ pid: null, answering: false, client })
+    return Effect.gen(function* () {
+      const submitted = yield* withDaemon("30 seconds", (c) => submitImport(c, ["/history/a.jsonl"], false))
+      expect(submitted.state).toBe("queued")
+      expect(world.ensureRunningCalls).toBe(1)
+      expect(calls.submit).toBe(1)
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.live("a request whose answer never comes fails; it is not sent a second time", () => {
+    let submits = 0
+    const client: Partial<BlctxClient> = {
+      submitJob: () =>
+        Effect.suspend(() => {
+          submits++
+          return Effect.fail(
+            new DaemonUnavailable({ socket: "/s", reason: "no answer within 30 seconds", remediation: "" })
+          )
+        })
+    }
+    const world = makeWorld({ pid: 7, answering: true, client })
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(withDaemon("30 seconds", (c) => submitImport(c, ["/history/a.jsonl"], false)))
+      expect(error.message).toContain("no answer within 30 seconds")
+      expect(submits).toBe(1)
+      expect(world.ensureRunningCalls).toBe(0)
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+})
