@@ -3,16 +3,22 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { Paths } from "../paths/paths.js"
 import { JobId } from "./job.js"
 import { migratedDatabase, Reader, readerOf } from "./job-db.test-support.js"
-import { makeRegistry } from "./job-kind.js"
+import { makeRegistry, registerJobKind } from "./job-kind.js"
 import { JobKinds } from "./job-kinds.js"
 import { readJob } from "./job-reads.js"
 import { JobRunner } from "./job-runner.js"
 import { JobStore } from "./job-store.js"
-import { MAINTENANCE_STEPS, maintenanceJobKind } from "./maintenance-kind.js"
+import { MAINTENANCE_STEPS, makeMaintenanceKind } from "./maintenance-kind.js"
+
+/** How long each maintenance step holds the writer; a test sets it to keep a job running. */
+let holdMs = 0
+const maintenanceJobKind = registerJobKind(
+  makeMaintenanceKind({ holdEachStep: Effect.suspend(() => Effect.sleep(Duration.millis(holdMs))) })
+)
 
 /** A migrated database in a fresh temp dir, its SqlClient, a runner over it. */
 
@@ -69,7 +75,7 @@ describe("JobRunner", () => {
       const id = JobId.make("0b0e6d8c-1d55-4f34-9a55-5c8f1b1c6a01")
       // What a daemon killed after two committed steps leaves behind.
       yield* sql`INSERT INTO jobs (id, kind, params, state, progress_done, checkpoint, attempts, submitted_at, updated_at)
-                 VALUES (${id}, 'maintenance', '{"retention_days":30,"step_delay_ms":0}', 'running', 2,
+                 VALUES (${id}, 'maintenance', '{"retention_days":30}', 'running', 2,
                          '{"completed_steps":2}', 1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`
       for (const step of MAINTENANCE_STEPS.slice(0, 2)) {
         yield* sql`INSERT INTO maintenance_runs VALUES (${id}, ${step}, 'ok', '2026-01-01T00:00:00Z')`
@@ -86,13 +92,16 @@ describe("JobRunner", () => {
   it.scopedLive("cancel and supersede mark jobs so that they never run", () =>
     Effect.gen(function* () {
       const runner = yield* JobRunner
-      const slow = JSON.stringify({ retention_days: 30, step_delay_ms: 1_000 })
+      const slow = JSON.stringify({ retention_days: 30 })
+      holdMs = 1_000
       const first = yield* runner.submit("maintenance", slow, false)
       yield* waitForState(first.job.id, ["running"])
+      holdMs = 0
       const replacement = yield* runner.submit("maintenance", "{}", true)
       expect(replacement.superseded).toEqual([first.job.id])
       expect((yield* waitForState(replacement.job.id, ["completed"])).state).toBe("completed")
       expect((yield* waitForState(first.job.id, ["superseded"])).state).toBe("superseded")
+      holdMs = 1_000
       const queued = yield* runner.submit("maintenance", slow, false)
       const cancelled = yield* runner.cancel({ jobIds: [queued.job.id] })
       expect(cancelled).toEqual([queued.job.id])
@@ -102,6 +111,7 @@ describe("JobRunner", () => {
       expect((yield* stepsOf(first.job.id)).length).toBeLessThan(MAINTENANCE_STEPS.length)
       // A cancelled job stays cancelled: cancelling again changes nothing.
       expect(yield* runner.cancel({ jobIds: [queued.job.id] })).toEqual([])
+      holdMs = 0
     }).pipe(Effect.provide(testLayer()))
   )
 

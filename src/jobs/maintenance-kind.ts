@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { type JobKind, registerJobKind } from "./job-kind.js"
 
 /** The steps of one maintenance run, in order; each is committed with its checkpoint. */
@@ -7,12 +7,7 @@ export const MAINTENANCE_STEPS = ["quick_check", "prune_finished_jobs", "optimiz
 
 const MaintenanceParams = Schema.Struct({
   /** Finished jobs older than this many days are removed (their rows and maintenance records). */
-  retention_days: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 3650)), { default: () => 30 }),
-  /**
-   * Test-only: each step holds its write transaction this long, so tests can hold the writer
-   * and kill a job mid-step. Bounded; 0 in normal use.
-   */
-  step_delay_ms: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 120_000)), { default: () => 0 })
+  retention_days: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 3650)), { default: () => 30 })
 })
 
 const MaintenanceCheckpoint = Schema.Struct({ completed_steps: Schema.Int.pipe(Schema.between(0, 100)) })
@@ -49,17 +44,27 @@ const work = (step: Step, retentionDays: number) =>
     }
   })
 
+export interface MaintenanceOptions {
+  /**
+   * Run inside each step's write transaction, after it has taken the write lock: tests compose a
+   * pause here to hold the writer and to kill a job mid-step. Nothing in normal use.
+   */
+  readonly holdEachStep?: Effect.Effect<void>
+}
+
 /**
  * `maintenance`: checks and tidies the database in checkpointed steps. Each step's record and
  * the checkpoint commit together, so a run interrupted at any point resumes at the next step
  * and never records a step twice.
  */
-export const maintenanceKind: JobKind<
+export const makeMaintenanceKind = (
+  options: MaintenanceOptions = {}
+): JobKind<
   typeof MaintenanceParams.Type,
   typeof MaintenanceParams.Encoded,
   typeof MaintenanceCheckpoint.Type,
   typeof MaintenanceCheckpoint.Encoded
-> = {
+> => ({
   name: "maintenance",
   params: MaintenanceParams,
   checkpoint: MaintenanceCheckpoint,
@@ -73,10 +78,10 @@ export const maintenanceKind: JobKind<
         yield* context.commit(
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
-            if (params.step_delay_ms > 0) {
+            if (options.holdEachStep !== undefined) {
               // Take the write lock first, then hold it: the step is "long" while holding the writer.
               yield* sql`UPDATE jobs SET updated_at = updated_at WHERE id = ${context.jobId}`
-              yield* Effect.sleep(Duration.millis(params.step_delay_ms))
+              yield* options.holdEachStep
             }
             const outcome = yield* work(step, params.retention_days)
             if (!outcome.ok) problems++
@@ -92,6 +97,6 @@ export const maintenanceKind: JobKind<
         counts: { steps: total, problems }
       } as const
     })
-}
+})
 
-export const maintenanceJobKind = registerJobKind(maintenanceKind)
+export const maintenanceJobKind = registerJobKind(makeMaintenanceKind())
