@@ -19,7 +19,7 @@ import { ModelRuntime } from "../../src/embedding/model-runtime.js"
 import { DEFAULT_MODEL_SPEC } from "../../src/embedding/model-spec.js"
 import { prepareFile } from "../../src/importer/import-file.js"
 import { type ImportChunking, ImportServices, WHOLE_MESSAGE_TOKENIZER } from "../../src/importer/import-services.js"
-import { SearchRequest } from "../../src/retrieval/contract.js"
+import { describeSource, SearchRequest } from "../../src/retrieval/contract.js"
 import { chunksByIds, searchLexical } from "../../src/retrieval/lexical-search.js"
 import { search } from "../../src/retrieval/search.js"
 import { initializeDatabase } from "../../src/store/identity.js"
@@ -140,7 +140,7 @@ export const run = async () => {
         add(
           totals.lexical,
           score(
-            lexical.map((r) => key(r.path, r.line)),
+            lexical.map((r) => key(r.path ?? "", r.line ?? 0)),
             expected
           )
         )
@@ -157,7 +157,7 @@ export const run = async () => {
           score(
             hits.flatMap((h) => {
               const r = rows.get(h.id)
-              return r === undefined ? [] : [key(r.path, r.line)]
+              return r === undefined ? [] : [key(r.path ?? "", r.line ?? 0)]
             }),
             expected
           )
@@ -166,7 +166,9 @@ export const run = async () => {
         add(
           totals.fused,
           score(
-            fused.results.map((h) => key(h.source.path, h.source.line)),
+            fused.results.map((h) =>
+              h.source.kind === "transcript_span" ? key(h.source.path, h.source.line) : describeSource(h.source)
+            ),
             expected
           )
         )

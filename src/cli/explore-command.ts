@@ -9,6 +9,8 @@ import { renderFile, renderList } from "../explore/render-explore-text.js"
 import { stringifyForTerminal } from "../explore/terminal-json.js"
 import { sanitizeForTerminal } from "../installer/render-text.js"
 import { Paths } from "../paths/paths.js"
+import { defaultTargets, targetsUnder } from "../transcripts/discovery.js"
+import { TRANSCRIPT_FORMATS } from "../transcripts/formats/registry.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
@@ -17,9 +19,11 @@ import { CliUsageError } from "./usage-error.js"
 const DEFAULT_LIST_LIMIT = 20
 const DEFAULT_FILE_LIMIT = 20
 
+const agents = TRANSCRIPT_FORMATS.map((f) => f.label).join(", ")
+
 const path = Args.text({ name: "path" }).pipe(
   Args.withDescription(
-    "A Codex transcript (rollout-*.jsonl) to show. Without it, explore lists the newest transcripts."
+    `A transcript to show (${agents}; its format is recognised from its name and first line). Without it, explore lists the newest transcripts.`
   ),
   Args.optional
 )
@@ -46,10 +50,20 @@ const limit = Options.integer("limit").pipe(
   ),
   Options.optional
 )
+/** Each format's session folders relative to its home: `Codex: sessions and archived_sessions`. */
+const folders = TRANSCRIPT_FORMATS.map(
+  (f) =>
+    `${f.label}: ${f
+      .sessionFolders("/")
+      .map((folder) => NodePath.relative("/", folder.path))
+      .join(" and ")}`
+).join("; ")
+const homes = TRANSCRIPT_FORMATS.map((f) => `${f.label}: ${f.homeHint}`).join("; ")
+
 const root = Options.text("root").pipe(
-  Options.withPseudoName("CODEX_HOME"),
+  Options.withPseudoName("AGENT_HOME"),
   Options.withDescription(
-    "List the transcripts of this Codex home (its sessions and archived_sessions). Default: $CODEX_HOME, or ~/.codex. Only without PATH."
+    `List the transcripts under this agent home instead (${folders}). Default: each agent's own home (${homes}). Only without PATH.`
   ),
   Options.optional
 )
@@ -116,7 +130,7 @@ const exitOnFirstSigint = <A, E, R>(command: Effect.Effect<A, E, R>) =>
     return yield* Effect.provideService(command, SigintGuard, { disarm })
   }).pipe(Effect.scoped)
 
-/** What an unexpected failure names: the transcript, the listed Codex home, or nothing. */
+/** What an unexpected failure names: the transcript, the listed agent home, or nothing. */
 const targetOf = (o: { readonly path: Option.Option<string>; readonly root: Option.Option<string> }) =>
   Option.match(
     Option.orElse(o.path, () => o.root),
@@ -139,8 +153,11 @@ export const exploreCommand = Command.make("explore", { path, view, details, sta
       if (Option.isSome(o.startLine)) return yield* usage("--start-line needs a transcript PATH")
       const n = yield* positive("limit", o.limit, DEFAULT_LIST_LIMIT)
       const paths = yield* Paths
-      const home = Option.match(o.root, { onNone: () => paths.codexHome, onSome: (r) => NodePath.resolve(r) })
-      const result = yield* listTranscripts(home, n)
+      const targets = Option.match(o.root, {
+        onNone: () => defaultTargets(paths),
+        onSome: (r) => targetsUnder(NodePath.resolve(r))
+      })
+      const result = yield* listTranscripts(targets, n)
       return yield* out(result, () => renderList(result))
     }
 
@@ -166,7 +183,7 @@ export const exploreCommand = Command.make("explore", { path, view, details, sta
   Command.withDescription(
     commandDescription(
       "Look at your transcripts and what blctx would index (read-only)",
-      "Without PATH, lists the newest transcripts under CODEX_HOME with their size, time, session id and working directory. With PATH, shows that transcript as a conversation, or in the --view you choose; every record carries its line number and byte range. Creates no state and starts nothing; symbolic links are never followed."
+      "Without PATH, lists the newest transcripts of every agent blctx reads, under each one's home, with their size, time, session id and working directory. With PATH, shows that transcript as a conversation, or in the --view you choose; every record carries its line number and byte range. Creates no state and starts nothing; symbolic links are never followed."
     )
   )
 )

@@ -8,7 +8,7 @@ import { JobId, type JobView } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
-import { discoverSessions } from "../transcripts/discovery.js"
+import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } from "../transcripts/discovery.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { renderContext, renderJob, renderRecent, renderSearch, renderStatus } from "./history-render.js"
@@ -138,13 +138,15 @@ export const indexCommand = Command.make("index", { paths: indexPaths, root, wai
         // Before the daemon is asked anything: a path that cannot be indexed fails the whole command.
         yield* checkTranscriptPaths(files)
       } else {
-        const codexHome = Option.match(o.root, { onNone: () => paths.codexHome, onSome: (r) => NodePath.resolve(r) })
-        const found = yield* discoverSessions(codexHome)
+        // Every registered transcript format, at its agent's home or under --root.
+        const targets = Option.match(o.root, {
+          onNone: () => defaultTargets(paths),
+          onSome: (r) => targetsUnder(NodePath.resolve(r))
+        })
+        const found = yield* discoverTranscripts(targets)
         files = found.files.map((f) => f.path)
         if (files.length === 0) {
-          return yield* new CliUsageError({
-            message: `no Codex transcripts under ${codexHome}/sessions or archived_sessions`
-          })
+          return yield* new CliUsageError({ message: `no transcripts under ${describeTargets(targets)}` })
         }
       }
       const job = yield* withDaemon((client) => submitImport(client, files, o.wait))

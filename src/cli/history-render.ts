@@ -1,9 +1,9 @@
 import type { Style } from "../installer/render-text.js"
 import type { JobView } from "../jobs/job.js"
 import type { ContextResponse } from "../retrieval/context.js"
-import type { SearchResponse } from "../retrieval/contract.js"
-import type { RecentResponse } from "../retrieval/recent.js"
 import type { ContextStatusResponse } from "../retrieval/context-status.js"
+import { describeSource, type SearchResponse } from "../retrieval/contract.js"
+import type { RecentResponse } from "../retrieval/recent.js"
 import { sanitizeDeep, sanitizeForTerminal } from "../terminal/sanitize.js"
 
 /**
@@ -47,11 +47,7 @@ export const renderSearch = (answer: SearchResponse, style: Style): string => {
     lines.push(
       `   ${highlight(oneLine(hit.text), r.query, style)}${hit.text_truncated ? style.dim(" [truncated]") : ""}`
     )
-    lines.push(
-      style.dim(
-        `   ${sanitizeForTerminal(hit.source.path)}:${hit.source.line}  bytes ${hit.source.byte_start}-${hit.source.byte_end}  context ${hit.context_id}`
-      )
-    )
+    lines.push(style.dim(`   ${sanitizeForTerminal(describeSource(hit.source))}  context ${hit.context_id}`))
   })
   if (r.truncated) lines.push(style.yellow("Text was cut at the 24,000-character response budget."))
   if (r.next_offset !== null) lines.push(style.dim(`More: --offset ${r.next_offset}`))

@@ -100,7 +100,7 @@ describe("the daemon's procedures, in process", () => {
         expect(answer.query_mode).toBe("lexical")
         expect(answer.query_mode_reason).toContain("no model in this test")
         expect(answer.results[0]?.text).toContain("Fix the failing date test.")
-        expect(answer.results[0]?.source.path).toBe(fixture)
+        expect(answer.results[0]?.source).toMatchObject({ kind: "transcript_span", agent: "codex", path: fixture })
         const bad = yield* Effect.flip(client.Search({ query: "date", filters: { since: "last tuesday" } }))
         expect(bad._tag).toBe("InvalidQuery")
         expect(bad.message).toContain("last tuesday")
@@ -132,7 +132,9 @@ describe("the daemon's procedures, in process", () => {
         const hit = (yield* client.Search({ query: "failing date test" })).results[0]
         const context = yield* client.Context({ context_id: hit?.context_id ?? "" })
         expect(context.messages.some((m) => m.is_anchor)).toBe(true)
-        expect(context.messages.every((m) => m.source.path === fixture)).toBe(true)
+        expect(context.messages.every((m) => m.source.kind === "transcript_span" && m.source.path === fixture)).toBe(
+          true
+        )
         const unknown = yield* Effect.flip(client.Context({ context_id: "c99999999" }))
         expect(unknown._tag).toBe("InvalidQuery")
         expect(unknown.message).toContain("c99999999")

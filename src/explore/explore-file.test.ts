@@ -3,10 +3,14 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
+import { resolvePaths } from "../paths/paths.js"
+import { defaultTargets, targetsUnder } from "../transcripts/discovery.js"
 import { type ExploreFileRequest, exploreFile } from "./explore-file.js"
-import { renderFile } from "./render-explore-text.js"
+import { listTranscripts } from "./list-transcripts.js"
+import { renderFile, renderList } from "./render-explore-text.js"
 
 const fixtures = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "codex")
 const oldFormat = NodePath.join(fixtures, "old-format-no-turn-ids.jsonl")
@@ -120,5 +124,46 @@ describe("exploreFile", () => {
       expect(conversation.turns?.map((t) => t.number)).toEqual([1])
       expect(conversation.page).toMatchObject({ shown: 1, next_line: 14 })
     })
+  )
+
+  it.effect("a file is read by the format the registry recognises; a file no format claims is refused", () =>
+    Effect.gen(function* () {
+      const codex = yield* explore({ path: oldFormat, view: "preview" })
+      expect([codex.format, codex.agent]).toEqual(["codex", "codex"])
+      const path = NodePath.join(dir, "5f0c3a9e.jsonl")
+      Fs.writeFileSync(path, `${JSON.stringify({ sessionId: "5f0c3a9e", type: "user", message: { content: "hi" } })}\n`)
+      const refused = yield* Effect.flip(explore({ path }))
+      expect(refused._tag).toBe("ExploreFailure")
+      expect(refused.path).toBe(path)
+      expect(refused.message).toBe(
+        `${path} is not a transcript blctx can read: its name and first line match no transcript format blctx knows`
+      )
+      expect(refused.remediation).toContain("Codex")
+    })
+  )
+})
+
+describe("listTranscripts", () => {
+  it.effect("lists every registered format's sessions under its home, with the format and agent of each", () =>
+    Effect.gen(function* () {
+      const codexHome = NodePath.join(dir, "codex")
+      const placed = NodePath.join(codexHome, "sessions", "2026", "03", "01", "rollout-2026-03-01T10-00-00-a.jsonl")
+      Fs.mkdirSync(NodePath.dirname(placed), { recursive: true })
+      Fs.copyFileSync(oldFormat, placed)
+      const listed = yield* listTranscripts(defaultTargets(resolvePaths({ home: dir, CODEX_HOME: codexHome })), 10)
+      expect(listed.homes.map((h) => [h.format, h.home, h.total])).toEqual([["codex", codexHome, 1]])
+      expect(listed.transcripts).toEqual([
+        expect.objectContaining({
+          path: placed,
+          format: "codex",
+          agent: "codex",
+          session_id: "0199a000-0000-7000-8000-000000000001",
+          cwd: "/home/dev/project"
+        })
+      ])
+      expect(renderList(listed)).toContain(`Codex transcripts in ${codexHome}: 1 (1 active, 0 archived)`)
+      const elsewhere = yield* listTranscripts(targetsUnder(NodePath.join(dir, "nowhere")), 10)
+      expect([elsewhere.total, elsewhere.transcripts]).toEqual([0, []])
+    }).pipe(Effect.provide(Layer.merge(NodeSafeFsLive, NodeTranscriptFilesLive)))
   )
 })

@@ -8,9 +8,10 @@ import type {
   SessionInfo,
   TurnFlag
 } from "../transcripts/classification.js"
-import { makeClassifier } from "../transcripts/classify.js"
-import { forEachRecord, openTranscript } from "../transcripts/reader.js"
+import { formatOfHandle } from "../transcripts/formats/registry.js"
+import { forEachRecord, recordsOf } from "../transcripts/reader.js"
 import type { SourcePosition, TranscriptRecord } from "../transcripts/record.js"
+import { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { ExploreFailure } from "./explore-failure.js"
 
 export type ExploreView = "conversation" | "messages" | "raw" | "preview"
@@ -93,6 +94,9 @@ export interface ExplorePage {
 
 export interface ExploreFileResult {
   readonly path: string
+  /** The transcript format that read the file (`codex`) and the agent that wrote it. */
+  readonly format: string
+  readonly agent: string
   readonly view: ExploreView
   readonly captured_size: number
   readonly modified_at: string
@@ -130,15 +134,26 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
       remediation: `Decompress a copy to look at it: zstd -d -c '${path}' > /tmp/transcript.jsonl, then blctx explore /tmp/transcript.jsonl`
     })
   }
-  const opened = yield* openTranscript(path).pipe(
-    Effect.mapError(
-      (e) => new ExploreFailure({ message: `${e.op} ${e.path}: ${e.message}`, path, remediation: e.remediation })
+  const files = yield* TranscriptFiles
+  const opened = yield* files
+    .open(path)
+    .pipe(
+      Effect.mapError(
+        (e) => new ExploreFailure({ message: `${e.op} ${e.path}: ${e.message}`, path, remediation: e.remediation })
+      )
+    )
+  // The registry says which agent's format this is, from the name and first bytes; none: refused.
+  const format = yield* formatOfHandle(opened).pipe(
+    Effect.mapError((e) =>
+      e._tag === "UnknownTranscriptFormat"
+        ? new ExploreFailure({ message: e.message, path, remediation: e.remediation })
+        : new ExploreFailure({ message: `${e.op} ${e.path}: ${e.message}`, path, remediation: e.remediation })
     )
   )
-  const classifier = makeClassifier()
+  const classifier = format.classifier()
   // Raw view keeps the decoded records of its page only: memory stays bounded by --limit.
   const kept = new Map<number, TranscriptRecord>()
-  yield* forEachRecord(opened.records, (record) => {
+  yield* forEachRecord(recordsOf(opened), (record) => {
     classifier.push(record)
     if (view === "raw" && record.line >= startLine && kept.size < limit) kept.set(record.line, record)
   }).pipe(
@@ -150,6 +165,8 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
   const modifiedAt = DateTime.formatIso(DateTime.unsafeMake(opened.mtimeMs))
   const base = {
     path,
+    format: format.id,
+    agent: format.agent,
     view,
     captured_size: opened.size,
     modified_at: modifiedAt,

@@ -1,7 +1,8 @@
 import { DateTime, Effect, Option, Stream } from "effect"
 import { redactNullable } from "../redaction/redact.js"
-import { decodeSessionMeta } from "../transcripts/codex-payloads.js"
-import { discoverSessions } from "../transcripts/discovery.js"
+import { type DiscoveryTarget, discoverTranscripts, type HomeDiscovery } from "../transcripts/discovery.js"
+import { formatById } from "../transcripts/formats/registry.js"
+import type { SessionHeader } from "../transcripts/formats/transcript-format.js"
 import { openTranscript } from "../transcripts/reader.js"
 import { ExploreFailure } from "./explore-failure.js"
 
@@ -10,12 +11,16 @@ export interface TranscriptListing {
   readonly size: number
   readonly modified_at: string
   readonly archived: boolean
+  /** The transcript format it was found by (`codex`) and the agent that wrote it. */
+  readonly format: string
+  readonly agent: string
   readonly session_id: string | null
   readonly cwd: string | null
 }
 
 export interface ExploreListResult {
-  readonly codex_home: string
+  /** Where each registered format looked, and what it found there. */
+  readonly homes: ReadonlyArray<HomeDiscovery>
   /** Counts over everything found, whatever `--limit` shows. */
   readonly total: number
   readonly active: number
@@ -29,49 +34,53 @@ export interface ExploreListResult {
 /** The session line is first; it can be large (base instructions), so read at most this much of it. */
 const HEADER_LINE_BYTES = 1024 * 1024
 
-/** Session id and cwd from the first line, when it is a readable `session_meta`; nulls otherwise. */
-const readHeader = (path: string) =>
+const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
+
+/** Session id and cwd from the first line, as the file's format reads them; nulls otherwise. */
+const readHeader = (path: string, format: string) =>
   Effect.scoped(
     Effect.gen(function* () {
+      const reader = formatById(format)
+      if (Option.isNone(reader)) return NO_HEADER
       const opened = yield* openTranscript(path, { chunkBytes: 64 * 1024, maxLineBytes: HEADER_LINE_BYTES })
       const first = yield* Stream.runHead(opened.records)
-      if (Option.isNone(first) || first.value.kind !== "record" || first.value.entry.type !== "session_meta") {
-        return { session_id: null, cwd: null }
-      }
-      const meta = decodeSessionMeta(first.value.entry.payload)
-      return Option.match(meta, {
-        onNone: () => ({ session_id: null, cwd: null }),
-        // The listing shows what the index would store: secrets in a cwd are redacted.
-        onSome: (m) => ({ session_id: redactNullable(m.id ?? null).text, cwd: redactNullable(m.cwd ?? null).text })
-      })
+      if (Option.isNone(first)) return NO_HEADER
+      const header = reader.value.header(first.value)
+      // The listing shows what the index would store: secrets in an id or a cwd are redacted.
+      return { session_id: redactNullable(header.session_id).text, cwd: redactNullable(header.cwd).text }
     })
-  ).pipe(Effect.orElseSucceed(() => ({ session_id: null, cwd: null })))
+  ).pipe(Effect.orElseSucceed(() => NO_HEADER))
 
-/** `blctx explore`: the newest transcripts, active and archived, with what is cheap to know. */
-export const listTranscripts = Effect.fn("Explore.list")(function* (codexHome: string, limit: number) {
-  const found = yield* discoverSessions(codexHome).pipe(
+/** `blctx explore`: the newest transcripts of every target, active and archived, with what is cheap to know. */
+export const listTranscripts = Effect.fn("Explore.list")(function* (
+  targets: ReadonlyArray<DiscoveryTarget>,
+  limit: number
+) {
+  const found = yield* discoverTranscripts(targets).pipe(
     Effect.mapError(
       (e) =>
         new ExploreFailure({
           message: `${e.op} ${e.path} failed: ${e.code}`,
           path: e.path,
-          remediation: `Check that ${codexHome} is your Codex home and that you can read it.`
+          remediation: `Check that you can read ${e.path} (looked in ${targets.map((t) => `${t.home}, the ${t.format.label} home`).join("; ")}).`
         })
     )
   )
   const transcripts: Array<TranscriptListing> = []
   for (const file of found.files.slice(0, limit)) {
-    const header = yield* readHeader(file.path)
+    const header = yield* readHeader(file.path, file.format)
     transcripts.push({
       path: file.path,
       size: file.size,
       modified_at: DateTime.formatIso(DateTime.unsafeMake(file.mtimeMs)),
       archived: file.archived,
+      format: file.format,
+      agent: Option.match(formatById(file.format), { onNone: () => file.format, onSome: (f) => f.agent }),
       ...header
     })
   }
   const result: ExploreListResult = {
-    codex_home: codexHome,
+    homes: found.homes,
     total: found.files.length,
     active: found.activeCount,
     archived: found.archivedCount,

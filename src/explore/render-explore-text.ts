@@ -24,7 +24,9 @@ const counts = (record: Readonly<Record<string, number>>) =>
     .join(", ")
 
 export const renderList = (r: ExploreListResult): string => {
-  const lines = [`Codex transcripts in ${safe(r.codex_home)}: ${r.total} (${r.active} active, ${r.archived} archived)`]
+  const lines = r.homes.map(
+    (h) => `${safe(h.label)} transcripts in ${safe(h.home)}: ${h.total} (${h.active} active, ${h.archived} archived)`
+  )
   if (r.compressed.count > 0) {
     lines.push(`${r.compressed.count} compressed (.jsonl.zst) not read yet, e.g. ${safe(r.compressed.paths[0] ?? "")}`)
   }

@@ -5,6 +5,10 @@ import { Effect } from "effect"
  * Imported history: source files with their checkpoints, sessions, the selected messages with
  * provenance, their chunks, and an FTS5 index over the chunks. SQLite is the truth: every vector
  * in a vector index can be rebuilt from `chunks`.
+ *
+ * This is migration 3 as it was released, and stays so: migration 4
+ * (`source-neutral-schema.ts`) rebuilds `messages` (open `source_type`, `agent`, provenance a
+ * transcript span or a note revision) and `chunks` after it.
  */
 export const createHistorySchema = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient

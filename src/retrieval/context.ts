@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
-import { RESPONSE_TEXT_BUDGET, SourceLocation, SourceType } from "./contract.js"
+import { type ProvenanceRow, RESPONSE_TEXT_BUDGET, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}
@@ -57,22 +57,17 @@ export const ContextRequest = Schema.Struct({
 })
 export type ContextRequest = typeof ContextRequest.Type
 
-interface Row {
+interface Row extends ProvenanceRow {
   readonly id: number
-  readonly source_file_id: number
   readonly session_id: string | null
   readonly turn_number: number
   readonly turn_id: string | null
   readonly role: string
   readonly kind: string
-  readonly source_type: "codex_transcript" | "authored_update"
+  readonly source_type: string
   readonly cwd: string | null
   readonly timestamp: string | null
   readonly text: string
-  readonly path: string
-  readonly line: number
-  readonly byte_start: number
-  readonly byte_end: number
 }
 
 /**
@@ -92,16 +87,22 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
         : { message_id: id, char_start: null, char_end: null }
     if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     const head = (yield* sql<{
-      source_file_id: number
-    }>`SELECT source_file_id FROM messages WHERE id = ${anchor.message_id}`)[0]
+      source_file_id: number | null
+      note_id: string | null
+    }>`SELECT source_file_id, note_id FROM messages WHERE id = ${anchor.message_id}`)[0]
     if (head === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
 
+    // A transcript's messages in file order; a note's revisions in order.
     const all = yield* sql<Row>`
-      SELECT m.id, m.source_file_id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd,
-             m.timestamp, m.text, f.path, m.line, m.byte_start, m.byte_end
-      FROM messages m JOIN source_files f ON f.id = m.source_file_id
-      WHERE m.source_file_id = ${head.source_file_id}
-      ORDER BY m.line, m.id`
+      SELECT m.id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd, m.timestamp, m.text,
+             m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
+      FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
+      WHERE ${
+        head.source_file_id !== null
+          ? sql`m.source_file_id = ${head.source_file_id}`
+          : sql`m.note_id = ${head.note_id} AND m.source_file_id IS NULL`
+      }
+      ORDER BY m.line, m.note_revision, m.id`
     const anchorIndex = all.findIndex((m) => m.id === anchor.message_id)
     const anchorRow = all[anchorIndex]
     if (anchorRow === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
@@ -137,12 +138,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
           turn_number: row.turn_number,
           turn_id: row.turn_id,
           timestamp: row.timestamp,
-          source: new SourceLocation({
-            path: row.path,
-            line: row.line,
-            byte_start: row.byte_start,
-            byte_end: row.byte_end
-          }),
+          source: sourceLocationOf(row),
           text_length: row.text.length,
           char_offset: from,
           text,

@@ -1,9 +1,20 @@
 import { Schema } from "effect"
+import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
 
 /** Every response caps the text it returns at this many characters and says when it did. */
 export const RESPONSE_TEXT_BUDGET = 24_000
 
-export const SourceType = Schema.Literal("codex_transcript", "authored_update")
+/**
+ * What kind of source a result came from: an open set (`src/history/source-type.ts`). Known
+ * values: `codex_transcript`, `claude_transcript`, `authored_update`; a new transcript format or
+ * note kind adds one without changing this schema. As a search filter, a value no message has
+ * (an unknown or misspelt type) simply matches nothing; like every request string it is bounded.
+ */
+export const SourceType = Schema.String.pipe(Schema.maxLength(MAX_SOURCE_TYPE_CHARS)).annotations({
+  identifier: "SourceType",
+  description: `What kind of source: ${KNOWN_SOURCE_TYPES.join(", ")}, or a type added later`,
+  examples: [...KNOWN_SOURCE_TYPES]
+})
 export type SourceType = typeof SourceType.Type
 
 export const QueryMode = Schema.Literal("lexical", "hybrid")
@@ -13,13 +24,65 @@ export type QueryMode = typeof QueryMode.Type
 export const IndexState = Schema.Literal("ready", "indexing", "repairing", "empty", "model_missing")
 export type IndexState = typeof IndexState.Type
 
-/** Where a passage came from, exactly: `dd`/`tail -c` at these offsets shows the line. */
-export class SourceLocation extends Schema.Class<SourceLocation>("SourceLocation")({
+/** Provenance in a transcript file, exactly: `dd`/`tail -c` at these offsets shows the line. */
+export class TranscriptSpan extends Schema.Class<TranscriptSpan>("TranscriptSpan")({
+  kind: Schema.tag("transcript_span"),
+  /** The agent that wrote the transcript: `codex`, `claude`. */
+  agent: Schema.String,
   path: Schema.String,
   line: Schema.Int,
   byte_start: Schema.Int,
   byte_end: Schema.Int
 }) {}
+
+/** Provenance in an authored note: the revision whose text this is. */
+export class NoteRevision extends Schema.Class<NoteRevision>("NoteRevision")({
+  kind: Schema.tag("note_revision"),
+  note_id: Schema.String,
+  revision: Schema.Int
+}) {}
+
+/**
+ * Where a passage came from, told apart by `kind`: a span of a transcript file (`path`, `line`,
+ * `byte_start`, `byte_end`, as before, plus `agent`) or a revision of an authored note.
+ */
+export const SourceLocation = Schema.Union(TranscriptSpan, NoteRevision).annotations({ identifier: "SourceLocation" })
+export type SourceLocation = typeof SourceLocation.Type
+
+/**
+ * The provenance columns a reader selects: `m.agent, f.path, m.line, m.byte_start, m.byte_end,
+ * m.note_id, m.note_revision` with `source_files f` LEFT JOINed (a note has no source file).
+ */
+export interface ProvenanceRow {
+  readonly agent: string | null
+  readonly path: string | null
+  readonly line: number | null
+  readonly byte_start: number | null
+  readonly byte_end: number | null
+  readonly note_id: string | null
+  readonly note_revision: number | null
+}
+
+/**
+ * A row's provenance. The schema's CHECKs make each row exactly one kind, with all of its
+ * columns set; the fallbacks below are never reached on a database migration 4 built.
+ */
+export const sourceLocationOf = (row: ProvenanceRow): SourceLocation =>
+  row.note_id !== null
+    ? new NoteRevision({ note_id: row.note_id, revision: row.note_revision ?? 0 })
+    : new TranscriptSpan({
+        agent: row.agent ?? "",
+        path: row.path ?? "",
+        line: row.line ?? 0,
+        byte_start: row.byte_start ?? 0,
+        byte_end: row.byte_end ?? 0
+      })
+
+/** One line naming where a passage came from, for people: `PATH:LINE bytes A-B` or the note's revision. */
+export const describeSource = (source: SourceLocation): string =>
+  source.kind === "transcript_span"
+    ? `${source.path}:${source.line}  bytes ${source.byte_start}-${source.byte_end}`
+    : `note ${source.note_id} revision ${source.revision}`
 
 /**
  * How a result was scored. `similarity` is cosine similarity (not confidence); `bm25` is

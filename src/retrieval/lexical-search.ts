@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
-import type { SearchFilters } from "./contract.js"
+import type { ProvenanceRow, SearchFilters } from "./contract.js"
 import { parseInstant, TimeRangeError } from "./time-range.js"
 
-/** One chunk that matched, with everything a hit needs. */
-export interface ChunkRow {
+/** One chunk that matched, with everything a hit needs (its provenance: see `ProvenanceRow`). */
+export interface ChunkRow extends ProvenanceRow {
   readonly chunk_id: number
   readonly ordinal: number
   readonly char_start: number
@@ -19,11 +20,7 @@ export interface ChunkRow {
   readonly kind: string
   readonly cwd: string | null
   readonly timestamp: string | null
-  readonly line: number
-  readonly byte_start: number
-  readonly byte_end: number
-  readonly source_type: "codex_transcript" | "authored_update"
-  readonly path: string
+  readonly source_type: string
   readonly rank: number
 }
 
@@ -64,6 +61,11 @@ export const filterClauses = (sql: SqlClient.SqlClient, filters: SearchFilters) 
     return clauses
   })
 
+/** What every chunk query selects; `f` is LEFT JOINed, since a note revision has no source file. */
+const CHUNK_COLUMNS = `c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.text,
+  m.id AS message_id, m.session_id, m.turn_id, m.turn_number, m.role, m.kind, m.cwd, m.timestamp, m.source_type,
+  m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision`
+
 /**
  * BM25 over the chunks' FTS5 index. Ties (the same text) put authored notes ahead of transcript
  * echoes, then newer ahead of older, then a stable id order so pages never shift.
@@ -75,15 +77,13 @@ export const searchLexical = (query: string, filters: SearchFilters, limit: numb
     if (match === null) return [] as ReadonlyArray<ChunkRow>
     const where = yield* filterClauses(sql, filters)
     return yield* sql<ChunkRow>`
-      SELECT c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.text,
-             m.id AS message_id, m.session_id, m.turn_id, m.turn_number, m.role, m.kind, m.cwd, m.timestamp,
-             m.line, m.byte_start, m.byte_end, m.source_type, f.path, bm25(chunks_fts) AS rank
+      SELECT ${sql.literal(CHUNK_COLUMNS)}, bm25(chunks_fts) AS rank
       FROM chunks_fts
       JOIN chunks c ON c.id = chunks_fts.rowid
       JOIN messages m ON m.id = c.message_id
-      JOIN source_files f ON f.id = m.source_file_id
+      LEFT JOIN source_files f ON f.id = m.source_file_id
       WHERE ${sql.and([sql`chunks_fts MATCH ${match}`, ...where])}
-      ORDER BY rank ASC, (m.source_type = 'authored_update') DESC, m.timestamp DESC, c.id ASC
+      ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC
       LIMIT ${limit} OFFSET ${offset}`
   })
 
@@ -94,11 +94,9 @@ export const chunksByIds = (ids: ReadonlyArray<number>, filters: SearchFilters) 
     if (ids.length === 0) return [] as ReadonlyArray<ChunkRow>
     const where = yield* filterClauses(sql, filters)
     return yield* sql<ChunkRow>`
-      SELECT c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.text,
-             m.id AS message_id, m.session_id, m.turn_id, m.turn_number, m.role, m.kind, m.cwd, m.timestamp,
-             m.line, m.byte_start, m.byte_end, m.source_type, f.path, 0 AS rank
+      SELECT ${sql.literal(CHUNK_COLUMNS)}, 0 AS rank
       FROM chunks c
       JOIN messages m ON m.id = c.message_id
-      JOIN source_files f ON f.id = m.source_file_id
+      LEFT JOIN source_files f ON f.id = m.source_file_id
       WHERE ${sql.and([sql`c.id IN ${sql.in(ids)}`, ...where])}`
   })

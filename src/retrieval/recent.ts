@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { redactSecrets } from "../redaction/redact.js"
-import { BoundedDate, BoundedPath, SourceLocation } from "./contract.js"
+import { BoundedDate, BoundedPath, type ProvenanceRow, SourceLocation, sourceLocationOf } from "./contract.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
 
@@ -69,16 +69,12 @@ interface TurnRow {
   readonly message_count: number
 }
 
-interface MessageRow {
+interface MessageRow extends ProvenanceRow {
   readonly id: number
   readonly role: string
   readonly kind: string
   readonly timestamp: string | null
   readonly text: string
-  readonly path: string
-  readonly line: number
-  readonly byte_start: number
-  readonly byte_end: number
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Math.round(ms)).toISOString())
@@ -90,7 +86,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(Math.round(ms)
 export const recentTurns = (range: TimeRange, project: string | null, limit: number, offset: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const where = [sql`m.source_type = 'codex_transcript'`]
+    // Turns are a transcript's: every transcript span, whichever agent wrote it (notes have no turns).
+    const where = [sql`m.source_file_id IS NOT NULL`]
     if (range.sinceMs !== null) where.push(sql`${sql.literal(epochMs)} >= ${range.sinceMs}`)
     if (range.untilMs !== null) where.push(sql`${sql.literal(epochMs)} < ${range.untilMs}`)
     if (project !== null) {
@@ -111,7 +108,8 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
     const previews: Array<{ turn: TurnRow; messages: ReadonlyArray<MessageRow>; total: number }> = []
     for (const turn of turns.slice(0, limit)) {
       const messages = yield* sql<MessageRow>`
-        SELECT m.id, m.role, m.kind, m.timestamp, m.text, f.path, m.line, m.byte_start, m.byte_end
+        SELECT m.id, m.role, m.kind, m.timestamp, m.text,
+               m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
         FROM messages m JOIN source_files f ON f.id = m.source_file_id
         WHERE m.source_file_id = ${turn.source_file_id} AND m.turn_number = ${turn.turn_number}
         ORDER BY m.line
@@ -140,12 +138,7 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
               timestamp: x.m.timestamp,
               text: x.text,
               text_truncated: x.cut,
-              source: new SourceLocation({
-                path: x.m.path,
-                line: x.m.line,
-                byte_start: x.m.byte_start,
-                byte_end: x.m.byte_end
-              })
+              source: sourceLocationOf(x.m)
             })
         )
       return new RecentTurn({

@@ -2,9 +2,11 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
-import { RESPONSE_TEXT_BUDGET, SearchRequest } from "./contract.js"
+import { expandContext } from "./context.js"
+import { RESPONSE_TEXT_BUDGET, SearchHit, SearchRequest } from "./contract.js"
+import { recentTurns } from "./recent.js"
 import { search } from "./search.js"
 
 let dir: string
@@ -69,13 +71,14 @@ describe("search", () => {
         expect(top?.session_id).toBe("0199d000-0000-7000-8000-00000000000a")
         expect(top?.role).toBe("assistant")
         expect(top?.chunk).toEqual({ ordinal: 0, char_start: 0, char_end: top?.text.length })
-        // The cited bytes are exactly the source line.
-        const bytes = Fs.readFileSync(NodePath.join(dir, "a.jsonl")).subarray(
-          top?.source.byte_start,
-          top?.source.byte_end
-        )
+        // The cited bytes are exactly the source line, in a transcript Codex wrote.
+        const source = top?.source
+        if (source?.kind !== "transcript_span") return expect.fail(`a transcript span, not ${source?.kind}`)
+        expect(source.agent).toBe("codex")
+        expect(source.path).toBe(NodePath.join(dir, "a.jsonl"))
+        const bytes = Fs.readFileSync(source.path).subarray(source.byte_start, source.byte_end)
         expect(JSON.parse(bytes.toString("utf8")).payload.message).toBe(top?.text)
-        expect(top?.source.line).toBe(3)
+        expect(source.line).toBe(3)
         expect(top?.context_id).toMatch(/^c\d+$/)
       })
     )
@@ -128,6 +131,106 @@ describe("search", () => {
                    VALUES (${note[0]?.id ?? 0}, 0, 0, ${echo.length}, ${echo}, 'whole-message')`
         const response = yield* lexical(request("blue-green rollout"))
         expect(response.results.slice(0, 2).map((h) => h.source_type)).toEqual(["authored_update", "codex_transcript"])
+      })
+    )
+  )
+
+  it.effect("a note revision and another agent's transcript are found with their own provenance", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seed
+        const sql = yield* SqlClient.SqlClient
+        const fileId = (yield* sql<{ id: number }>`SELECT min(id) AS id FROM source_files`)[0]?.id ?? 0
+        const store = (text: string, columns: Record<string, unknown>) =>
+          Effect.gen(function* () {
+            const message = yield* sql<{ id: number }>`INSERT INTO messages ${sql.insert({
+              role: "user",
+              kind: "note",
+              text,
+              text_sha256: "x",
+              redactions: 0,
+              cwd: "/home/dev/alpha",
+              timestamp: "2026-03-03T00:00:00Z",
+              ...columns
+            })} RETURNING id`
+            yield* sql`INSERT INTO chunks (message_id, ordinal, char_start, char_end, text, tokenizer)
+                       VALUES (${message[0]?.id ?? 0}, 0, 0, ${text.length}, ${text}, 'whole-message')`
+          })
+        yield* store("Decision: alpha deploys on Fridays only", {
+          source_type: "authored_update",
+          agent: null,
+          note_id: "note-7",
+          note_revision: 3
+        })
+        yield* store("Claude said alpha deploys need a Fridays freeze", {
+          source_type: "claude_transcript",
+          agent: "claude",
+          source_file_id: fileId,
+          line: 40,
+          byte_start: 4000,
+          byte_end: 4100
+        })
+
+        const answer = yield* lexical(request("Fridays", { limit: 10 }))
+        const note = answer.results.find((h) => h.source_type === "authored_update")
+        expect(note?.source).toEqual({ kind: "note_revision", note_id: "note-7", revision: 3 })
+        expect(Schema.encodeSync(SearchHit)(note as SearchHit).source).toEqual({
+          kind: "note_revision",
+          note_id: "note-7",
+          revision: 3
+        })
+        // A transcript hit keeps the fields it always had, plus its kind and agent.
+        const transcript = (yield* lexical(request("blue-green rollout"))).results[0] as SearchHit
+        expect(Object.keys(Schema.encodeSync(SearchHit)(transcript).source).sort()).toEqual(
+          ["agent", "byte_end", "byte_start", "kind", "line", "path"].sort()
+        )
+
+        const claude = yield* lexical(request("Fridays", { filters: { source_type: "claude_transcript" } }))
+        expect(claude.results.map((h) => [h.text, h.source])).toEqual([
+          [
+            "Claude said alpha deploys need a Fridays freeze",
+            {
+              kind: "transcript_span",
+              agent: "claude",
+              path: NodePath.join(dir, "a.jsonl"),
+              line: 40,
+              byte_start: 4000,
+              byte_end: 4100
+            }
+          ]
+        ])
+
+        // The note's context is its revisions; it is no transcript turn, so recent leaves it out.
+        const context = yield* expandContext({ context_id: note?.context_id ?? "", limit: 10, char_offset: 0 })
+        expect(context.messages.map((m) => [m.text, m.source])).toEqual([
+          ["Decision: alpha deploys on Fridays only", { kind: "note_revision", note_id: "note-7", revision: 3 }]
+        ])
+        const recent = yield* recentTurns({ sinceMs: null, untilMs: null }, null, 50, 0)
+        const recentTexts = recent.turns.flatMap((t) => t.messages.map((m) => m.text))
+        expect(recentTexts).not.toContain("Decision: alpha deploys on Fridays only")
+        expect(recentTexts).toContain("Claude said alpha deploys need a Fridays freeze")
+      })
+    )
+  )
+
+  it.effect("source_type is an open set: a type no message has matches nothing; the filter is bounded", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seed
+        for (const source_type of ["gemini_transcript", "codex", "Codex Transcript"]) {
+          expect((yield* lexical(request("deploy", { filters: { source_type } }))).results).toEqual([])
+        }
+        expect(
+          (yield* lexical(request("deploy", { filters: { source_type: "codex_transcript" } }))).results
+        ).not.toEqual([])
+        const oversized = Schema.decodeUnknownEither(SearchRequest)({
+          query: "deploy",
+          filters: { source_type: "x".repeat(65) }
+        })
+        if (Either.isRight(oversized)) return expect.fail("an oversized source type is refused")
+        expect(ParseResult.TreeFormatter.formatErrorSync(oversized.left)).toContain("source_type")
       })
     )
   )

@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, SourceLocation } from "./contract.js"
+import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, sourceLocationOf } from "./contract.js"
 import { reciprocalRankFusion } from "./fusion.js"
 import { type ChunkRow, chunksByIds, searchLexical } from "./lexical-search.js"
 import { applyTextBudget } from "./text-budget.js"
@@ -28,7 +28,7 @@ export const toHit = (row: ChunkRow, score: Score): SearchHit =>
     kind: row.kind,
     project: row.cwd,
     timestamp: row.timestamp,
-    source: new SourceLocation({ path: row.path, line: row.line, byte_start: row.byte_start, byte_end: row.byte_end }),
+    source: sourceLocationOf(row),
     chunk: { ordinal: row.ordinal, char_start: row.char_start, char_end: row.char_end },
     score
   })

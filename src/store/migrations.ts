@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createHistorySchema } from "../history/history-schema.js"
+import { migrateToSourceNeutral } from "../history/source-neutral-schema.js"
 
 /**
  * The schema, one migration per version. The highest id is the schema version this build
@@ -41,9 +42,23 @@ export const migrations = {
     ) STRICT`
   }),
   /** Imported history: source files, sessions, messages, chunks and their FTS5 index. */
-  "3_history": createHistorySchema
+  "3_history": createHistorySchema,
+  /**
+   * Messages from any source: `source_type` an open set, an `agent` per row, and provenance a
+   * transcript span or a note revision (`messages` and `chunks` rebuilt, ids and FTS kept).
+   */
+  "4_source_neutral": migrateToSourceNeutral
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
-export const CURRENT_SCHEMA_VERSION = Math.max(...Object.keys(migrations).map((k) => Number.parseInt(k, 10)))
+const versionOf = (key: string) => Number.parseInt(key, 10)
+
+export const CURRENT_SCHEMA_VERSION = Math.max(...Object.keys(migrations).map(versionOf))
+
+/**
+ * The migrations up to and including `version`: the schema an earlier release left behind, so a
+ * test can build such a database and upgrade it in place.
+ */
+export const migrationsThrough = (version: number): Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> =>
+  Object.fromEntries(Object.entries(migrations).filter(([key]) => versionOf(key) <= version))
 
 export const MIGRATIONS_TABLE = "blctx_migrations"

@@ -1,75 +1,101 @@
-import * as NodePath from "node:path"
-import { Effect, Option } from "effect"
-import { type FsError, SafeFs } from "../fs/safe-fs.js"
+import { Effect } from "effect"
+import type { ResolvedPaths } from "../paths/paths.js"
+import { codexFormat } from "./formats/codex-format.js"
+import { TRANSCRIPT_FORMATS } from "./formats/registry.js"
+import type { FoundSession, TranscriptFormat } from "./formats/transcript-format.js"
 
-/** A session file found on disk, from metadata only (the file is not opened). */
-export interface SessionFile {
-  readonly path: string
-  readonly size: number
-  readonly mtimeMs: number
-  readonly archived: boolean
+/** A session file found on disk, from metadata only (the file is not opened), with its format. */
+export interface SessionFile extends FoundSession {
+  /** The id of the format whose folders it was found in (`codex`). */
+  readonly format: string
+}
+
+/** Where to look: a format and the home its session folders are under. */
+export interface DiscoveryTarget {
+  readonly format: TranscriptFormat
+  readonly home: string
+}
+
+/** What was found under one target. */
+export interface HomeDiscovery {
+  readonly format: string
+  readonly agent: string
+  readonly label: string
+  readonly home: string
+  /** The folders looked in, e.g. `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`. */
+  readonly folders: ReadonlyArray<string>
+  readonly total: number
+  readonly active: number
+  readonly archived: number
 }
 
 export interface SessionDiscovery {
-  readonly codexHome: string
-  /** Every regular `.jsonl` file, newest modification first. */
+  readonly homes: ReadonlyArray<HomeDiscovery>
+  /** Every session file, newest modification first (a path found twice is listed once). */
   readonly files: ReadonlyArray<SessionFile>
   readonly activeCount: number
   readonly archivedCount: number
-  /** `.jsonl.zst` files (compressed by newer Codex builds): reported, not read. */
+  /** Compressed session files (`.jsonl.zst`, written by newer Codex builds): reported, not read. */
   readonly compressed: ReadonlyArray<string>
   /** Symbolic links met on the way: never followed. */
   readonly skippedLinks: number
 }
 
-export const SESSIONS_DIR = "sessions"
-export const ARCHIVED_DIR = "archived_sessions"
-const MAX_DEPTH = 8
-
 const newestFirst = (a: SessionFile, b: SessionFile) => b.mtimeMs - a.mtimeMs || (a.path < b.path ? 1 : -1)
 
+/** Every registered format, each at its agent's home from the environment (`$CODEX_HOME` or `~/.codex`). */
+export const defaultTargets = (
+  paths: ResolvedPaths,
+  formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS
+): ReadonlyArray<DiscoveryTarget> => formats.map((format) => ({ format, home: format.home(paths) }))
+
+/** One folder a person named (`--root`) as an agent's home: every format looks for its own folders there. */
+export const targetsUnder = (
+  root: string,
+  formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS
+): ReadonlyArray<DiscoveryTarget> => formats.map((format) => ({ format, home: root }))
+
+/** The folders the targets look in, for messages: `/h/.codex/sessions and /h/.codex/archived_sessions`. */
+export const describeTargets = (targets: ReadonlyArray<DiscoveryTarget>): string => {
+  const folders = targets.flatMap((t) => t.format.sessionFolders(t.home).map((f) => f.path))
+  return folders.length <= 1 ? (folders[0] ?? "") : `${folders.slice(0, -1).join(", ")} and ${folders.at(-1)}`
+}
+
 /**
- * Finds Codex session files under `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`
- * with `lstat` only: no symbolic link is followed and no file is opened.
+ * Finds every target's session files with `lstat` only: no symbolic link is followed and no file
+ * is opened. Each format walks its own folders (`TranscriptFormat.discover`).
  */
-export const discoverSessions = Effect.fn("Transcripts.discoverSessions")(function* (codexHome: string) {
-  const fs = yield* SafeFs
+export const discoverTranscripts = Effect.fn("Transcripts.discover")(function* (
+  targets: ReadonlyArray<DiscoveryTarget>
+) {
+  const homes: Array<HomeDiscovery> = []
   const files: Array<SessionFile> = []
+  const seen = new Set<string>()
   const compressed: Array<string> = []
   let skippedLinks = 0
-
-  const walk = (dir: string, archived: boolean, depth: number): Effect.Effect<void, FsError> =>
-    Effect.gen(function* () {
-      const names = [...(yield* fs.readDirectory(dir))].sort()
-      for (const name of names) {
-        const path = NodePath.join(dir, name)
-        const entry = yield* fs.lstat(path)
-        if (Option.isNone(entry)) continue
-        const { kind, size, mtimeMs } = entry.value
-        if (kind === "symlink") skippedLinks++
-        else if (kind === "directory" && depth < MAX_DEPTH) yield* walk(path, archived, depth + 1)
-        else if (kind === "file" && name.endsWith(".jsonl")) files.push({ path, size, mtimeMs, archived })
-        else if (kind === "file" && name.endsWith(".jsonl.zst")) compressed.push(path)
-      }
-    })
-
-  for (const [sub, archived] of [
-    [SESSIONS_DIR, false],
-    [ARCHIVED_DIR, true]
-  ] as const) {
-    const root = NodePath.join(codexHome, sub)
-    const entry = yield* fs.lstat(root)
-    if (Option.isNone(entry)) continue
-    if (entry.value.kind === "symlink") {
-      skippedLinks++
-      continue
+  for (const { format, home } of targets) {
+    const found = yield* format.discover(home)
+    const own = found.files.filter((f) => !seen.has(f.path))
+    for (const f of own) {
+      seen.add(f.path)
+      files.push({ ...f, format: format.id })
     }
-    if (entry.value.kind === "directory") yield* walk(root, archived, 0)
+    compressed.push(...found.compressed.filter((p) => !compressed.includes(p)))
+    skippedLinks += found.skippedLinks
+    homes.push({
+      format: format.id,
+      agent: format.agent,
+      label: format.label,
+      home,
+      folders: format.sessionFolders(home).map((f) => f.path),
+      total: own.length,
+      active: own.filter((f) => !f.archived).length,
+      archived: own.filter((f) => f.archived).length
+    })
   }
-
   files.sort(newestFirst)
   const discovery: SessionDiscovery = {
-    codexHome,
+    homes,
     files,
     activeCount: files.filter((f) => !f.archived).length,
     archivedCount: files.filter((f) => f.archived).length,
@@ -78,3 +104,10 @@ export const discoverSessions = Effect.fn("Transcripts.discoverSessions")(functi
   }
   return discovery
 })
+
+/**
+ * Codex session files under one `CODEX_HOME`. Kept for `blctx index`, which should move to
+ * `discoverTranscripts(defaultTargets(paths))` (or `targetsUnder(root)` for `--root`) so that
+ * every registered format's sessions are indexed.
+ */
+export const discoverSessions = (codexHome: string) => discoverTranscripts([{ format: codexFormat, home: codexHome }])

@@ -103,6 +103,38 @@ describe("session_discovery step", () => {
     )
   )
 
+  it.effect("the snapshot says which format found each home and file; an older snapshot without them still reads", () =>
+    withStep((step) =>
+      Effect.gen(function* () {
+        setup()
+        const installed = yield* step.install(run())
+        const s = snapshot()
+        const codexHome = paths().codexHome
+        expect(s.codex_home).toBe(codexHome)
+        expect(s.homes).toEqual([
+          {
+            format: "codex",
+            agent: "codex",
+            label: "Codex",
+            home: codexHome,
+            folders: [NodePath.join(codexHome, "sessions"), NodePath.join(codexHome, "archived_sessions")],
+            total: 9,
+            active: 7,
+            archived: 2
+          }
+        ])
+        expect(new Set(s.newest.map((f: { format: string }) => f.format))).toEqual(new Set(["codex"]))
+        // Written by the previous release: no homes, no formats. Described as before.
+        const { homes: _homes, ...older } = s
+        Fs.writeFileSync(
+          discoverySnapshotPath(paths().stateDir),
+          JSON.stringify({ ...older, newest: s.newest.map(({ format: _f, ...f }: { format: string }) => f) })
+        )
+        expect((yield* step.verify(run())).detail).toBe(installed.detail)
+      })
+    )
+  )
+
   it.effect("uninstall keeps the snapshot unless purging", () =>
     withStep((step) =>
       Effect.gen(function* () {

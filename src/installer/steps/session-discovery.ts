@@ -2,12 +2,13 @@ import * as NodePath from "node:path"
 import { DateTime, Effect, Either, Option } from "effect"
 import { type FsError, SafeFs } from "../../fs/safe-fs.js"
 import { Paths } from "../../paths/paths.js"
-import { discoverSessions } from "../../transcripts/discovery.js"
+import { defaultTargets, discoverTranscripts } from "../../transcripts/discovery.js"
 import {
   type DiscoverySnapshot,
   decodeDiscoverySnapshot,
   discoverySnapshotPath,
-  NEWEST_COUNT
+  NEWEST_COUNT,
+  type SnapshotHome
 } from "../../transcripts/discovery-snapshot.js"
 import { fail, type Step, type StepFailure } from "../step.js"
 
@@ -16,19 +17,42 @@ const PRIVATE_FILE = 0o600
 const fromFs = (e: FsError): StepFailure =>
   fail(`${e.op} ${e.path} failed: ${e.code}`, `Check that ${NodePath.dirname(e.path)} exists and that you can read it.`)
 
+/** A snapshot written before `homes` existed: Codex was the only format. */
+const homesOf = (s: DiscoverySnapshot): ReadonlyArray<SnapshotHome> =>
+  s.homes ?? [
+    {
+      format: "codex",
+      agent: "codex",
+      label: "Codex",
+      home: s.codex_home,
+      folders: [NodePath.join(s.codex_home, "sessions"), NodePath.join(s.codex_home, "archived_sessions")],
+      total: s.total,
+      active: s.active,
+      archived: s.archived
+    }
+  ]
+
+/** Each format's count (or where it found none), then what is not read and the newest files. */
 const describe = (s: DiscoverySnapshot): string => {
-  const where = `${NodePath.join(s.codex_home, "sessions")} and ${NodePath.join(s.codex_home, "archived_sessions")}`
-  if (s.total === 0) return `no Codex session files yet under ${where}`
+  const perHome = homesOf(s)
+    .map((h) =>
+      h.total === 0
+        ? `no ${h.label} session files yet under ${h.folders.join(" and ")}`
+        : `${h.total} ${h.label} session files (${h.active} active, ${h.archived} archived)`
+    )
+    .join("; ")
+  if (s.total === 0) return perHome
   const compressed =
     s.compressed.count > 0
       ? `; ${s.compressed.count} compressed (.jsonl.zst) not read yet, e.g. ${s.compressed.paths[0] ?? ""}`
       : ""
   const newest = s.newest.map((f) => f.path).join(", ")
-  return `${s.total} Codex session files (${s.active} active, ${s.archived} archived)${compressed}; newest: ${newest}`
+  return `${perHome}${compressed}; newest: ${newest}`
 }
 
 /**
- * Finds Codex session files from metadata alone (no link followed, no file opened) and records
+ * Finds the session files of every registered transcript format (`src/transcripts/formats`),
+ * each at its agent's home, from metadata alone (no link followed, no file opened), and records
  * the counts and the five newest paths in the state directory for history_index. Creates no
  * index and enqueues nothing; rerunning refreshes the snapshot.
  */
@@ -36,16 +60,18 @@ export const sessionDiscoveryStep = Effect.gen(function* () {
   const fs = yield* SafeFs
   const paths = yield* Paths
   const snapshotPath = discoverySnapshotPath(paths.stateDir)
+  const discover = discoverTranscripts(defaultTargets(paths)).pipe(
+    Effect.provideService(SafeFs, fs),
+    Effect.mapError(fromFs)
+  )
 
   const install = Effect.fn("SessionDiscovery.install")(function* () {
-    const found = yield* discoverSessions(paths.codexHome).pipe(
-      Effect.provideService(SafeFs, fs),
-      Effect.mapError(fromFs)
-    )
+    const found = yield* discover
     const snapshot: DiscoverySnapshot = {
       version: 1,
       discovered_at: DateTime.formatIso(yield* DateTime.now),
       codex_home: paths.codexHome,
+      homes: found.homes,
       total: found.files.length,
       active: found.activeCount,
       archived: found.archivedCount,
@@ -55,7 +81,8 @@ export const sessionDiscoveryStep = Effect.gen(function* () {
         path: f.path,
         size: f.size,
         modified_at: DateTime.formatIso(DateTime.unsafeMake(f.mtimeMs)),
-        archived: f.archived
+        archived: f.archived,
+        format: f.format
       }))
     }
     yield* fs
@@ -97,10 +124,7 @@ export const sessionDiscoveryStep = Effect.gen(function* () {
   const diagnose = Effect.fn("SessionDiscovery.diagnose")(function* () {
     const text = yield* fs.readText(snapshotPath).pipe(Effect.option)
     const snapshot = Option.flatMap(text, (t) => Either.getRight(decodeDiscoverySnapshot(t)))
-    const found = yield* discoverSessions(paths.codexHome).pipe(
-      Effect.provideService(SafeFs, fs),
-      Effect.mapError(fromFs)
-    )
+    const found = yield* discover
     const now = `${found.files.length} session files now (${found.activeCount} active, ${found.archivedCount} archived)`
     if (Option.isNone(snapshot)) return { detail: `${now}; no readable snapshot to compare with` }
     const s = snapshot.value

@@ -1,0 +1,58 @@
+import * as NodePath from "node:path"
+import { Option } from "effect"
+import { makeClassifier } from "../classify.js"
+import { decodeSessionMeta } from "../codex-payloads.js"
+import type { FormatProbe, SessionHeader, TranscriptFormat } from "./transcript-format.js"
+import { walkSessionFolders } from "./walk-folders.js"
+
+export const CODEX_SESSIONS_DIR = "sessions"
+export const CODEX_ARCHIVED_DIR = "archived_sessions"
+
+/** Codex names its session files `rollout-<time>-<id>.jsonl`. */
+const FILE_NAME = /^rollout-.+\.jsonl$/
+/** Line types a Codex rollout starts with (the first is `session_meta`; a fragment may start later). */
+const RECORD_TYPES = ["session_meta", "response_item", "event_msg", "turn_context", "compacted"]
+/** A top-level field with a short scalar value (`"timestamp":"…"`, `"ordinal":7`) before `type`. */
+const SCALAR_FIELD = String.raw`"[A-Za-z_]{1,32}"\s*:\s*(?:"[^"\\]{0,100}"|-?\d{1,20}(?:\.\d{1,20})?|true|false|null)\s*,\s*`
+/**
+ * The start of a Codex record, `{"timestamp":"…","type":"session_meta",…`, matched on the first
+ * bytes alone: the first line can be megabytes long (base instructions), so it is never parsed here.
+ */
+const FIRST_RECORD = new RegExp(
+  String.raw`^\s*\{\s*(?:${SCALAR_FIELD}){0,4}"type"\s*:\s*"(?:${RECORD_TYPES.join("|")})"`
+)
+/** Enough of the head to hold the envelope's start, after any leading blank lines. */
+const MATCHED_CHARS = 4096
+
+const headText = (head: FormatProbe["head"]) =>
+  typeof head === "string"
+    ? head.slice(0, MATCHED_CHARS)
+    : new TextDecoder("utf-8", { fatal: false }).decode(head.subarray(0, MATCHED_CHARS))
+
+const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
+
+/** Codex CLI rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` and `archived_sessions/`. */
+export const codexFormat: TranscriptFormat = {
+  id: "codex",
+  label: "Codex",
+  agent: "codex",
+  sourceType: "codex_transcript",
+  expects: `Codex session files are named rollout-*.jsonl, or start with a Codex record ({"timestamp":…,"type":"${RECORD_TYPES[0]}",…})`,
+  home: (paths) => paths.codexHome,
+  homeHint: "$CODEX_HOME, or ~/.codex",
+  sessionFolders: (home) => [
+    { path: NodePath.join(home, CODEX_SESSIONS_DIR), archived: false },
+    { path: NodePath.join(home, CODEX_ARCHIVED_DIR), archived: true }
+  ],
+  detect: (probe) => FILE_NAME.test(NodePath.basename(probe.path)) || FIRST_RECORD.test(headText(probe.head)),
+  discover: (home) =>
+    walkSessionFolders(codexFormat.sessionFolders(home), { suffix: ".jsonl", compressedSuffix: ".jsonl.zst" }),
+  classifier: makeClassifier,
+  header: (first) => {
+    if (first.kind !== "record" || first.entry.type !== "session_meta") return NO_HEADER
+    return Option.match(decodeSessionMeta(first.entry.payload), {
+      onNone: () => NO_HEADER,
+      onSome: (meta) => ({ session_id: meta.id ?? null, cwd: meta.cwd ?? null })
+    })
+  }
+}
