@@ -125,7 +125,7 @@ export const renderStatus = (answer: ContextStatusResponse, style: Style): strin
     `${style.bold("index")} ${s.index_state}, queries ${s.query_mode}${s.query_mode_reason === null ? "" : ` (${s.query_mode_reason})`}`,
     `${c.files.total} files (${c.files.indexed} indexed, ${c.files.partial} partial, ${c.files.conflict} conflicts), ${c.sessions} sessions, ${c.messages} messages, ${c.chunks} chunks`,
     `vectors: ${c.vectors.map((v) => `${v.chunks} for ${v.fingerprint}`).join(", ") || "none"}; ${c.vectors_pending} pending`,
-    `${c.sources_changed} sources changed and ${c.sources_missing} missing since import; ${c.redactions} secrets redacted`,
+    `${c.sources_changed} sources changed and ${c.sources_missing} missing since import${c.sources_unreadable > 0 ? `, ${c.sources_unreadable} unreadable (permission denied)` : ""}; ${c.redactions} secrets redacted`,
     style.dim(c.capture)
   ]
   for (const job of s.recent_jobs.slice(0, 5)) lines.push(renderJob(job, style))

@@ -2,6 +2,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { FsError, SafeFs } from "../fs/safe-fs.js"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { coverage } from "./coverage.js"
 
@@ -51,6 +52,29 @@ describe("coverage", () => {
         expect(c.partial_imports.map((p) => p.path)).toEqual([b])
         expect(c.conflicts[0]?.path).toBe(NodePath.join(dir, "c.jsonl"))
         expect(c.capture).toContain("never captures")
+      })
+    )
+  )
+
+  it.effect("reports a source it may not look at as unreadable, never as missing", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const a = transcript("a.jsonl", "0199f000-0000-7000-8000-000000000001")
+        yield* importOnce(a)
+        const fs = yield* SafeFs
+        // A permission error, as lstat reports it under a folder this user may not search.
+        const denying = SafeFs.of({
+          ...fs,
+          lstat: (path) =>
+            path === a
+              ? Effect.fail(new FsError({ op: "lstat", path, code: "EACCES", message: "permission denied" }))
+              : fs.lstat(path)
+        })
+        const c = yield* coverage.pipe(Effect.provideService(SafeFs, denying))
+        expect(c.sources_missing).toBe(0)
+        expect(c.sources_unreadable).toBe(1)
+        expect(c.changed_sources).toEqual([{ path: a, reason: "unreadable" }])
       })
     )
   )

@@ -20,7 +20,11 @@ export class Coverage extends Schema.Class<Coverage>("Coverage")({
   redactions: Schema.Int,
   sources_changed: Schema.Int,
   sources_missing: Schema.Int,
-  changed_sources: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.Literal("changed", "missing") })),
+  /** Sources that could not be looked at (a permission error): neither changed nor missing as far as blctx knows. */
+  sources_unreadable: Schema.optionalWith(Schema.Int, { default: () => 0 }),
+  changed_sources: Schema.Array(
+    Schema.Struct({ path: Schema.String, reason: Schema.Literal("changed", "missing", "unreadable") })
+  ),
   partial_imports: Schema.Array(
     Schema.Struct({ path: Schema.String, unclassified: Schema.Int, parse_errors: Schema.Int })
   ),
@@ -38,17 +42,23 @@ export const coverage = Effect.gen(function* () {
   const byState = (s: string) => files.find((f) => f.state === s)?.n ?? 0
   const sources = yield* sql<{ path: string; size: number; mtime_ms: number; state: string }>`
     SELECT path, size, mtime_ms, state FROM source_files WHERE state <> 'conflict' ORDER BY path`
-  const changed: Array<{ path: string; reason: "changed" | "missing" }> = []
+  const changed: Array<{ path: string; reason: "changed" | "missing" | "unreadable" }> = []
   let changedCount = 0
   let missingCount = 0
+  let unreadableCount = 0
   for (const source of sources) {
-    const entry = yield* fs.lstat(source.path).pipe(Effect.orElseSucceed(() => Option.none()))
-    const reason = Option.match(entry, {
-      onNone: () => "missing" as const,
-      onSome: (e) => (e.size !== source.size || e.mtimeMs !== source.mtime_ms ? ("changed" as const) : null)
-    })
+    // Only a path that is not there is missing; one that cannot be looked at (EACCES) is unreadable.
+    const entry = yield* Effect.either(fs.lstat(source.path))
+    const reason =
+      entry._tag === "Left"
+        ? ("unreadable" as const)
+        : Option.match(entry.right, {
+            onNone: () => "missing" as const,
+            onSome: (e) => (e.size !== source.size || e.mtimeMs !== source.mtime_ms ? ("changed" as const) : null)
+          })
     if (reason === null) continue
     if (reason === "missing") missingCount++
+    else if (reason === "unreadable") unreadableCount++
     else changedCount++
     if (changed.length < LISTED) changed.push({ path: source.path, reason })
   }
@@ -72,6 +82,7 @@ export const coverage = Effect.gen(function* () {
     redactions: one(yield* sql<{ n: number | null }>`SELECT sum(redactions) AS n FROM messages`),
     sources_changed: changedCount,
     sources_missing: missingCount,
+    sources_unreadable: unreadableCount,
     changed_sources: changed,
     partial_imports: yield* sql<{ path: string; unclassified: number; parse_errors: number }>`
       SELECT path, unclassified, parse_errors FROM source_files WHERE state = 'partial' ORDER BY path LIMIT ${LISTED}`,

@@ -126,7 +126,7 @@ export const historyIndexStep = Effect.gen(function* () {
       `import job ${job.id} ${job.state}${job.error === null ? "" : ` (${job.error})`}`,
       `${n("records")} records read: ${n("unclassified")} unclassified, ${n("parse_errors")} unreadable lines`,
       `files: ${n("files_unreadable")} unreadable, ${n("files_missing")} missing, ${n("files_conflict")} in conflict`,
-      `index now: ${c.files.partial} partial and ${c.files.conflict} conflicting sources, ${c.sources_changed} changed and ${c.sources_missing} missing since import`
+      `index now: ${c.files.partial} partial and ${c.files.conflict} conflicting sources, ${c.sources_changed} changed and ${c.sources_missing} missing since import${c.sources_unreadable > 0 ? `, ${c.sources_unreadable} unreadable` : ""}`
     ].join("; ")
     const examples = c.partial_imports
       .slice(0, 3)
