@@ -1,9 +1,11 @@
 import * as Fs from "node:fs"
 import * as Net from "node:net"
-import { Effect, Option } from "effect"
+import { Command } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Data, Duration, Effect, Either, Option, Schedule, Stream } from "effect"
 import type { ServiceSpec } from "../src/service/service-spec.js"
 
-/** Linux process table helpers shared by the supervisor layers (reads /proc). */
+/** Linux process helpers shared by the supervisor layers: the /proc table, polling, short commands. */
 
 /** A process's argv, or none if it is gone (or a zombie). */
 export const commandLineOf = (pid: number): Option.Option<ReadonlyArray<string>> => {
@@ -77,20 +79,51 @@ export const recordedDaemonPid = (spec: ServiceSpec): Option.Option<number> => {
  * Whether something accepts connections on the socket. The bound is generous: on a loaded
  * machine a live daemon may take a while to accept, and "not answering" can lead to a restart.
  */
-export const socketAnswers = (path: string, timeoutMs = 3_000) =>
+export const socketAnswers = (path: string, timeout: Duration.DurationInput = "3 seconds") =>
   Effect.async<boolean>((resume) => {
     const socket = Net.createConnection({ path })
     const done = (ok: boolean) => {
       socket.destroy()
       resume(Effect.succeed(ok))
     }
-    socket.setTimeout(timeoutMs, () => done(false))
     socket.once("connect", () => done(true))
     socket.once("error", () => done(false))
-  })
+    return Effect.sync(() => socket.destroy())
+  }).pipe(Effect.timeoutTo({ duration: timeout, onTimeout: () => false, onSuccess: (ok) => ok }))
 
-/** SIGTERM, then SIGKILL after `graceMs`; returns once the process is gone. */
-export const stopProcess = (pid: number, graceMs: number) =>
+class NotYet extends Data.TaggedError("NotYet") {}
+
+/**
+ * Runs `check` every `every` until it returns a value, for at most `limit` (Effect time, so
+ * TestClock drives it); none when the limit passed first. A check in progress is never cut
+ * short: the limit only decides whether another one starts.
+ */
+export const pollUntil = <A, E, R>(
+  check: Effect.Effect<Option.Option<A>, E, R>,
+  every: Duration.DurationInput,
+  limit: Duration.DurationInput
+): Effect.Effect<Option.Option<A>, E, R> =>
+  check.pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.fail(new NotYet()), onSome: Effect.succeedSome })),
+    Effect.retry({
+      while: (e: E | NotYet) => e instanceof NotYet,
+      schedule: Schedule.spaced(every).pipe(Schedule.upTo(limit))
+    }),
+    Effect.catchIf(
+      (e): e is NotYet => e instanceof NotYet,
+      () => Effect.succeedNone
+    )
+  )
+
+/** Waits (unbounded) until the process is gone. */
+const awaitGone = (pid: number) =>
+  Effect.repeat(
+    Effect.sync(() => isAlive(pid)),
+    { while: (alive) => alive, schedule: Schedule.spaced("20 millis") }
+  )
+
+/** SIGTERM, then SIGKILL after `grace`; returns once the process is gone. */
+export const stopProcess = (pid: number, grace: Duration.DurationInput) =>
   Effect.gen(function* () {
     const signal = (sig: NodeJS.Signals) =>
       Effect.sync(() => {
@@ -101,10 +134,13 @@ export const stopProcess = (pid: number, graceMs: number) =>
         }
       })
     yield* signal("SIGTERM")
-    const deadline = Date.now() + graceMs
-    while (isAlive(pid) && Date.now() < deadline) yield* Effect.sleep("50 millis")
-    if (isAlive(pid)) yield* signal("SIGKILL")
-    while (isAlive(pid)) yield* Effect.sleep("20 millis")
+    const gone = yield* pollUntil(
+      Effect.sync(() => (isAlive(pid) ? Option.none() : Option.some(true))),
+      "50 millis",
+      grace
+    )
+    if (Option.isNone(gone)) yield* signal("SIGKILL")
+    yield* awaitGone(pid)
   })
 
 /** The last lines of a log file, to show why a daemon did not start. */
@@ -123,3 +159,43 @@ export const removeSocketFile = (path: string) => {
     // absent
   }
 }
+
+/** How a short command (systemctl, systemd-notify) ended. */
+export interface CommandResult {
+  /** The exit status; 1 when it could not start, died of a signal or ran out of time. */
+  readonly code: number
+  readonly stdout: string
+  /** What it wrote on stderr, or why it has no status of its own. */
+  readonly stderr: string
+}
+
+const textOf = (stream: Stream.Stream<Uint8Array, PlatformError>) =>
+  stream.pipe(
+    Stream.decodeText(),
+    Stream.mkString,
+    Effect.orElseSucceed(() => "")
+  )
+
+/**
+ * Runs a short command to completion through @effect/platform's `Command`, collecting its output.
+ * It never fails: a command that cannot start, dies of a signal or outlives `timeout` (its process
+ * group is then killed) is reported with status 1 and the reason on stderr.
+ */
+export const runCommand = (command: Command.Command, timeout: Duration.DurationInput) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const child = yield* Command.start(command)
+      const finished = yield* Effect.all([textOf(child.stdout), textOf(child.stderr), Effect.either(child.exitCode)], {
+        concurrency: "unbounded"
+      }).pipe(Effect.timeoutOption(timeout))
+      if (Option.isNone(finished)) {
+        yield* child.kill("SIGKILL").pipe(Effect.ignore)
+        return { code: 1, stdout: "", stderr: `no answer within ${Duration.format(timeout)}` }
+      }
+      const [stdout, stderr, exit] = finished.value
+      return Either.match(exit, {
+        onLeft: (error): CommandResult => ({ code: 1, stdout, stderr: stderr || error.message }),
+        onRight: (code): CommandResult => ({ code, stdout, stderr })
+      })
+    })
+  ).pipe(Effect.catchAll((error) => Effect.succeed<CommandResult>({ code: 1, stdout: "", stderr: error.message })))

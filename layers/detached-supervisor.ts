@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
 import {
@@ -9,6 +9,7 @@ import {
   findDaemonPids,
   isAlive,
   logTail,
+  pollUntil,
   processAgeMs,
   recordedDaemonPid,
   removeSocketFile,
@@ -17,7 +18,7 @@ import {
 } from "./daemon-process-table.js"
 import { tryExclusiveLock } from "./sqlite-file-lock.js"
 
-const STOP_GRACE_MS = 5_000
+const STOP_GRACE = Duration.seconds(5)
 const LOG_LIMIT_BYTES = 5 * 1024 * 1024
 
 /** The detached supervisor's "unit": the command it launches, kept beside the socket. */
@@ -53,15 +54,23 @@ const mainPid = (spec: ServiceSpec) =>
  * How long a start may take before it is judged failed. blctxd bounds its own startup
  * (STARTUP_LIMIT) once Node has loaded it; this adds room for loading on a busy machine.
  */
-const START_WAIT_MS = 30_000
+const START_WAIT = Duration.seconds(30)
 /** A daemon process this old that still does not accept connections is hung, not starting. */
-const HUNG_AFTER_MS = START_WAIT_MS
-const POLL = "100 millis"
+const HUNG_AFTER_MS = Duration.toMillis(START_WAIT)
+const POLL = Duration.millis(100)
 
 /** Held by the one command that starts the daemon; the others wait for the daemon it starts. */
 export const startLockPath = (spec: ServiceSpec) => NodePath.join(spec.stateDir, "blctxd.start.lock")
 
-/** Launches the daemon in its own session, logging to the state directory, and waits until it serves. */
+/**
+ * Launches the daemon in its own session, logging to the state directory, and waits until it serves.
+ *
+ * This is the one launch that stays on node:child_process rather than @effect/platform's Command
+ * (see ARCHITECTURE.md, "Service managers"): the daemon must outlive this command, with its log
+ * file as stdout and stderr. Command ties a child to a Scope (closing it kills the process group),
+ * takes only "pipe", "inherit" or a Sink as stdio (a Sink is pumped by this process, which exits)
+ * and cannot unref the child, so the CLI would not exit while the daemon runs.
+ */
 const spawnDaemon = (spec: ServiceSpec) =>
   Effect.gen(function* () {
     // Always the installation's own command, never one read back from a file on disk.
@@ -83,28 +92,33 @@ const spawnDaemon = (spec: ServiceSpec) =>
       try: () => spawn(node, args, { detached: true, stdio: ["ignore", log, log], env, cwd: "/" }),
       catch: (e) => serviceError(`cannot start ${node}: ${String(e)}`, "Check that node is installed.")
     }).pipe(Effect.ensuring(Effect.sync(() => Fs.closeSync(log))))
-    let exited: number | null | undefined
+    let exited: number | undefined
     child.once("exit", (code, signal) => {
       exited = code ?? (signal === null ? -1 : 128)
     })
     child.unref()
-    const deadline = Date.now() + START_WAIT_MS
-    while (Date.now() < deadline) {
-      if (exited !== undefined) {
-        // Another daemon won the writer lock meanwhile (this one was refused): that one serves.
-        if (yield* socketAnswers(spec.socketPath)) return 0
-        return yield* serviceError(
-          `blctxd exited during startup (status ${exited}): ${logTail(spec.logFile, 3) || "the log is empty"}`,
-          `See ${spec.logFile}; then run: blctx doctor`
-        )
-      }
-      if (yield* socketAnswers(spec.socketPath)) return child.pid ?? 0
-      yield* Effect.sleep(POLL)
-    }
-    if (child.pid !== undefined) yield* stopProcess(child.pid, 1_000)
-    return yield* serviceError(
-      `blctxd did not answer on ${spec.socketPath} within ${START_WAIT_MS / 1000} s of starting: ${logTail(spec.logFile, 3) || "the log is empty"}`,
-      `See ${spec.logFile}; then run: blctx doctor`
+    const failedToStart = (why: string) =>
+      serviceError(
+        `${why}: ${logTail(spec.logFile, 3) || "the log is empty"}`,
+        `See ${spec.logFile}; then run: blctx doctor`
+      )
+    const outcome = yield* pollUntil(
+      Effect.gen(function* () {
+        const answers = yield* socketAnswers(spec.socketPath)
+        if (exited !== undefined) {
+          // Another daemon won the writer lock meanwhile (this one was refused): that one serves.
+          if (answers) return Option.some(0)
+          return yield* failedToStart(`blctxd exited during startup (status ${exited})`)
+        }
+        return answers ? Option.some(child.pid ?? 0) : Option.none()
+      }),
+      POLL,
+      START_WAIT
+    )
+    if (Option.isSome(outcome)) return outcome.value
+    if (child.pid !== undefined) yield* stopProcess(child.pid, "1 second")
+    return yield* failedToStart(
+      `blctxd did not answer on ${spec.socketPath} within ${Duration.toSeconds(START_WAIT)} s of starting`
     )
   })
 
@@ -119,23 +133,31 @@ const asOnlyStarter = <A>(
 ): Effect.Effect<A, ServiceError> =>
   Effect.gen(function* () {
     const lockFile = startLockPath(spec)
-    const deadline = Date.now() + START_WAIT_MS * 2
-    while (true) {
-      const held = yield* tryExclusiveLock(lockFile).pipe(
-        Effect.mapError((e) =>
-          serviceError(`cannot take the start lock ${lockFile}: ${e.message}`, "Check the state directory.")
+    const limit = Duration.times(START_WAIT, 2)
+    const turn = yield* pollUntil(
+      Effect.gen(function* () {
+        const held = yield* tryExclusiveLock(lockFile).pipe(
+          Effect.mapError((e) =>
+            serviceError(`cannot take the start lock ${lockFile}: ${e.message}`, "Check the state directory.")
+          )
         )
+        if (Option.isSome(held)) return Option.some(Option.some(held.value))
+        return (yield* socketAnswers(spec.socketPath)) ? Option.some(Option.none()) : Option.none()
+      }),
+      POLL,
+      limit
+    )
+    if (Option.isNone(turn)) {
+      return yield* serviceError(
+        `another blctx command has been starting blctxd for over ${Duration.toSeconds(limit)} s without it answering`,
+        `See ${spec.logFile}; then run: blctx doctor`
       )
-      if (Option.isSome(held)) return yield* Effect.ensuring(body, held.value.release)
-      if (yield* socketAnswers(spec.socketPath)) return whenAnswered
-      if (Date.now() >= deadline) {
-        return yield* serviceError(
-          `another blctx command has been starting blctxd for over ${(START_WAIT_MS * 2) / 1000} s without it answering`,
-          `See ${spec.logFile}; then run: blctx doctor`
-        )
-      }
-      yield* Effect.sleep(POLL)
     }
+    return yield* Option.match(turn.value, {
+      // Whoever held the lock started a daemon that answers now.
+      onNone: () => Effect.succeed(whenAnswered),
+      onSome: (held) => Effect.ensuring(body, held.release)
+    })
   })
 
 /** Daemon processes of this installation that are alive now. */
@@ -148,27 +170,28 @@ const liveDaemons = (spec: ServiceSpec) =>
  */
 const awaitStarting = (spec: ServiceSpec) =>
   Effect.gen(function* () {
-    while (true) {
-      if (yield* socketAnswers(spec.socketPath)) return true
-      const starting = liveDaemons(spec).filter((pid) => Option.exists(processAgeMs(pid), (age) => age < HUNG_AFTER_MS))
-      if (starting.length === 0) return false
-      yield* Effect.sleep(POLL)
-    }
-  })
+    if (yield* socketAnswers(spec.socketPath)) return Option.some(true)
+    const starting = liveDaemons(spec).filter((pid) => Option.exists(processAgeMs(pid), (age) => age < HUNG_AFTER_MS))
+    return starting.length === 0 ? Option.some(false) : Option.none()
+  }).pipe(
+    // No bound of its own: a starting daemon answers, exits, or grows old enough to count as hung.
+    (check) => pollUntil(check, POLL, Duration.infinity),
+    Effect.map(Option.getOrElse(() => false))
+  )
 
 /** Under the start lock: a daemon that is starting is waited for; only a hung one is replaced. */
 const startUnlessServing = (spec: ServiceSpec) =>
   Effect.gen(function* () {
     if (yield* awaitStarting(spec)) return
     // Whatever is still alive is old and silent: hung. Replace it.
-    yield* Effect.forEach(liveDaemons(spec), (pid) => stopProcess(pid, STOP_GRACE_MS), { concurrency: "unbounded" })
+    yield* Effect.forEach(liveDaemons(spec), (pid) => stopProcess(pid, STOP_GRACE), { concurrency: "unbounded" })
     yield* spawnDaemon(spec)
   })
 
 const stopAll = (spec: ServiceSpec) =>
   Effect.gen(function* () {
     const pids = new Set([...Option.toArray(recordedDaemonPid(spec)), ...findDaemonPids(spec)])
-    yield* Effect.forEach(pids, (pid) => stopProcess(pid, STOP_GRACE_MS), { concurrency: "unbounded" })
+    yield* Effect.forEach(pids, (pid) => stopProcess(pid, STOP_GRACE), { concurrency: "unbounded" })
     return pids.size
   })
 

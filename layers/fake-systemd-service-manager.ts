@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Effect, Layer, Option } from "effect"
+import { type Duration, Effect, Layer, Option } from "effect"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
 import { renderUnit } from "../src/service/systemd-unit.js"
@@ -10,16 +10,11 @@ import {
   findDaemonPids,
   isAlive,
   logTail,
+  pollUntil,
   removeSocketFile,
   stopProcess
 } from "./daemon-process-table.js"
 import { unitPathOf } from "./systemd-user-service-manager.js"
-
-/** Where the fake manager's entry point lives beside this layer once built. */
-export const fakeSystemdManagerEntry = NodePath.join(
-  NodePath.dirname(new URL(import.meta.url).pathname),
-  "fake-systemd-manager.js"
-)
 
 const readText = (path: string) => Option.liftThrowable(() => Fs.readFileSync(path, "utf8"))()
 
@@ -31,7 +26,9 @@ interface FakeState {
 }
 
 /**
- * Tests only: `systemctl --user` against the fake manager process running on `root`. Units
+ * Tests only: `systemctl --user` against the fake manager process running on `root`
+ * (`acceptance/programs/fake-systemd-manager.ts`), composed only into the test CLI entry
+ * (`acceptance/programs/cli-fake-systemd.ts`), never into the product's. Units
  * are written to the config directory exactly as the real layer writes them; the manager
  * really runs their ExecStart and restarts them on failure.
  */
@@ -51,13 +48,14 @@ export const FakeSystemdServiceManager = (root: string) => {
       Option.flatMap(Option.liftThrowable((t) => JSON.parse(t) as FakeState))
     )
 
-  const waitFor = (spec: ServiceSpec, done: (s: FakeState) => boolean, limitMs: number, what: string) =>
+  const waitFor = (spec: ServiceSpec, done: (s: FakeState) => boolean, limit: Duration.DurationInput, what: string) =>
     Effect.gen(function* () {
-      const deadline = Date.now() + limitMs
-      while (Date.now() < deadline) {
-        if (Option.exists(stateOf(spec), done)) return
-        yield* Effect.sleep("50 millis")
-      }
+      const reached = yield* pollUntil(
+        Effect.sync(() => Option.filter(stateOf(spec), done)),
+        "50 millis",
+        limit
+      )
+      if (Option.isSome(reached)) return
       return yield* error(
         `${spec.name}.service did not become ${what}: ${logTail(at("logs", `${spec.name}.log`), 3)}`,
         `See ${at("logs", `${spec.name}.log`)}`
@@ -74,7 +72,12 @@ export const FakeSystemdServiceManager = (root: string) => {
               .trim()
           : randomBytes(6).toString("hex")
       Fs.writeFileSync(at("desired", spec.name), `start:${nonce}\n`)
-      yield* waitFor(spec, (s) => s.active_state === "active" && s.nonce === nonce && s.main_pid > 0, 30_000, "active")
+      yield* waitFor(
+        spec,
+        (s) => s.active_state === "active" && s.nonce === nonce && s.main_pid > 0,
+        "30 seconds",
+        "active"
+      )
     })
 
   return Layer.succeed(ServiceManager, {
@@ -116,11 +119,11 @@ export const FakeSystemdServiceManager = (root: string) => {
     uninstall: Effect.fn("FakeSystemd.uninstall")(function* (spec: ServiceSpec) {
       if (Fs.existsSync(at("units", `${spec.name}.service`))) {
         Fs.writeFileSync(at("desired", spec.name), "stop\n")
-        yield* waitFor(spec, (s) => s.main_pid === 0, 7_000, "inactive").pipe(Effect.ignore)
+        yield* waitFor(spec, (s) => s.main_pid === 0, "7 seconds", "inactive").pipe(Effect.ignore)
         Fs.rmSync(at("enabled", spec.name), { force: true })
         Fs.rmSync(at("units", `${spec.name}.service`), { force: true })
       }
-      yield* Effect.forEach(findDaemonPids(spec), (pid) => stopProcess(pid, 5_000))
+      yield* Effect.forEach(findDaemonPids(spec), (pid) => stopProcess(pid, "5 seconds"))
       Fs.rmSync(unitPathOf(spec), { force: true })
       removeSocketFile(spec.socketPath)
     })

@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber, Option, TestClock } from "effect"
 import { Downloader } from "../src/embedding/downloader.js"
 import { HttpDownloaderLive } from "./http-downloader.js"
 import { startModelServer } from "./model-test-server.js"
@@ -126,4 +128,165 @@ describe("HTTP downloader over a loopback server", () => {
       expect(error.retryable).toBe(false)
     }).pipe(Effect.provide(HttpDownloaderLive))
   )
+
+  it.scoped("resumes through a redirect, sending the Range header to the new host", () =>
+    Effect.gen(function* () {
+      const dir = yield* scratch
+      const s = yield* server({
+        repo: "t/m",
+        revision: "r1",
+        files: [{ name: "model.onnx", bytes }],
+        cutFirst: ["model.onnx"],
+        redirect: true
+      })
+      const part = NodePath.join(dir, "model.onnx.part")
+      const downloader = yield* Downloader
+      const request = { url: url(s.endpoint), part, size: bytes.length, onProgress: () => Effect.void }
+      const cut = yield* Effect.flip(downloader.fetch(request))
+      expect(cut.message).toMatch(/^the connection (was interrupted|closed) after \d+ of 300000 bytes/)
+      const kept = readFileSync(part).length
+      expect(yield* downloader.fetch(request)).toEqual({ resumedFrom: kept, bytesOnDisk: bytes.length })
+      expect(readFileSync(part).equals(bytes)).toBe(true)
+      expect(s.requests.map((r) => [r.range, r.status])).toEqual([
+        [undefined, 302],
+        [undefined, 200],
+        [`bytes=${kept}-`, 302],
+        [`bytes=${kept}-`, 206]
+      ])
+    }).pipe(Effect.provide(HttpDownloaderLive))
+  )
 })
+
+/** A loopback server whose every answer is `respond`'s; `seen` resolves on the first request. */
+const rawServer = (respond: (req: Http.IncomingMessage, res: Http.ServerResponse) => void) =>
+  Effect.acquireRelease(
+    Effect.gen(function* () {
+      const seen = yield* Deferred.make<void>()
+      const server = Http.createServer((req, res) => {
+        Deferred.unsafeDone(seen, Effect.void)
+        respond(req, res)
+      })
+      yield* Effect.async<void>((resume) => {
+        server.listen(0, "127.0.0.1", () => resume(Effect.void))
+      })
+      return { server, seen, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+describe("HTTP downloader bounds (Effect time)", () => {
+  it.scoped("gives up on a server that never answers after 30 s, as a retryable failure", () =>
+    Effect.gen(function* () {
+      const dir = yield* scratch
+      const s = yield* rawServer(() => {
+        // never answers
+      })
+      const downloader = yield* Downloader
+      const fiber = yield* Effect.fork(
+        Effect.flip(
+          downloader.fetch({
+            url: url(s.endpoint),
+            part: NodePath.join(dir, "m.part"),
+            size: 10,
+            onProgress: () => Effect.void
+          })
+        )
+      )
+      yield* Deferred.await(s.seen)
+      const error = yield* passTimeUntilDone(fiber)
+      expect(error.message).toBe("request failed: no answer for 30 s")
+      expect(error.retryable).toBe(true)
+    }).pipe(Effect.provide(HttpDownloaderLive))
+  )
+
+  it.scoped("gives up on a body that stops for 30 s, keeping what arrived", () =>
+    Effect.gen(function* () {
+      const dir = yield* scratch
+      const s = yield* rawServer((_req, res) => {
+        res.writeHead(200, { "content-length": 10 })
+        res.write(Buffer.from("abcd"))
+      })
+      const part = NodePath.join(dir, "m.part")
+      const downloader = yield* Downloader
+      const fiber = yield* Effect.fork(
+        Effect.flip(
+          downloader.fetch({
+            url: url(s.endpoint),
+            part,
+            size: 10,
+            onProgress: () => Effect.void
+          })
+        )
+      )
+      yield* Deferred.await(s.seen)
+      // Let the first bytes arrive (on the real clock), then let the stall last 30 s of Effect time.
+      yield* Effect.promise(() => waitUntil(() => readFileSize(part) === 4))
+      const error = yield* passTimeUntilDone(fiber)
+      expect(error.message).toBe("the connection was interrupted after 4 of 10 bytes: no data for 30 s")
+      expect(error.retryable).toBe(true)
+      expect(readFileSync(part).toString()).toBe("abcd")
+    }).pipe(Effect.provide(HttpDownloaderLive))
+  )
+
+  it.scoped("stops after five redirects, and never shows credentials in its messages", () =>
+    Effect.gen(function* () {
+      const dir = yield* scratch
+      const s = yield* rawServer((req, res) => {
+        res.writeHead(302, { location: `${req.url ?? "/"}x` }).end()
+      })
+      const downloader = yield* Downloader
+      const loop = yield* Effect.flip(
+        downloader.fetch({
+          url: url(s.endpoint),
+          part: NodePath.join(dir, "a.part"),
+          size: 10,
+          onProgress: () => Effect.void
+        })
+      )
+      expect(loop.message).toBe("too many redirects (more than 5)")
+      expect(loop.retryable).toBe(false)
+      yield* Effect.promise(() => new Promise<void>((done) => s.server.close(() => done())))
+      const refused = yield* Effect.flip(
+        downloader.fetch({
+          url: url(s.endpoint.replace("http://", "http://user:s3cret@")),
+          part: NodePath.join(dir, "b.part"),
+          size: 10,
+          onProgress: () => Effect.void
+        })
+      )
+      expect(refused.message).toMatch(/^request failed: /)
+      expect(refused.message).not.toContain("s3cret")
+      expect(refused.retryable).toBe(true)
+    }).pipe(Effect.provide(HttpDownloaderLive))
+  )
+})
+
+/**
+ * Moves the TestClock on by the 30 s bound until the fiber ends: the bound's timer may be set a
+ * moment after the real event the test waited for, so one step may come too early.
+ */
+const passTimeUntilDone = <A, E>(fiber: Fiber.Fiber<A, E>) =>
+  Effect.gen(function* () {
+    for (let step = 0; step < 100; step++) {
+      yield* TestClock.adjust("30 seconds")
+      if (Option.isSome(yield* Fiber.poll(fiber))) break
+      yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
+    }
+    return yield* Fiber.join(fiber)
+  })
+
+const readFileSize = (path: string) => {
+  try {
+    return readFileSync(path).length
+  } catch {
+    return -1
+  }
+}
+
+const waitUntil = async (done: () => boolean) => {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10))
+}

@@ -1,5 +1,5 @@
 import { QdrantClient } from "@qdrant/js-client-rest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
 import {
   ChunkId,
@@ -172,5 +172,3 @@ export const makeQdrantIndex = (options: QdrantOptions) =>
 
     return VectorIndex.of({ upsert, remove, search, count, listIds, fingerprints })
   })
-
-export const qdrantIndexLayer = (options: QdrantOptions) => Layer.effect(VectorIndex, makeQdrantIndex(options))

@@ -1,6 +1,6 @@
 import type { SqlError } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import type { SqliteClient } from "@effect/sql-sqlite-node"
+import { Effect } from "effect"
 import { getLoadablePath } from "sqlite-vec"
 import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
 import {
@@ -158,9 +158,3 @@ export const makeSqliteVecIndex = Effect.fn("SqliteVecIndex.make")(function* (sq
 
   return VectorIndex.of({ upsert, remove, search, count, listIds, fingerprints })
 })
-
-/** The sqlite-vec index on the `SqliteClient` of the surrounding layer (the daemon's writer connection). */
-export const SqliteVecIndexLive = Layer.effect(
-  VectorIndex,
-  Effect.flatMap(SqliteClient.SqliteClient, makeSqliteVecIndex)
-)

@@ -1,13 +1,14 @@
 import * as Fs from "node:fs"
 import { Layer } from "effect"
 import { DetachedSupervisorLive } from "./detached-supervisor.js"
-import { FakeSystemdServiceManager } from "./fake-systemd-service-manager.js"
 import { SystemdUserServiceManagerLive } from "./systemd-user-service-manager.js"
 
 /**
  * Which service manager this machine has: systemd user units where systemd runs (sd_booted:
- * /run/systemd/system exists), else the detached supervisor. BLCTX_SERVICE_MANAGER overrides
- * (`systemd`, `detached`; `fake-systemd` with BLCTX_FAKE_SYSTEMD_DIR in tests).
+ * /run/systemd/system exists), else the detached supervisor. A person may override the choice
+ * with BLCTX_SERVICE_MANAGER=systemd or =detached; any other value is ignored. Tests that want the
+ * fake systemd compose it into their own CLI entry (acceptance/programs/cli-fake-systemd.ts): no
+ * environment variable reaches it from here.
  */
 export const ServiceManagerLive = Layer.suspend(() => {
   switch (process.env.BLCTX_SERVICE_MANAGER) {
@@ -15,11 +16,6 @@ export const ServiceManagerLive = Layer.suspend(() => {
       return SystemdUserServiceManagerLive
     case "detached":
       return DetachedSupervisorLive
-    case "fake-systemd": {
-      const root = process.env.BLCTX_FAKE_SYSTEMD_DIR
-      // Without a manager directory the fake reports itself unavailable, like a real one.
-      return FakeSystemdServiceManager(root?.startsWith("/") ? root : "/nonexistent")
-    }
     default:
       return Fs.existsSync("/run/systemd/system") ? SystemdUserServiceManagerLive : DetachedSupervisorLive
   }

@@ -2,14 +2,12 @@
 // far faster than the hundreds of ESM files behind `effect`, and a CLI is started for every use.
 import { build } from "esbuild"
 
-await build({
-  entryPoints: { blctx: "dist/programs/cli.js" },
-  outdir: "dist/bin",
-  outExtension: { ".js": ".mjs" },
+const common = {
   bundle: true,
   platform: "node",
   target: "node20",
   format: "esm",
+  outExtension: { ".js": ".mjs" },
   sourcemap: true,
   logLevel: "warning",
   // Native addons and packages that locate files next to themselves stay in node_modules.
@@ -18,4 +16,18 @@ await build({
   banner: {
     js: "import { createRequire as __blctxRequire } from 'node:module'; const require = __blctxRequire(import.meta.url);"
   }
+}
+
+// The product: `blctx`.
+await build({ ...common, entryPoints: { blctx: "dist/programs/cli.js" }, outdir: "dist/bin" })
+
+// Test programs, bundled from their sources into a folder the published package leaves out
+// (package.json `files`): the CLI with the fake systemd composed in, and the fake manager itself.
+await build({
+  ...common,
+  entryPoints: {
+    "cli-fake-systemd": "acceptance/programs/cli-fake-systemd.ts",
+    "fake-systemd-manager": "acceptance/programs/fake-systemd-manager.ts"
+  },
+  outdir: "dist/test-programs"
 })

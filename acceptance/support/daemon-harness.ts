@@ -1,21 +1,23 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdirSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
-import { type IsolatedHome, makeIsolatedHome } from "./isolated-home.js"
+import { type IsolatedHome, makeIsolatedHome, testProgram } from "./isolated-home.js"
 
-const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
 const Database = createRequire(import.meta.url)("better-sqlite3") as new (
   file: string,
   options?: { readonly timeout?: number }
 ) => { exec(sql: string): void; close(): void }
 
-export const fakeManagerEntry = NodePath.join(root, "dist", "layers", "fake-systemd-manager.js")
-
 export type Supervisor = "detached" | "fake-systemd"
 
-/** An isolated home whose `blctx` uses the given supervisor; `dispose` kills everything it started. */
+/**
+ * An isolated home whose `blctx` uses the given supervisor; `dispose` kills everything it started.
+ * Under fake systemd, `blctx` is the test entry with the fake composed in
+ * (acceptance/programs/cli-fake-systemd.ts), talking to a fake manager this home starts; the
+ * detached supervisor is what the product's CLI picks by itself where no systemd runs, and
+ * BLCTX_SERVICE_MANAGER=detached makes sure of it.
+ */
 export interface DaemonHome extends IsolatedHome {
   readonly supervisor: Supervisor
   readonly stateDir: string
@@ -68,17 +70,32 @@ export const waitFor = async <A>(what: string, check: () => A | undefined | Prom
 }
 
 export const makeDaemonHome = (supervisor: Supervisor): DaemonHome => {
-  const base = makeIsolatedHome()
+  const fake = supervisor === "fake-systemd"
+  const base = makeIsolatedHome(fake ? { cli: testProgram("cli-fake-systemd") } : undefined)
   const fakeDir = NodePath.join(base.home, "fake-systemd")
   let manager: ChildProcess | undefined
-  if (supervisor === "fake-systemd") {
+  if (fake) {
     mkdirSync(fakeDir, { mode: 0o700 })
-    manager = spawn(process.execPath, [fakeManagerEntry, fakeDir], { stdio: "ignore", env: base.env })
+    manager = spawn(process.execPath, [testProgram("fake-systemd-manager"), fakeDir], {
+      stdio: "ignore",
+      env: base.env
+    })
+  }
+  /** The fake manager writes manager.pid once its directory is ready; blctx waits for that once. */
+  let managerUp: Promise<unknown> | undefined
+  const managerReady = () => {
+    managerUp ??= fake
+      ? waitFor(
+          "the fake systemd manager to start",
+          () => (existsSync(NodePath.join(fakeDir, "manager.pid")) ? true : undefined),
+          30_000
+        )
+      : Promise.resolve()
+    return managerUp
   }
   const env: NodeJS.ProcessEnv = {
     ...base.env,
-    BLCTX_SERVICE_MANAGER: supervisor,
-    ...(supervisor === "fake-systemd" ? { BLCTX_FAKE_SYSTEMD_DIR: fakeDir } : {})
+    ...(fake ? { BLCTX_FAKE_SYSTEMD_DIR: fakeDir } : { BLCTX_SERVICE_MANAGER: "detached" })
   }
   const stateDir = NodePath.join(base.xdg.state, "blctx")
   const installationId = () =>
@@ -99,7 +116,10 @@ export const makeDaemonHome = (supervisor: Supervisor): DaemonHome => {
       supervisor === "fake-systemd"
         ? NodePath.join(base.xdg.config, "blctx", `blctxd-${installationId()}.service`)
         : NodePath.join(stateDir, "blctxd.launch.json"),
-    blctx: (args, options) => base.blctx(args, { ...options, env: { ...env, ...options?.env } }),
+    blctx: async (args, options) => {
+      await managerReady()
+      return base.blctx(args, { ...options, env: { ...env, ...options?.env } })
+    },
     dispose: () => {
       manager?.kill("SIGKILL")
       for (const pid of processesMentioning(base.home)) {

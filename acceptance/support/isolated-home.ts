@@ -9,6 +9,13 @@ const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), 
 export const builtProgram = (name: "cli" | "daemon" | "mcp" | "hook") =>
   NodePath.join(root, "dist", "programs", `${name}.js`)
 
+/**
+ * The test-only programs `npm run build` bundles from acceptance/programs/ into dist/test-programs/
+ * (never published): `cli-fake-systemd` is blctx with the fake systemd composed in.
+ */
+export const testProgram = (name: "cli-fake-systemd" | "fake-systemd-manager") =>
+  NodePath.join(root, "dist", "test-programs", `${name}.mjs`)
+
 export interface RunResult {
   readonly code: number | null
   readonly stdout: string
@@ -21,7 +28,7 @@ export interface IsolatedHome {
   readonly env: NodeJS.ProcessEnv
   readonly xdg: { readonly data: string; readonly config: string; readonly cache: string; readonly state: string }
   readonly codexHome: string
-  /** Runs the built `blctx` from `/` with this home's environment. */
+  /** Runs the built `blctx` (or the home's own CLI entry) from `/` with this home's environment. */
   readonly blctx: (
     args: ReadonlyArray<string>,
     options?: { readonly input?: string; readonly env?: NodeJS.ProcessEnv }
@@ -49,7 +56,9 @@ export const runProcess = (
     child.stdin.end(options.input ?? "")
   })
 
-export const makeIsolatedHome = (): IsolatedHome => {
+/** `cli`: the entry point `blctx` runs (default the built product CLI; a test program for fakes). */
+export const makeIsolatedHome = (options?: { readonly cli?: string }): IsolatedHome => {
+  const cli = options?.cli ?? builtProgram("cli")
   const home = realpathSync(mkdtempSync(NodePath.join(tmpdir(), "blctx-home-")))
   const xdg = {
     data: NodePath.join(home, "xdg", "data"),
@@ -75,7 +84,7 @@ export const makeIsolatedHome = (): IsolatedHome => {
     xdg,
     codexHome,
     blctx: (args, options) =>
-      runProcess(process.execPath, [builtProgram("cli"), ...args], {
+      runProcess(process.execPath, [cli, ...args], {
         env: { ...env, ...options?.env },
         ...(options?.input === undefined ? {} : { input: options.input })
       }),

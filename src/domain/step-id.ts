@@ -21,6 +21,4 @@ export type StepId = typeof StepId.Type
 /** Steps that only `--no-history` may skip. */
 export const HISTORY_STEP_IDS: ReadonlyArray<StepId> = ["session_discovery", "history_index", "history_retrieval"]
 
-export const isStepId = Schema.is(StepId)
-
 export const displayIndex = (id: StepId): number => STEP_IDS.indexOf(id)

@@ -10,7 +10,6 @@ export type JobState = typeof JobState.Type
 
 /** States a job never leaves: replay, reinstall and restarts leave these rows alone. */
 export const TERMINAL_STATES: ReadonlyArray<JobState> = ["completed", "partial", "failed", "superseded", "cancelled"]
-export const isTerminal = (state: JobState) => TERMINAL_STATES.includes(state)
 
 /** A job kind's name: lower snake case, e.g. `maintenance`, `import`. */
 export const JobKindName = Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_]{0,39}$/), Schema.brand("JobKindName"))

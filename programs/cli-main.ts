@@ -1,0 +1,191 @@
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, type Context, Effect, Exit, Layer, Logger, Schema } from "effect"
+import { ConsolePrompterLive } from "../layers/console-prompter.js"
+import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
+import { HttpDownloaderLive } from "../layers/http-downloader.js"
+import { NodeFileDigestLive } from "../layers/model-file-digest.js"
+import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
+import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
+import { OnnxModelRuntimeLazy } from "../layers/onnx-model-runtime-lazy.js"
+import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
+import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
+import { ExitStatus } from "../src/cli/exit-status.js"
+import { extractGlobalFlags } from "../src/cli/global-flags.js"
+import {
+  commandNames,
+  findHelpTopic,
+  type HelpTopic,
+  helpCliConfig,
+  renderCommandHelp,
+  renderRootHelp
+} from "../src/cli/help.js"
+import { decideOutputMode, OutputMode } from "../src/cli/output-mode.js"
+import { rootCommand, subcommands } from "../src/cli/root.js"
+import { CliUsageError } from "../src/cli/usage-error.js"
+import { ConfigFile } from "../src/config/config-file.js"
+import { ExitCode } from "../src/domain/report.js"
+import { ProgramPaths } from "../src/installer/program-paths.js"
+import { ansiStyle, plainStyle } from "../src/installer/render-text.js"
+import { ManifestStore } from "../src/ownership/manifest-store.js"
+import { Paths } from "../src/paths/paths.js"
+import type { ServiceManager } from "../src/service/service-manager.js"
+import { sanitizeForTerminal, stringifyForTerminal } from "../src/terminal/sanitize.js"
+import { VERSION } from "../src/version.js"
+
+/** What differs between the `blctx` programs: where the entry point is and who supervises blctxd. */
+export interface CliEntry {
+  /**
+   * The entry point's `import.meta.url`: recorded as the installation's CLI. Every entry point
+   * (dist/programs/cli.js, the bundled dist/bin/blctx.mjs, the test programs in dist/test-programs/)
+   * sits two levels below the package root, from which the other programs are found.
+   */
+  readonly entryUrl: string
+  /** The machine's service manager in the product (`layers/supervisor-selection.ts`); a fake in tests. */
+  readonly serviceManager: Layer.Layer<ServiceManager>
+}
+
+type Mode = Context.Tag.Service<OutputMode>
+
+const ExitStatusLive = Layer.succeed(ExitStatus, {
+  set: (code) =>
+    Effect.sync(() => {
+      process.exitCode = code
+    })
+})
+
+/** Every service the commands use, for one output mode and one entry. */
+const mainLayer = (entry: CliEntry, mode: Mode) => {
+  const self = fileURLToPath(entry.entryUrl)
+  const packageRoot = NodePath.resolve(NodePath.dirname(self), "..", "..")
+  const ProgramPathsLive = Layer.succeed(ProgramPaths, {
+    node: process.execPath,
+    cli: self,
+    daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js")
+  })
+  const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive
+  return Layer.mergeAll(
+    ManifestStore.Default,
+    SqliteOpenerLive,
+    ProgramPathsLive,
+    RendererLive,
+    ConsolePrompterLive,
+    ExitStatusLive,
+    NodeTranscriptFilesLive,
+    ConfigFile.Default,
+    HttpDownloaderLive,
+    NodeFileDigestLive,
+    OnnxModelRuntimeLazy,
+    entry.serviceManager,
+    DaemonConnectorLive,
+    Layer.succeed(OutputMode, mode)
+  ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
+}
+
+const usage = (mode: Mode, message: string) =>
+  Effect.gen(function* () {
+    yield* Console.error(`blctx: ${sanitizeForTerminal(message)}`)
+    if (mode.json) {
+      const error = Schema.encodeSync(CliUsageError)(new CliUsageError({ message }))
+      yield* Console.log(stringifyForTerminal({ error, exit_code: ExitCode.usage }, undefined))
+    }
+    yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.usage))
+  })
+
+const run = Command.run(rootCommand, { name: "blctx", version: VERSION })
+
+const descriptors = subcommands.map((command) => command.descriptor)
+const names = commandNames(descriptors)
+
+/** Help is blctx's own (`src/cli/help.ts`): plain unless colors are on, exit 0. */
+const help = (mode: Mode, topic: HelpTopic) => {
+  const style = mode.color ? ansiStyle : plainStyle
+  if (topic._tag === "Root") return Console.log(renderRootHelp(rootCommand.descriptor, descriptors, VERSION, style))
+  const descriptor = topic._tag === "Command" ? descriptors[names.indexOf(topic.name)] : undefined
+  return descriptor === undefined
+    ? usage(mode, `unknown command '${topic.name}'; blctx --help lists the commands`)
+    : Console.log(renderCommandHelp(descriptor, style))
+}
+
+/**
+ * Anything no command handled (a defect, an unexpected error) is reported, not dumped: one line on
+ * stderr, one JSON document on stdout with `--json`, exit 1. A stack never lands on stdout.
+ */
+const unexpected = (mode: Mode, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
+    const squashed = Cause.squash(cause)
+    const message = squashed instanceof Error ? squashed.message : String(squashed)
+    yield* Console.error(`blctx: unexpected failure: ${sanitizeForTerminal(message)}`)
+    yield* Console.error(sanitizeForTerminal(Cause.pretty(cause)))
+    if (mode.json) {
+      const error = { _tag: "UnexpectedFailure", message }
+      yield* Console.log(stringifyForTerminal({ error, exit_code: ExitCode.failed }, undefined))
+    }
+    process.exitCode = ExitCode.failed
+  })
+
+/**
+ * The `blctx` program: takes `--json` and `--no-color` out of argv, decides the output mode once,
+ * answers help itself, runs the command tree with every layer composed, and exits as a shell
+ * expects. `programs/cli.ts` runs it with the machine's service manager; tests with a fake.
+ */
+export const runCli = (entry: CliEntry): void => {
+  // Everything blctx creates is private to this user, with no window where it is not.
+  process.umask(0o077)
+
+  const { flags, rest } = extractGlobalFlags(process.argv.slice(2))
+  const mode = decideOutputMode({
+    flags,
+    stdoutTty: process.stdout.isTTY === true,
+    stdinTty: process.stdin.isTTY === true,
+    noColorEnv: process.env.NO_COLOR
+  })
+
+  /** The signal that interrupted the command, for its exit status (128 + signal number). */
+  let interruptedBy: number | undefined
+  process.once("SIGINT", () => {
+    interruptedBy = 130
+  })
+  process.once("SIGTERM", () => {
+    interruptedBy = 143
+  })
+
+  const topic = findHelpTopic(rest, names)
+  const program =
+    topic !== undefined
+      ? help(mode, topic).pipe(Effect.provide(ExitStatusLive))
+      : run([process.argv[0] ?? "node", process.argv[1] ?? "blctx", ...rest]).pipe(
+          Effect.catchTag("CliUsageError", (e) => usage(mode, e.message)),
+          Effect.catchIf(ValidationError.isValidationError, (e) =>
+            // @effect/cli has already printed what was wrong; the exit code tells scripts it was usage.
+            mode.json
+              ? usage(mode, HelpDoc.toAnsiText(e.error).trim())
+              : ExitStatus.pipe(Effect.flatMap((s) => s.set(ExitCode.usage)))
+          ),
+          Effect.provide(mainLayer(entry, mode)),
+          // Log lines go to stderr: stdout carries the command's output (one JSON document with --json).
+          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
+          // Whatever help the library still prints leaves its built-in options out.
+          Effect.provide(CliConfig.layer(helpCliConfig))
+        )
+
+  NodeRuntime.runMain(
+    program.pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : unexpected(mode, cause)
+      )
+    ),
+    {
+      disableErrorReporting: true,
+      // The pretty logger writes to stdout; the program's own logger (stderr) stays in place.
+      disablePrettyLogger: true,
+      // SIGINT/SIGTERM interrupt the command: exit as a shell expects (130/143), not 0.
+      teardown: (exit, onExit) => {
+        if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) onExit(interruptedBy ?? 130)
+        else onExit(typeof process.exitCode === "number" ? process.exitCode : Exit.isFailure(exit) ? 1 : 0)
+      }
+    }
+  )
+}
