@@ -167,10 +167,11 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
   })
 
   it("completes a job killed mid-way exactly once after a restart", async () => {
-    const h = makeDaemonHome(supervisor)
+    const h = makeDaemonHome(supervisor, { heldDaemon: true })
     home = h
     await installGreen(h)
-    const submitted = await withClient(h, (c) => c.submitJob({ kind: "maintenance", params: { step_delay_ms: 1_500 } }))
+    h.holdJobs({ maintenance_step_ms: 1_500 })
+    const submitted = await withClient(h, (c) => c.submitJob({ kind: "maintenance" }))
     const jobId = submitted.job.id
     // Wait until the first step committed and the second is holding the writer, then crash.
     await waitFor("one committed step", () =>
@@ -198,10 +199,11 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
   })
 
   it("answers reads from the query workers while a long job holds the writer", async () => {
-    const h = makeDaemonHome(supervisor)
+    const h = makeDaemonHome(supervisor, { heldDaemon: true })
     home = h
     await installGreen(h)
-    const submitted = await withClient(h, (c) => c.submitJob({ kind: "maintenance", params: { step_delay_ms: 8_000 } }))
+    h.holdJobs({ maintenance_step_ms: 8_000 })
+    const submitted = await withClient(h, (c) => c.submitJob({ kind: "maintenance" }))
     const jobId = submitted.job.id
     await waitFor("the job to start", () =>
       withClient(h, (c) => c.jobStatus(jobId)).then((j) => (j.state === "running" ? j : undefined))

@@ -45,6 +45,8 @@ export interface CliEntry {
   readonly entryUrl: string
   /** The machine's service manager in the product (`layers/supervisor-selection.ts`); a fake in tests. */
   readonly serviceManager: Layer.Layer<ServiceManager>
+  /** The daemon entry the supervisor runs; the product's `dist/programs/daemon.js` unless a test composes its own. */
+  readonly daemon?: string
 }
 
 type Mode = Context.Tag.Service<OutputMode>
@@ -63,7 +65,7 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
   const ProgramPathsLive = Layer.succeed(ProgramPaths, {
     node: process.execPath,
     cli: self,
-    daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js")
+    daemon: entry.daemon ?? NodePath.join(packageRoot, "dist", "programs", "daemon.js")
   })
   const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive
   return Layer.mergeAll(

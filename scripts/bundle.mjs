@@ -31,3 +31,17 @@ await build({
   },
   outdir: "dist/test-programs"
 })
+
+// The daemon with holds composed into its job kinds, and a CLI whose supervisor runs it. The
+// daemon keeps the `.js` name supervisors and tests recognise a daemon by.
+await build({
+  ...common,
+  entryPoints: { "cli-held-daemon": "acceptance/programs/cli-held-daemon.ts" },
+  outdir: "dist/test-programs"
+})
+await build({
+  ...common,
+  entryPoints: { "held-daemon": "acceptance/programs/held-daemon.ts" },
+  outExtension: { ".js": ".js" },
+  outdir: "dist/test-programs"
+})

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { type IsolatedHome, makeIsolatedHome, testProgram } from "./isolated-home.js"
@@ -28,6 +28,19 @@ export interface DaemonHome extends IsolatedHome {
   readonly processes: () => ReadonlyArray<number>
   readonly daemonPids: () => ReadonlyArray<number>
   readonly unitPath: () => string
+  /**
+   * With `heldDaemon`: how long each maintenance step holds the writer from now on (the held
+   * daemon reads it at every step; 0 holds nothing).
+   */
+  readonly holdJobs: (holds: { readonly maintenance_step_ms?: number }) => void
+}
+
+export interface DaemonHomeOptions {
+  /**
+   * Run the held daemon (acceptance/programs/held-daemon.ts) instead of the product's, so a test
+   * can make a job hold the writer for as long as it needs (`holdJobs`).
+   */
+  readonly heldDaemon?: boolean
 }
 
 const commandLine = (pid: number): string | undefined => {
@@ -69,9 +82,10 @@ export const waitFor = async <A>(what: string, check: () => A | undefined | Prom
   throw new Error(`timed out after ${scaled(ms)} ms waiting for ${what}`)
 }
 
-export const makeDaemonHome = (supervisor: Supervisor): DaemonHome => {
+export const makeDaemonHome = (supervisor: Supervisor, options: DaemonHomeOptions = {}): DaemonHome => {
   const fake = supervisor === "fake-systemd"
-  const base = makeIsolatedHome(fake ? { cli: testProgram("cli-fake-systemd") } : undefined)
+  const cli = options.heldDaemon ? testProgram("cli-held-daemon") : fake ? testProgram("cli-fake-systemd") : undefined
+  const base = makeIsolatedHome(cli === undefined ? undefined : { cli })
   const fakeDir = NodePath.join(base.home, "fake-systemd")
   let manager: ChildProcess | undefined
   if (fake) {
@@ -112,6 +126,10 @@ export const makeDaemonHome = (supervisor: Supervisor): DaemonHome => {
     installationId,
     processes,
     daemonPids: () => processesMentioning(base.home).filter((pid) => commandLine(pid)?.includes("daemon.js") === true),
+    holdJobs: (holds) => {
+      mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+      writeFileSync(NodePath.join(stateDir, "test-holds.json"), JSON.stringify(holds), { mode: 0o600 })
+    },
     unitPath: () =>
       supervisor === "fake-systemd"
         ? NodePath.join(base.xdg.config, "blctx", `blctxd-${installationId()}.service`)

@@ -13,7 +13,7 @@ export const builtProgram = (name: "cli" | "daemon" | "mcp" | "hook") =>
  * The test-only programs `npm run build` bundles from acceptance/programs/ into dist/test-programs/
  * (never published): `cli-fake-systemd` is blctx with the fake systemd composed in.
  */
-export const testProgram = (name: "cli-fake-systemd" | "fake-systemd-manager") =>
+export const testProgram = (name: "cli-fake-systemd" | "fake-systemd-manager" | "cli-held-daemon") =>
   NodePath.join(root, "dist", "test-programs", `${name}.mjs`)
 
 export interface RunResult {
