@@ -1,24 +1,10 @@
 import { describe, expect, it } from "vitest"
 import { plainStyle } from "../installer/render-text.js"
-import { JobId, JobView } from "../jobs/job.js"
+import { jobViewOf } from "../jobs/job-view.test-support.js"
 import { renderJob, renderProgress } from "./history-render.js"
 
-const job = (over: Partial<ConstructorParameters<typeof JobView>[0]>) =>
-  new JobView({
-    id: JobId.make("00000000-0000-4000-8000-000000000007"),
-    kind: "repair",
-    state: "completed",
-    progress_done: 6,
-    progress_total: 6,
-    counts: {},
-    error: null,
-    attempts: 1,
-    submitted_at: "2026-03-01T10:00:00.000Z",
-    started_at: null,
-    updated_at: "2026-03-01T10:00:00.000Z",
-    finished_at: null,
-    ...over
-  })
+const job = (over: Parameters<typeof jobViewOf>[0]) =>
+  jobViewOf({ kind: "repair", progress_done: 6, progress_total: 6, ...over })
 
 describe("job progress in index-status", () => {
   it("names the unit both sides count", () => {

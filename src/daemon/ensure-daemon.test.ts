@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { submitImport } from "../cli/history-commands.js"
 import { makeWorld, stepLayer, useActiveHome } from "../installer/steps/service-steps.test-support.js"
-import { JobId, JobView } from "../jobs/job.js"
+import { JobId, type JobView } from "../jobs/job.js"
+import { jobViewOf } from "../jobs/job-view.test-support.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { DaemonUnavailable } from "../rpc/errors.js"
 import { SubmittedJob } from "../rpc/protocol.js"
@@ -13,21 +14,7 @@ import { withDaemon } from "./ensure-daemon.js"
 const fresh = useActiveHome()
 const JOB = JobId.make("00000000-0000-4000-8000-0000000000b1")
 
-const jobIn = (state: JobView["state"]) =>
-  new JobView({
-    id: JOB,
-    kind: "import",
-    state,
-    progress_done: state === "completed" ? 1 : 0,
-    progress_total: 1,
-    counts: {},
-    error: null,
-    attempts: 1,
-    submitted_at: "2026-03-01T10:00:00.000Z",
-    started_at: null,
-    updated_at: "2026-03-01T10:00:00.000Z",
-    finished_at: null
-  })
+const jobIn = (state: JobView["state"]) => jobViewOf({ id: JOB, state, progress_done: state === "completed" ? 1 : 0 })
 
 /** A daemon whose first answer to a poll is too slow (the client's bound trips), then answers. */
 const slowFirstPoll = () => {
