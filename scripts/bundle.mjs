@@ -18,8 +18,12 @@ const common = {
   }
 }
 
-// The product: `blctx`.
-await build({ ...common, entryPoints: { blctx: "dist/programs/cli.js" }, outdir: "dist/bin" })
+// The product: `blctx`, and the stdio MCP server agents launch in every conversation.
+await build({
+  ...common,
+  entryPoints: { blctx: "dist/programs/cli.js", "blctx-mcp": "dist/programs/mcp.js" },
+  outdir: "dist/bin"
+})
 
 // Test programs, bundled from their sources into a folder the published package leaves out
 // (package.json `files`): the CLI with the fake systemd composed in, and the fake manager itself.

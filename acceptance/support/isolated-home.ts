@@ -9,6 +9,9 @@ const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), 
 export const builtProgram = (name: "cli" | "daemon" | "mcp" | "hook") =>
   NodePath.join(root, "dist", "programs", `${name}.js`)
 
+/** The bundled entries `npm run build` writes to dist/bin/: what the package's users and agents run. */
+export const bundledProgram = (name: "blctx" | "blctx-mcp") => NodePath.join(root, "dist", "bin", `${name}.mjs`)
+
 /**
  * The test-only programs `npm run build` bundles from acceptance/programs/ into dist/test-programs/
  * (never published): `cli-fake-systemd` is blctx with the fake systemd composed in.

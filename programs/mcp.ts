@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// blctx-mcp: the stdio MCP server an agent (Codex) launches, a thin client of blctxd.
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { Context, Duration, Effect, Either, Exit, Layer, Logger } from "effect"
+import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
+import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
+import { withDaemon } from "../src/daemon/ensure-daemon.js"
+import { ProgramPaths } from "../src/installer/program-paths.js"
+import { DaemonSession } from "../src/mcp/daemon-session.js"
+import { MCP_USAGE, McpConfig, parseMcpArgv } from "../src/mcp/mcp-config.js"
+import { serveMcp } from "../src/mcp/mcp-server.js"
+import { claimStdout } from "../src/mcp/stdout-guard.js"
+import { ManifestStore } from "../src/ownership/manifest-store.js"
+import { Paths } from "../src/paths/paths.js"
+import type { DaemonConnector } from "../src/rpc/daemon-connector.js"
+
+// stdout carries the JSON-RPC stream and nothing else: from here on every other write to it
+// (console.log anywhere, a logger, a library) goes to stderr. No module above writes anything
+// while it loads (the acceptance test reads stdout from the first byte).
+const protocolOut = claimStdout({ stdout: process.stdout, stderr: process.stderr })
+// A write that fails (EPIPE) means the client is gone: end quietly, as when it closes stdin.
+protocolOut.once("error", () => process.exit(0))
+// The detached supervisor may create its start lock and log while it starts blctxd on demand.
+process.umask(0o077)
+
+/** Each protocol call is bounded like the CLI's: a slow daemon is an error, never a hung tool call. */
+const CALL_TIMEOUT = Duration.seconds(30)
+
+const parsed = parseMcpArgv(process.argv.slice(2))
+if (Either.isLeft(parsed)) {
+  process.stderr.write(
+    `${JSON.stringify({ level: "ERROR", message: "blctx-mcp: invalid arguments", reason: parsed.left, usage: MCP_USAGE })}\n`
+  )
+  process.exit(2)
+}
+const args = parsed.right
+
+// Every entry point (dist/programs/mcp.js, the bundled dist/bin/blctx-mcp.mjs) sits two levels
+// below the package root, where the daemon it may start is found, as the CLI finds it.
+const packageRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
+const ProgramPathsLive = Layer.succeed(ProgramPaths, {
+  node: process.execPath,
+  cli: NodePath.join(packageRoot, "dist", "bin", "blctx.mjs"),
+  daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js")
+})
+
+// The installation's files come from the registered arguments, never from the agent's environment.
+const PathsLive = Paths.layerFrom({
+  home: process.env.HOME?.startsWith("/") === true ? process.env.HOME : packageRoot,
+  XDG_DATA_HOME: args["data-home"],
+  XDG_CONFIG_HOME: args["config-home"],
+  XDG_CACHE_HOME: args["cache-home"],
+  XDG_STATE_HOME: args["state-home"]
+})
+
+/**
+ * One `withDaemon` session per tool call: a daemon that stopped is started again through the
+ * machine's service manager (nothing else restarts a detached one), an uninstalled one is not.
+ * The service-manager modules (process table, systemctl, the start lock's SQLite addon) are
+ * loaded by the first call, not at startup.
+ */
+const DaemonSessionLive = Layer.scoped(
+  DaemonSession,
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const services = yield* Effect.context<ManifestStore | Paths | ProgramPaths | DaemonConnector>()
+    const manager = yield* Effect.cached(
+      Effect.promise(() => import("../layers/supervisor-selection.js")).pipe(
+        Effect.flatMap(({ ServiceManagerLive }) => Layer.buildWithScope(ServiceManagerLive, scope))
+      )
+    )
+    return DaemonSession.of({
+      use: (use) =>
+        Effect.flatMap(manager, (managerServices) =>
+          withDaemon(CALL_TIMEOUT, use).pipe(Effect.provide(Context.merge(services, managerServices)))
+        )
+    })
+  })
+)
+
+const MainLive = DaemonSessionLive.pipe(
+  Layer.provideMerge(Layer.mergeAll(ManifestStore.Default, ProgramPathsLive, DaemonConnectorLive)),
+  Layer.provideMerge(Layer.mergeAll(PathsLive, NodeSafeFsLive, Layer.succeed(McpConfig, args))),
+  // Diagnostics are logfmt lines on stderr (the agent keeps them in its MCP server log).
+  Layer.provideMerge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)))
+)
+
+/** The client closing our stdin ends the session (MCP's stdio shutdown). */
+const inputClosed = Effect.async<void>((resume) => {
+  const done = () => resume(Effect.void)
+  process.stdin.once("end", done)
+  process.stdin.once("close", done)
+  return Effect.sync(() => {
+    process.stdin.off("end", done)
+    process.stdin.off("close", done)
+  })
+})
+
+serveMcp(new StdioServerTransport(process.stdin, protocolOut), inputClosed).pipe(
+  Effect.provide(MainLive),
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    // The pretty logger writes to stdout; the logger above writes to stderr.
+    disablePrettyLogger: true,
+    // Exit once the session is over, whatever handle (an idle socket, a timer) is still open.
+    teardown: (exit) => process.exit(Exit.isSuccess(exit) || Exit.isInterrupted(exit) ? 0 : 1)
+  })
+)

@@ -1,0 +1,172 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, type Layer, Option } from "effect"
+import { InvalidQuery } from "../retrieval/invalid-query.js"
+import type { BlctxClient } from "../rpc/client.js"
+import type { DaemonUnavailable } from "../rpc/errors.js"
+import {
+  contextStatusResponse,
+  daemonDown,
+  fakeClient,
+  hit,
+  identity,
+  manifest,
+  OTHER_INSTALLATION,
+  searchResponse,
+  toolLayer
+} from "./mcp-fixtures.test-support.js"
+import { MCP_SERVER_NAME, type McpServices, makeMcpServer } from "./mcp-server.js"
+import type { ToolErrorDocument } from "./tool-errors.js"
+
+/** An SDK client connected in memory to the server over the given daemon and manifest. */
+const connected = (layer: Layer.Layer<McpServices>) =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.provide(Effect.runtime<McpServices>(), layer)
+    const server = makeMcpServer(runtime)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    const client = new Client({ name: "test", version: "1" })
+    yield* Effect.promise(() => server.connect(serverSide))
+    yield* Effect.promise(() => client.connect(clientSide))
+    yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+    // Listing the tools first lets the client check every answer against its output schema.
+    const tools = yield* Effect.promise(() => client.listTools())
+    return { client, tools: tools.tools }
+  })
+
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<CallToolResult>)
+
+const errorOf = (result: CallToolResult): ToolErrorDocument["error"] => {
+  expect(result.isError).toBe(true)
+  const [block] = result.content
+  return (JSON.parse(block?.type === "text" ? block.text : "{}") as ToolErrorDocument).error
+}
+
+const answering = (answers: Parameters<typeof fakeClient>[0]) =>
+  fakeClient({ ping: () => identity(), ...answers }).client
+
+describe("the MCP server", () => {
+  it.scoped("lists the four read tools with input and output schemas and read-only annotations", () =>
+    Effect.gen(function* () {
+      const { client, tools } = yield* connected(toolLayer(answering({})))
+      expect(client.getServerVersion()?.name).toBe(MCP_SERVER_NAME)
+      expect(client.getInstructions()).toContain("evidence")
+      expect(tools.map((t) => t.name)).toEqual(["search", "recent", "context", "context_status"])
+      for (const tool of tools) {
+        expect(tool.inputSchema.type).toBe("object")
+        expect(tool.outputSchema?.type).toBe("object")
+        expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false })
+      }
+    })
+  )
+
+  it.scoped("answers with structured content that matches the output schema, and the same JSON as text", () =>
+    Effect.gen(function* () {
+      const { client } = yield* connected(toolLayer(answering({ search: () => searchResponse([hit()]) })))
+      const result = yield* call(client, "search", { query: "blue-green rollout" })
+      expect(result.isError ?? false).toBe(false)
+      expect(result.structuredContent).toMatchObject({
+        query_mode: "lexical",
+        query_mode_reason: "the embedding model is not installed",
+        results: [
+          {
+            context_id: "c12",
+            source_type: "codex_transcript",
+            source_session_id: "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000",
+            source: { kind: "transcript_span", line: 7, byte_start: 1200, byte_end: 1388 }
+          }
+        ]
+      })
+      const [text] = result.content
+      expect(JSON.parse(text?.type === "text" ? text.text : "")).toEqual(result.structuredContent)
+
+      const status = yield* call(
+        (yield* connected(toolLayer(answering({ contextStatus: () => contextStatusResponse })))).client,
+        "context_status"
+      )
+      expect(status.structuredContent).toMatchObject({ index_state: "model_missing", coverage: { messages: 24 } })
+    })
+  )
+
+  it.scoped("tells no match (an answer) from a daemon that is down (an error with the fix)", () =>
+    Effect.gen(function* () {
+      const none = yield* connected(toolLayer(answering({ search: () => searchResponse([]) })))
+      const empty = yield* call(none.client, "search", { query: "nothing like this" })
+      expect(empty.isError ?? false).toBe(false)
+      expect(empty.structuredContent).toMatchObject({ results: [], truncated: false })
+
+      const down = yield* connected(toolLayer(daemonDown as DaemonUnavailable))
+      const error = errorOf(yield* call(down.client, "search", { query: "anything" }))
+      expect(error).toMatchObject({
+        kind: "daemon_unavailable",
+        tool: "search",
+        remediation: "Run: blctx install codex"
+      })
+      expect(error.message).toContain("not running")
+    })
+  )
+
+  it.scoped("reports an uninstalled, inactive or mismatched installation before asking the daemon", () =>
+    Effect.gen(function* () {
+      const { client, calls } = fakeClient({ ping: () => identity() })
+      const cases: Array<[Option.Option<ReturnType<typeof manifest>>, string, string]> = [
+        [Option.none(), "installation_inactive", "blctx install codex"],
+        [Option.some(manifest("inactive")), "installation_inactive", "blctx install codex"],
+        [Option.some(manifest("active", OTHER_INSTALLATION)), "installation_mismatch", "blctx install codex"]
+      ]
+      for (const [current, kind, fix] of cases) {
+        const session = yield* connected(toolLayer(client, current))
+        const error = errorOf(yield* call(session.client, "recent", { days: 1 }))
+        expect(error.kind).toBe(kind)
+        expect(error.remediation).toContain(fix)
+      }
+      expect(calls).toEqual([])
+    })
+  )
+
+  it.scoped("refuses a daemon that serves another installation", () =>
+    Effect.gen(function* () {
+      const { client, calls } = fakeClient({ ping: () => identity(OTHER_INSTALLATION) })
+      const session = yield* connected(toolLayer(client))
+      const error = errorOf(yield* call(session.client, "context_status"))
+      expect(error.kind).toBe("installation_mismatch")
+      expect(error.message).toContain(OTHER_INSTALLATION)
+      expect(calls.map((c) => c.method)).toEqual(["ping"])
+    })
+  )
+
+  it.scoped("passes on the daemon's own refusal, and survives a defect", () =>
+    Effect.gen(function* () {
+      const refusing = answering({
+        context: () =>
+          Effect.fail(
+            new InvalidQuery({
+              reason: "no result has context id m999",
+              remediation: "Use a context_id from a search or recent answer."
+            })
+          ),
+        search: () => Effect.dieMessage("a bug")
+      })
+      const { client } = yield* connected(toolLayer(refusing as BlctxClient))
+      expect(errorOf(yield* call(client, "context", { context_id: "m999" }))).toMatchObject({
+        kind: "invalid_query",
+        message: "no result has context id m999"
+      })
+      expect(errorOf(yield* call(client, "search", { query: "x" })).kind).toBe("internal_error")
+      // The server is still there.
+      expect(errorOf(yield* call(client, "search", { query: "" })).kind).toBe("invalid_arguments")
+    })
+  )
+
+  it.scoped("answers an unknown tool with a protocol error", () =>
+    Effect.gen(function* () {
+      const { client } = yield* connected(toolLayer(answering({})))
+      const failure = yield* Effect.flip(
+        Effect.tryPromise(() => client.callTool({ name: "open_sesame", arguments: {} }))
+      )
+      expect(String(failure.cause)).toContain("unknown tool")
+    })
+  )
+})

@@ -1,0 +1,128 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Data, ParseResult } from "effect"
+import type { InvalidQuery } from "../retrieval/invalid-query.js"
+import type { DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
+import { stringifyForTerminal } from "../terminal/sanitize.js"
+import type { InstallationUnusable } from "./installation-check.js"
+
+/** One problem with a tool's arguments: where (a dotted path, `(arguments)` for the whole) and what. */
+export interface ArgumentIssue {
+  readonly field: string
+  readonly problem: string
+}
+
+/** The arguments do not match the tool's input schema: nothing was sent to the daemon. */
+export class InvalidArguments extends Data.TaggedError("InvalidArguments")<{
+  readonly tool: string
+  readonly issues: ReadonlyArray<ArgumentIssue>
+}> {
+  override get message() {
+    return `invalid arguments for ${this.tool}: ${this.issues.map((i) => `${i.field}: ${i.problem}`).join("; ")}`
+  }
+}
+
+/**
+ * The problems a decoding found, one per field with the path of the field it is about. An optional
+ * field's schema is a union with `undefined`, whose complaint ("Expected undefined") says nothing
+ * an agent can use: only a field's first problem is kept, and none for a field whose own fields
+ * have problems of their own.
+ */
+export const argumentIssues = (error: ParseResult.ParseError): ReadonlyArray<ArgumentIssue> => {
+  const issues = new Map<string, string>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const field = issue.path.length === 0 ? "(arguments)" : issue.path.map(String).join(".")
+    if (!issues.has(field)) {
+      issues.set(field, issue._tag === "Unexpected" ? "is not an argument of this tool" : issue.message)
+    }
+  }
+  const fields = [...issues.keys()]
+  return [...issues]
+    .filter(([field]) => !fields.some((other) => other.startsWith(`${field}.`)))
+    .map(([field, problem]) => ({ field, problem }))
+}
+
+/** Everything a read tool can fail with, each an answer an agent can act on. */
+export type ToolFailure = InvalidArguments | InstallationUnusable | DaemonUnavailable | InvalidQuery | DaemonStoreError
+
+/**
+ * What an agent can tell apart without reading prose: its own mistake (`invalid_arguments`,
+ * `invalid_query`: call again differently), or blctx unable to answer (`daemon_unavailable`,
+ * `installation_inactive`, `installation_mismatch`, `store_error`: a person must run the
+ * remediation; retrying the same call will not help until then).
+ */
+export type ToolErrorKind =
+  | "invalid_arguments"
+  | "invalid_query"
+  | "daemon_unavailable"
+  | "installation_inactive"
+  | "installation_mismatch"
+  | "store_error"
+  | "internal_error"
+
+export interface ToolErrorDocument {
+  readonly error: {
+    readonly kind: ToolErrorKind
+    readonly tool: string
+    readonly message: string
+    readonly remediation: string
+    readonly fields?: ReadonlyArray<ArgumentIssue>
+  }
+}
+
+/** The error document of a failure: what happened and what fixes it. */
+export const errorDocument = (tool: string, failure: ToolFailure): ToolErrorDocument => {
+  switch (failure._tag) {
+    case "InvalidArguments":
+      return {
+        error: {
+          kind: "invalid_arguments",
+          tool,
+          message: failure.message,
+          remediation: `Call ${tool} again with arguments that match its input schema.`,
+          fields: failure.issues
+        }
+      }
+    case "InvalidQuery":
+      return { error: { kind: "invalid_query", tool, message: failure.reason, remediation: failure.remediation } }
+    case "InstallationUnusable":
+      return { error: { kind: failure.kind, tool, message: failure.reason, remediation: failure.remediation } }
+    case "DaemonUnavailable":
+      return {
+        error: {
+          kind: "daemon_unavailable",
+          tool,
+          message: `the blctx daemon did not answer (socket ${failure.socket}): ${failure.reason}`,
+          remediation: failure.remediation
+        }
+      }
+    case "DaemonStoreError":
+      return {
+        error: {
+          kind: "store_error",
+          tool,
+          message: `the blctx index database ${failure.path} failed: ${failure.reason}`,
+          remediation: failure.remediation
+        }
+      }
+  }
+}
+
+/** A defect (a bug in blctx): reported, never a crash of the server. */
+export const internalErrorDocument = (tool: string, detail: string): ToolErrorDocument => ({
+  error: {
+    kind: "internal_error",
+    tool,
+    message: `blctx failed unexpectedly: ${detail}`,
+    remediation: "Run `blctx doctor`; the MCP server's stderr (the agent's MCP log) has the details."
+  }
+})
+
+/**
+ * A tool error as MCP carries it: `isError: true` and one text block holding the error document
+ * as JSON (escaped so no terminal control survives, still the same JSON value). There is no
+ * `structuredContent`: it would have to match the tool's output schema, which describes answers.
+ */
+export const errorResult = (document: ToolErrorDocument): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: stringifyForTerminal(document, 0) }]
+})
