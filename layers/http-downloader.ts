@@ -1,6 +1,6 @@
 import * as Fs from "node:fs/promises"
 import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Duration, Effect, Layer, Stream } from "effect"
 import { DownloadError, Downloader, type DownloadRequest } from "../src/embedding/downloader.js"
 import { VERSION } from "../src/version.js"

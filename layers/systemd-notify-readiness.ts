@@ -1,5 +1,6 @@
 import { Command, CommandExecutor } from "@effect/platform"
-import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Layer } from "effect"
 import { Readiness } from "../src/daemon/readiness.js"
 import { runCommand } from "./daemon-process-table.js"
