@@ -48,7 +48,7 @@ export const resolveRange = (options: {
   readonly nowMs: number
 }): TimeRange | TimeRangeError => {
   if (options.days !== undefined && options.since !== undefined) {
-    return new TimeRangeError({ input: "--days/--since", message: "use either --days or --since, not both" })
+    return new TimeRangeError({ input: "days and since", message: "give either days or since, not both" })
   }
   const since =
     options.since !== undefined
