@@ -74,4 +74,16 @@ describe("NodeTranscriptFilesLive", () => {
       ])
     }).pipe(Effect.scoped)
   )
+
+  // Root reads whatever the mode says, so this runs only as an ordinary user.
+  it.live.skipIf(process.getuid?.() === 0)("a file it may not read is refused with EACCES, saying so", () =>
+    Effect.gen(function* () {
+      const path = NodePath.join(dir, "private.jsonl")
+      Fs.writeFileSync(path, "x\n")
+      Fs.chmodSync(path, 0o000)
+      const outcome = yield* openOutcome(path)
+      expect(outcome).toMatchObject({ ok: false, code: "EACCES" })
+      expect(outcome.ok === false && outcome.fix).toContain("permissions")
+    })
+  )
 })

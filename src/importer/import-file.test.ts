@@ -1,9 +1,13 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
+import * as V8 from "node:v8"
+import * as Vm from "node:vm"
 import { SqlClient } from "@effect/sql"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "./history-db.test-support.js"
+import { FsError, SafeFs } from "../fs/safe-fs.js"
+import { TranscriptFiles } from "../transcripts/transcript-files.js"
+import { fixturesDir, importOnce, makeTempDir, withHistoryDb, writeTranscript } from "./history-db.test-support.js"
 
 let dir: string
 beforeEach(() => {
@@ -200,5 +204,92 @@ describe("prepareFile", () => {
         expect(report.counts.files_missing).toBe(1)
       })
     )
+  )
+
+  it.effect("a stored source that cannot be looked at (EACCES) is never taken as gone", () =>
+    withDb(
+      Effect.gen(function* () {
+        const original = copyFixture("new-format-turn-ids.jsonl", "sessions/rollout-a.jsonl")
+        yield* importOnce(original)
+        // Same inode and same session under another path: were the original taken as gone, its
+        // row would be adopted as a move. A refusal to look is not absence: it is a conflict.
+        const link = NodePath.join(dir, "archived_sessions", "rollout-a.jsonl")
+        Fs.mkdirSync(NodePath.dirname(link), { recursive: true })
+        Fs.linkSync(original, link)
+        const fs = yield* SafeFs
+        const report = yield* importOnce(link).pipe(
+          Effect.provideService(SafeFs, {
+            ...fs,
+            lstat: (path) =>
+              path === original
+                ? Effect.fail(new FsError({ op: "lstat", path, code: "EACCES", message: "permission denied" }))
+                : fs.lstat(path),
+            exists: (path) => (path === original ? Effect.succeed(false) : fs.exists(path))
+          })
+        )
+        expect(report.status).toBe("conflict")
+        expect(report.counts.files_moved).toBeUndefined()
+        expect(report.note).toContain(original)
+        expect(yield* count("source_files")).toBe(2)
+        expect(yield* count("messages")).toBe(6)
+      })
+    )
+  )
+})
+
+describe("prepareFile streams", () => {
+  // Measures what stays reachable: a full collection before each read, so garbage does not count.
+  V8.setFlagsFromString("--expose-gc")
+  const gc = Vm.runInNewContext("gc") as () => void
+  const MiB = 1024 * 1024
+
+  it.effect(
+    "what it keeps while reading does not grow with the records read (tool output is never held)",
+    () =>
+      withDb(
+        Effect.gen(function* () {
+          // 48 MiB of tool output between a request and its answer. Collected before being
+          // classified (as the importer once did), every record would still be reachable at
+          // the last read: the heap would grow by at least those 48 MiB.
+          const outputs = 48
+          const lines: Array<unknown> = [
+            { type: "session_meta", payload: { id: "0199c000-0000-7000-8000-00000000000b", cwd: "/w" } },
+            { type: "event_msg", payload: { type: "user_message", message: "summarise the logs" } }
+          ]
+          for (let i = 0; i < outputs; i++) {
+            const output = `${String(i).padStart(8, "0")} ${"log line with some words in it. ".repeat(MiB / 32)}`
+            lines.push({ type: "response_item", payload: { type: "function_call_output", call_id: `c${i}`, output } })
+          }
+          lines.push({ type: "event_msg", payload: { type: "agent_message", message: "done", phase: "final_answer" } })
+          const path = writeTranscript(NodePath.join(dir, "big.jsonl"), lines)
+          const size = Fs.statSync(path).size
+          expect(size).toBeGreaterThan(outputs * MiB)
+
+          const heap: Array<number> = []
+          const live = yield* TranscriptFiles
+          const report = yield* importOnce(path).pipe(
+            Effect.provideService(TranscriptFiles, {
+              open: (p) =>
+                Effect.map(live.open(p), (handle) => ({
+                  ...handle,
+                  readInto: (position, buffer) =>
+                    Effect.suspend(() => {
+                      gc()
+                      heap.push(process.memoryUsage().heapUsed)
+                      return handle.readInto(position, buffer)
+                    })
+                }))
+            })
+          )
+          expect(report.status).toBe("imported")
+          expect(report.counts).toMatchObject({ records: outputs + 3, messages_added: 2 })
+          // One read per MiB: the reads were interleaved with the classification, and what was
+          // reachable at any read stayed within a few MiB of what was reachable at the first.
+          expect(heap.length).toBeGreaterThanOrEqual(outputs)
+          const growth = Math.max(...heap) - (heap[0] ?? 0)
+          expect(growth).toBeLessThan(12 * MiB)
+        })
+      ),
+    60_000
   )
 })

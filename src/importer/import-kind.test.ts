@@ -3,13 +3,20 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
+import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Option, TestClock } from "effect"
+import { Cause, type Context, Deferred, Duration, Effect, Exit, Fiber, Option, TestClock } from "effect"
+import { makeFakeEmbedder } from "../../layers/fake-model.js"
+import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { TokenizerError } from "../chunking/chunk-tokenizer.js"
+import { EmbedError } from "../embedding/embedder.js"
 import { JobId } from "../jobs/job.js"
-import { TranscriptFiles } from "../transcripts/transcript-files.js"
+import { TranscriptFileError, TranscriptFiles } from "../transcripts/transcript-files.js"
+import type { VectorIndexShape } from "../vectors/vector-index.js"
 import { makeTempDir, withHistoryDb, writeTranscript } from "./history-db.test-support.js"
+import { EmbeddingFailed } from "./import-errors.js"
 import { FILE_STALL_LIMIT, makeImportKind } from "./import-kind.js"
-import { IndexingServices, wholeMessageChunking } from "./import-services.js"
+import { type ImportServices, IndexingServices, wholeMessageChunking } from "./import-services.js"
 
 let dir: string
 beforeEach(() => {
@@ -36,8 +43,15 @@ const session = (name: string, words: string, extra: ReadonlyArray<string> = [])
 
 const deepLine = `{"type":"event_msg","payload":${"[".repeat(5_000)}${"]".repeat(5_000)}}`
 
+type Indexing = Context.Tag.Service<IndexingServices>
+
 /** Runs the import kind as the runner does, each commit a real transaction recorded in `committed`. */
-const runImport = (paths: ReadonlyArray<string>, checkpoint?: unknown, committed: Array<unknown> = []) =>
+const runImport = (
+  paths: ReadonlyArray<string>,
+  checkpoint?: unknown,
+  committed: Array<unknown> = [],
+  indexing: Indexing = NoModel
+) =>
   Effect.gen(function* () {
     const kind = yield* makeImportKind
     const sql = yield* SqlClient.SqlClient
@@ -62,7 +76,57 @@ const runImport = (paths: ReadonlyArray<string>, checkpoint?: unknown, committed
       }
     )
     return { outcome }
-  }).pipe(Effect.provideService(IndexingServices, NoModel))
+  }).pipe(Effect.provideService(IndexingServices, indexing))
+
+/** The same run, its exit kept: for imports that are expected to fail. */
+const runImportExit = (
+  paths: ReadonlyArray<string>,
+  checkpoint?: unknown,
+  committed: Array<unknown> = [],
+  indexing: Indexing = NoModel
+) => Effect.exit(runImport(paths, checkpoint, committed, indexing))
+
+/** The typed failure of a failed run (a defect or an interruption fails the test). */
+const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) throw new Error("the import was expected to fail")
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) throw new Error(`not a typed failure: ${Cause.pretty(exit.cause)}`)
+  return failure.value
+}
+
+/**
+ * Indexing with the fake model on a sqlite-vec index in the test database; `failWhen` makes
+ * the model fail (or hang) on batches holding a text it matches.
+ */
+const withModel = (failWhen?: (text: string) => boolean, hang = false) =>
+  Effect.gen(function* () {
+    const sql = (yield* SqlClient.SqlClient) as SqliteClient.SqliteClient
+    const vectors: VectorIndexShape = yield* makeSqliteVecIndex(sql)
+    const { embedder } = makeFakeEmbedder()
+    const services: Context.Tag.Service<ImportServices> = {
+      chunking: wholeMessageChunking,
+      embedding: Option.some({
+        fingerprint: embedder.fingerprint,
+        embed: (texts: ReadonlyArray<string>) =>
+          failWhen !== undefined && texts.some(failWhen)
+            ? hang
+              ? Effect.never
+              : Effect.fail(new EmbedError({ folder: "/models/fake", message: "onnxruntime: out of memory" }))
+            : embedder.embed(texts, "passage"),
+        embedQuery: (text: string) => Effect.map(embedder.embed([text], "query"), (v) => v[0] ?? new Float32Array()),
+        vectors
+      })
+    }
+    const indexing: Indexing = { current: Effect.succeed(services), unavailable: Effect.succeed(Option.none()) }
+    return { indexing, vectors, fingerprint: embedder.fingerprint }
+  })
+
+const sourcePaths = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql<{ path: string }>`SELECT path FROM source_files ORDER BY id`
+).pipe(Effect.map((rows) => rows.map((r) => r.path)))
+
+const lastCheckpoint = (committed: ReadonlyArray<unknown>) => committed.at(-1) as { next_file: number } | undefined
 
 const texts = Effect.flatMap(
   SqlClient.SqlClient,
@@ -205,21 +269,200 @@ describe("import job on hostile input", () => {
     )
   )
 
-  it.effect("a file whose rows cannot be stored is recorded as such, and the next file is imported", () =>
+  it.effect(
+    "a file whose rows cannot be stored fails the job, typed; nothing of it is committed; a retry imports it",
+    () =>
+      withHistoryDb(
+        dir,
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.text = 'ask beta'
+                   BEGIN SELECT RAISE(ABORT, 'refused by test'); END`
+          const before = session("1", "alpha")
+          const refused = session("2", "beta")
+          const after = session("3", "gamma")
+          const committed: Array<unknown> = []
+          const exit = yield* runImportExit([before, refused, after], undefined, committed)
+          const error = failureOf(exit)
+          expect(error._tag).toBe("HistoryStoreError")
+          expect(error.message).toContain(`store the rows of ${refused}`)
+          expect(error.message).toContain("refused by test")
+          // The file before it is committed; the refused one is not, and the checkpoint stays before it.
+          expect(lastCheckpoint(committed)?.next_file).toBe(1)
+          expect(yield* texts).toEqual(["ask alpha", "answer alpha"])
+          expect(yield* sourcePaths).toEqual([before])
+
+          // Once the store accepts it, the same job resumes at that file and imports it.
+          yield* sql`DROP TRIGGER refuse`
+          const { outcome } = yield* runImport([before, refused, after], lastCheckpoint(committed))
+          expect(outcome.state).toBe("completed")
+          expect(outcome.counts).toMatchObject({ files_imported: 3 })
+          expect(yield* texts).toEqual([
+            "ask alpha",
+            "answer alpha",
+            "ask beta",
+            "answer beta",
+            "ask gamma",
+            "answer gamma"
+          ])
+        })
+      )
+  )
+})
+
+describe("import job: the model, the tokenizer and the store are not the file's fault", () => {
+  it.effect(
+    "a failing embedder fails the job with EmbeddingFailed naming the model; a later run imports the file",
+    () =>
+      withHistoryDb(
+        dir,
+        Effect.gen(function* () {
+          const first = session("1", "alpha")
+          const target = session("2", "beta")
+          const last = session("3", "gamma")
+          const broken = yield* withModel((text) => text.includes("beta"))
+          const committed: Array<unknown> = []
+          const exit = yield* runImportExit([first, target, last], undefined, committed, broken.indexing)
+          const error = failureOf(exit)
+          expect(error).toBeInstanceOf(EmbeddingFailed)
+          if (!(error instanceof EmbeddingFailed)) return
+          expect(error.model).toBe(broken.fingerprint.label)
+          expect(error.subject).toBe(target)
+          expect(error.message).toContain(broken.fingerprint.label)
+          expect(error.message).toContain("onnxruntime: out of memory")
+          // Never "unreadable": the file is not counted at all, and the checkpoint stays before it.
+          expect(JSON.stringify(committed)).not.toContain("files_unreadable")
+          expect(lastCheckpoint(committed)?.next_file).toBe(1)
+          expect(yield* sourcePaths).toEqual([first])
+          expect(yield* texts).toEqual(["ask alpha", "answer alpha"])
+
+          // A new run with a working model imports it (and the file already done stays as it is).
+          const working = yield* withModel()
+          const { outcome } = yield* runImport([first, target, last], undefined, [], working.indexing)
+          expect(outcome.state).toBe("completed")
+          expect(outcome.counts).toMatchObject({ files_unchanged: 1, files_imported: 2, vectors_added: 4 })
+          expect(yield* sourcePaths).toEqual([first, target, last])
+          expect(yield* working.vectors.count(working.fingerprint)).toBe(6)
+        })
+      )
+  )
+
+  it.effect("a failing tokenizer fails the job with ChunkingFailed naming the tokenizer", () =>
     withHistoryDb(
       dir,
       Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.text = 'ask alpha'
-                   BEGIN SELECT RAISE(ABORT, 'refused by test'); END`
-        const refused = session("1", "alpha")
+        const first = session("1", "alpha")
+        const target = session("2", "beta")
+        const indexing: Indexing = {
+          current: Effect.succeed({
+            chunking: {
+              tokenizer: "test-tokenizer@1",
+              chunkAll: (batch) =>
+                batch.some((t) => t.includes("beta"))
+                  ? Effect.fail(new TokenizerError({ path: "/models/tokenizer.json", message: "bad merges" }))
+                  : wholeMessageChunking.chunkAll(batch)
+            },
+            embedding: Option.none()
+          }),
+          unavailable: Effect.succeed(Option.none())
+        }
+        const committed: Array<unknown> = []
+        const error = failureOf(yield* runImportExit([first, target], undefined, committed, indexing))
+        expect(error._tag).toBe("ChunkingFailed")
+        expect(error.message).toContain("test-tokenizer@1")
+        expect(error.message).toContain("bad merges")
+        expect(error.message).toContain(target)
+        expect(lastCheckpoint(committed)?.next_file).toBe(1)
+        expect(yield* sourcePaths).toEqual([first])
+      })
+    )
+  )
+
+  it.effect("a model that stops answering fails the job after the stall limit, as the model's failure", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const target = session("1", "alpha")
+        const hung = yield* withModel(() => true, true)
+        const committed: Array<unknown> = []
+        const fiber = yield* Effect.fork(runImportExit([target], undefined, committed, hung.indexing))
+        for (let i = 0; i < Duration.toSeconds(FILE_STALL_LIMIT) + 30; i++) {
+          yield* TestClock.adjust("1 second")
+          yield* Effect.yieldNow()
+        }
+        const error = failureOf(yield* Fiber.join(fiber))
+        expect(error._tag).toBe("EmbeddingFailed")
+        expect(error.message).toContain(hung.fingerprint.label)
+        expect(error.message).toContain("no progress for 2 minutes")
+        expect(yield* sourcePaths).toEqual([])
+      })
+    )
+  )
+})
+
+describe("import job: files that cannot be read", () => {
+  const denied = (path: string) =>
+    new TranscriptFileError({
+      op: "open",
+      path,
+      code: "EACCES",
+      message: `EACCES: permission denied, open '${path}'`,
+      remediation: `You cannot read ${path}; check its owner and permissions.`
+    })
+
+  it.effect(
+    "a file refused with EACCES is unreadable (permission denied), never missing; the others are imported",
+    () =>
+      withHistoryDb(
+        dir,
+        Effect.gen(function* () {
+          const first = session("1", "alpha")
+          const refused = session("2", "beta")
+          const last = session("3", "gamma")
+          const live = yield* TranscriptFiles
+          const committed: Array<unknown> = []
+          const { outcome } = yield* runImport([first, refused, last], undefined, committed).pipe(
+            Effect.provideService(TranscriptFiles, {
+              open: (path) => (path === refused ? Effect.fail(denied(path)) : live.open(path))
+            })
+          )
+          expect(outcome.state).toBe("partial")
+          expect(outcome.counts).toMatchObject({ files_imported: 2, files_unreadable: 1 })
+          expect(outcome.counts?.files_missing).toBeUndefined()
+          expect(outcome.note).toContain(`${refused}: permission denied (EACCES) on open`)
+          expect(outcome.note).not.toMatch(/missing|does not exist/)
+          // The reason is kept with the job's checkpoint too, so a resumed job still reports it.
+          expect(committed.at(-1)).toMatchObject({
+            problems: [{ path: refused, problem: expect.stringContaining("permission denied") }]
+          })
+          expect(yield* texts).toEqual(["ask alpha", "answer alpha", "ask gamma", "answer gamma"])
+        })
+      )
+  )
+
+  it.effect("a file that becomes shorter while it is read is unreadable, and nothing of it is stored", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const shrinking = session("1", "alpha")
         const good = session("2", "beta")
-        const { outcome } = yield* runImport([refused, good])
+        const live = yield* TranscriptFiles
+        const { outcome } = yield* runImport([shrinking, good]).pipe(
+          Effect.provideService(TranscriptFiles, {
+            open: (path) =>
+              Effect.tap(live.open(path), () =>
+                // Cut after the size was captured: the reads come back short of it.
+                Effect.sync(() => {
+                  if (path === shrinking) Fs.truncateSync(path, 40)
+                })
+              )
+          })
+        )
         expect(outcome.state).toBe("partial")
         expect(outcome.counts).toMatchObject({ files_imported: 1, files_unreadable: 1 })
-        expect(outcome.counts?.messages_added).toBe(2)
-        expect(outcome.note).toContain(`${refused}: could not be stored`)
+        expect(outcome.note).toContain(`${shrinking}: could not be read: the file became shorter while it was read`)
         expect(yield* texts).toEqual(["ask beta", "answer beta"])
+        expect(yield* sourcePaths).toEqual([good])
       })
     )
   )

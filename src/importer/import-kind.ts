@@ -1,11 +1,13 @@
 import * as NodePath from "node:path"
-import { Cause, Data, Duration, Effect, Option, Ref, Schema } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { Data, Duration, Effect, Option, Ref, Schema } from "effect"
 import type { SafeFs } from "../fs/safe-fs.js"
 import { JobCounts } from "../jobs/job.js"
 import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
 import { BoundedId, BoundedPath } from "../retrieval/contract.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
-import { type FileReport, type PreparedFile, prepareFile } from "./import-file.js"
+import { ChunkingFailed, EmbeddingFailed, type ImportFailure } from "./import-errors.js"
+import { type FileReport, type PreparedFile, type PrepareStage, prepareFile, unreadableFile } from "./import-file.js"
 import { ImportServices, IndexingServices } from "./import-services.js"
 
 const AbsolutePath = BoundedPath.pipe(
@@ -55,15 +57,8 @@ type ImportCheckpoint = typeof ImportCheckpoint.Type
 /** Files that make a job `partial`: not everything asked for is in the index. */
 const INCOMPLETE = ["unclassified", "files_conflict", "files_missing", "files_unreadable"]
 
-class FileStalled extends Data.TaggedError("FileStalled")<{ readonly message: string }> {}
-
-/** A file's rows could not be written: its transaction was rolled back. */
-class FileNotStored extends Data.TaggedError("FileNotStored")<{ readonly message: string; readonly cause: unknown }> {}
-
-const describe = (error: unknown): string => {
-  if (error instanceof Error) return error.name === "Error" ? error.message : `${error.name}: ${error.message}`
-  return typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
-}
+/** No progress for the stall limit, and what the file's import was doing then. */
+class FileStalled extends Data.TaggedError("FileStalled")<{ readonly stage: PrepareStage; readonly limit: string }> {}
 
 const add = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>) => {
   const out = { ...a }
@@ -76,11 +71,6 @@ const inWords = (d: Duration.Duration): string => {
   return seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? "" : "s"}` : `${seconds} seconds`
 }
 
-const unreadable = (path: string, problem: string): PreparedFile => ({
-  report: { path, status: "unreadable", counts: { files_unreadable: 1 }, note: problem },
-  write: Effect.void
-})
-
 /** Why a file is not wholly in the index, or undefined when it is. */
 const problemOf = (report: FileReport): string | undefined =>
   report.status === "unreadable" || report.status === "missing" || report.status === "conflict"
@@ -91,11 +81,11 @@ const problemOf = (report: FileReport): string | undefined =>
 const STALL_CHECK = Duration.seconds(10)
 
 /**
- * Fails once `progress` (a counter the work bumps) has not moved at any check for `limit`.
- * Counting checks rather than comparing clock times means a machine that was suspended, or a
- * clock set forward, cannot make a file look stuck.
+ * Fails once `progress` (a counter the work bumps) has not moved at any check for `limit`, saying
+ * at which stage. Counting checks rather than comparing clock times means a machine that was
+ * suspended, or a clock set forward, cannot make a file look stuck.
  */
-const stallWatch = (progress: Ref.Ref<number>, limit: Duration.Duration) =>
+const stallWatch = (progress: Ref.Ref<number>, stage: Ref.Ref<PrepareStage>, limit: Duration.Duration) =>
   Effect.gen(function* () {
     const checks = Math.max(1, Math.ceil(Duration.toMillis(limit) / Duration.toMillis(STALL_CHECK)))
     let seen = yield* Ref.get(progress)
@@ -106,9 +96,7 @@ const stallWatch = (progress: Ref.Ref<number>, limit: Duration.Duration) =>
       quiet = now === seen ? quiet + 1 : 0
       seen = now
     }
-    return yield* new FileStalled({
-      message: `no progress for ${inWords(limit)} (nothing read, chunked or embedded); skipped`
-    })
+    return yield* new FileStalled({ stage: yield* Ref.get(stage), limit: inWords(limit) })
   })
 
 const noteOf = (problems: ReadonlyArray<Problem>, more: number): string | undefined => {
@@ -118,45 +106,73 @@ const noteOf = (problems: ReadonlyArray<Problem>, more: number): string | undefi
 }
 
 /**
- * `import`: reads each transcript with the shared reader, selects messages with the shared
- * classifier, and stores them with their chunks (and vectors when a model is verified). Each
- * file commits in one transaction with the checkpoint, so a crash resumes at the first
- * unfinished file and never stores anything twice.
+ * `import`: reads each transcript in one streaming pass (`import-records.ts`: the shared line
+ * decoder, tool output checked in place rather than decoded), selects messages with the shared
+ * classifier as the records are read, and stores them with their chunks (and vectors when a
+ * model is verified). Each file commits in one transaction with the checkpoint, so a crash
+ * resumes at the first unfinished file and never stores anything twice.
  *
- * No file can fail or hold up the job: whatever goes wrong with one (it cannot be opened or is not
- * a regular file, a defect while reading it, no progress for `FILE_STALL_LIMIT`, rows that cannot
- * be stored, repeated interruptions inside it) is that file's problem, counted and named in the
- * job's note, and the job goes on with the next file. The one exception is a full disk
- * (SQLITE_FULL, ENOSPC): every later file would fail the same way, so the job fails with a message
- * naming the database, the space left and the remedy.
+ * A file that cannot be read never fails or holds up the job: not found (`missing`, ENOENT only),
+ * refused (EACCES), not a regular file, failing or shrinking while read, a defect on its content,
+ * no progress while reading it for `FILE_STALL_LIMIT`, repeated interruptions inside it. It is
+ * counted and named in the job's note with its reason, and the job goes on and ends `partial`.
+ *
+ * What is not the file's fault fails the job, typed: the tokenizer (`ChunkingFailed`), the model
+ * (`EmbeddingFailed`, also when it stalls), the database or vector index (`HistoryStoreError`; a
+ * full disk becomes the job store's `StoreError` naming the database, the space left and the
+ * remedy). Nothing of that file is committed and the checkpoint stays before it, so the next run
+ * imports it: a broken model is one failed job saying so, never N files called unreadable.
  */
 export const makeImportKind = Effect.gen(function* () {
   const context = yield* Effect.context<TranscriptFiles | SafeFs | IndexingServices>()
 
-  /** One file, prepared under the stall watch; every failure but an interruption becomes its report. */
-  const prepareBounded = (path: string, services: typeof ImportServices.Service) =>
+  /**
+   * One file, prepared under the stall watch. A stall while reading is the file's problem; one
+   * while chunking or embedding is the tokenizer's or the model's, and fails the job.
+   */
+  const prepareBounded = (
+    path: string,
+    services: typeof ImportServices.Service
+  ): Effect.Effect<PreparedFile, ImportFailure, SqlClient.SqlClient> =>
     Effect.gen(function* () {
       const counter = yield* Ref.make(0)
-      const progress = Ref.update(counter, (n) => n + 1)
-      const work = Effect.scoped(prepareFile(path, { progress })).pipe(
+      const stage = yield* Ref.make<PrepareStage>("reading")
+      const work = Effect.scoped(
+        prepareFile(path, { progress: Ref.update(counter, (n) => n + 1), stage: (s) => Ref.set(stage, s) })
+      ).pipe(
         Effect.provideService(ImportServices, services),
         Effect.provide(context),
         // Stopping it does not wait for it to end: a read that never returns cannot hold the job.
         Effect.disconnect
       )
-      return yield* Effect.raceFirst(work, stallWatch(counter, FILE_STALL_LIMIT))
+      return yield* Effect.raceFirst(work, stallWatch(counter, stage, FILE_STALL_LIMIT))
     }).pipe(
-      Effect.catchAllCause((cause) => {
-        if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
-        const failure = Cause.failureOption(cause)
-        if (Option.isSome(failure) && failure.value instanceof FileStalled) {
-          return Effect.succeed(unreadable(path, failure.value.message))
+      Effect.catchTag("FileStalled", (stalled): Effect.Effect<PreparedFile, ImportFailure> => {
+        const why = `no progress for ${stalled.limit}`
+        switch (stalled.stage) {
+          case "reading":
+            return Effect.succeed(unreadableFile(path, `${why} (nothing read); skipped`))
+          case "chunking":
+            return Effect.fail(ChunkingFailed.stalled(services.chunking.tokenizer, path, stalled.limit))
+          case "embedding":
+            return Effect.fail(
+              EmbeddingFailed.stalled(
+                Option.match(services.embedding, { onNone: () => "(none)", onSome: (e) => e.fingerprint.label }),
+                path,
+                stalled.limit
+              )
+            )
         }
-        return Effect.succeed(unreadable(path, `could not be imported: ${describe(Cause.squash(cause))}`))
       })
     )
 
-  const kind: JobKind<ImportParams, typeof ImportParams.Encoded, ImportCheckpoint, typeof ImportCheckpoint.Encoded> = {
+  const kind: JobKind<
+    ImportParams,
+    typeof ImportParams.Encoded,
+    ImportCheckpoint,
+    typeof ImportCheckpoint.Encoded,
+    ImportFailure
+  > = {
     name: "import",
     params: ImportParams,
     checkpoint: ImportCheckpoint,
@@ -208,32 +224,17 @@ export const makeImportKind = Effect.gen(function* () {
         const services = yield* Effect.flatMap(IndexingServices, (s) => s.current).pipe(Effect.provide(context))
         for (let index = next; index < total; index++) {
           const path = params.paths[index] as string
+          // A failure here or in the commit fails the job: nothing of this file is committed and
+          // the checkpoint stays before it, so the next run imports it again.
           const prepared = yield* prepareBounded(path, services)
-          const before = { counts, problems, more }
           counts = add(counts, prepared.report.counts)
           noteProblem(path, problemOf(prepared.report))
-          const progress = { progressDone: index + 1, progressTotal: total }
-          yield* job
-            .commit(
-              prepared.write.pipe(
-                Effect.catchAllDefect((defect) => Effect.fail(defect)),
-                Effect.mapError(
-                  // The cause is kept: a full disk (SQLITE_FULL) fails the job rather than this file.
-                  (error) => new FileNotStored({ message: `could not be stored: ${describe(error)}`, cause: error })
-                )
-              ),
-              { checkpoint: checkpoint(index + 1, started), ...progress, counts }
-            )
-            .pipe(
-              Effect.catchTag("FileNotStored", (error) => {
-                // Rolled back: the file counts as unreadable, and the job goes on without it.
-                counts = add(before.counts, { files_unreadable: 1 })
-                problems = before.problems
-                more = before.more
-                noteProblem(path, error.message)
-                return job.commit(Effect.void, { checkpoint: checkpoint(index + 1, started), ...progress, counts })
-              })
-            )
+          yield* job.commit(prepared.write, {
+            checkpoint: checkpoint(index + 1, started),
+            progressDone: index + 1,
+            progressTotal: total,
+            counts
+          })
         }
         const incomplete = INCOMPLETE.some((k) => (counts[k] ?? 0) > 0)
         const note = noteOf(problems, more)

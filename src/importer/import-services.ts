@@ -1,4 +1,5 @@
 import { Context, Effect, type Option } from "effect"
+import type { TokenizerError } from "../chunking/chunk-tokenizer.js"
 import type { EmbedError } from "../embedding/embedder.js"
 import type { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import type { ModelFingerprint } from "../embedding/fingerprint.js"
@@ -17,7 +18,7 @@ export interface ImportChunking {
   /** The chunks of each text, in input order (one call per batch: tokenizers run batches in parallel). */
   readonly chunkAll: (
     texts: ReadonlyArray<string>
-  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<TextPiece>>, { readonly message: string }>
+  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<TextPiece>>, TokenizerError>
 }
 
 /** A verified model and the vector index on the writer's connection. */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { redactNullable, redactSecrets } from "../redaction/redact.js"
-import type { MessageKind, TranscriptClassification } from "../transcripts/classification.js"
+import type { MessageKind, TranscriptSummary } from "../transcripts/classification.js"
 
 /** One message ready to store: redacted text, provenance, and its place in the session. */
 export interface MessageRow {
@@ -27,14 +27,13 @@ export const sha256 = (text: string) => createHash("sha256").update(text).digest
  * message in `redactions`) and the turn id, role, phase and time (counted in `metadataRedactions`).
  */
 export const messageRows = (
-  classification: TranscriptClassification,
+  classification: TranscriptSummary,
   turnBase: number
 ): {
   readonly rows: ReadonlyArray<MessageRow>
   readonly redactions: number
   readonly metadataRedactions: number
 } => {
-  const timestampByLine = new Map(classification.decisions.map((d) => [d.line, d.timestamp]))
   const rows: Array<MessageRow> = []
   let redactions = 0
   let metadataRedactions = 0
@@ -58,7 +57,7 @@ export const messageRows = (
         text: redacted.text,
         text_sha256: sha256(redacted.text),
         redactions: redacted.total,
-        timestamp: field(timestampByLine.get(message.source.line) ?? null),
+        timestamp: field(message.timestamp),
         line: message.source.line,
         byte_start: message.source.byte_start,
         byte_end: message.source.byte_end
@@ -74,13 +73,11 @@ export const messageRows = (
  * may still gain duplicates or answers. `null` when the classification has no turn.
  */
 export const resumePoint = (
-  classification: TranscriptClassification,
+  classification: TranscriptSummary,
   turnBase: number
 ): { readonly byte: number; readonly line: number; readonly turn: number } | null => {
   const last = classification.turns.filter((t) => t.number > 0).at(-1)
   if (last === undefined) return null
-  const first = classification.decisions.find((d) => d.line === last.first_line)
-  if (first === undefined) return null
   const turn = turnBase === 0 ? last.number : turnBase + Math.max(0, last.number - 1)
-  return { byte: first.byte_start, line: first.line, turn }
+  return { byte: last.first_byte, line: last.first_line, turn }
 }

@@ -1,14 +1,17 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { makeFakeEmbedder } from "../../layers/fake-model.js"
 import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { EmbedError } from "../embedding/embedder.js"
 import { type JobId, JobId as JobIdSchema } from "../jobs/job.js"
 import type { RegisteredJobKind } from "../jobs/job-kind.js"
 import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "./history-db.test-support.js"
+import { EmbeddingFailed, HistoryStoreError } from "./import-errors.js"
 import { type ImportChunking, IndexingServices } from "./import-services.js"
 import { makeRepairKind } from "./repair-kind.js"
 
@@ -67,7 +70,11 @@ const runKind = (
                 saved = Option.some(next.checkpoint)
                 progress.push({ done: next.progressDone, total: next.progressTotal })
               }),
-              Effect.orDie
+              // The kind's own errors pass; the transaction's (BEGIN, COMMIT) are not under test.
+              Effect.catchIf(
+                (e): e is SqlError => e instanceof SqlError,
+                (e) => Effect.die(e)
+              )
             )
           })
       })
@@ -75,25 +82,32 @@ const runKind = (
     return { exit, saved }
   })
 
-const services = Effect.gen(function* () {
-  const sql = (yield* SqlClient.SqlClient) as SqliteClient.SqliteClient
-  const vectors = yield* makeSqliteVecIndex(sql)
-  const embedder = makeFakeEmbedder().embedder
-  const layer = Layer.succeed(IndexingServices, {
-    current: Effect.succeed({
-      chunking: threeWords,
-      embedding: Option.some({
-        fingerprint: embedder.fingerprint,
-        embed: (texts: ReadonlyArray<string>) => embedder.embed(texts, "passage"),
-        embedQuery: (text: string) =>
-          Effect.map(embedder.embed([text], "query"), (vectors) => vectors[0] ?? new Float32Array(embedder.dims)),
-        vectors
-      })
-    }),
-    unavailable: Effect.succeed(Option.none())
+/** The fake model, or one that fails on every batch. */
+const servicesWith = (brokenModel: boolean) =>
+  Effect.gen(function* () {
+    const sql = (yield* SqlClient.SqlClient) as SqliteClient.SqliteClient
+    const vectors = yield* makeSqliteVecIndex(sql)
+    const fake = makeFakeEmbedder().embedder
+    const embedder = brokenModel
+      ? { ...fake, embed: () => Effect.fail(new EmbedError({ folder: "/models/fake", message: "bad graph" })) }
+      : fake
+    const layer = Layer.succeed(IndexingServices, {
+      current: Effect.succeed({
+        chunking: threeWords,
+        embedding: Option.some({
+          fingerprint: embedder.fingerprint,
+          embed: (texts: ReadonlyArray<string>) => embedder.embed(texts, "passage"),
+          embedQuery: (text: string) =>
+            Effect.map(embedder.embed([text], "query"), (vectors) => vectors[0] ?? new Float32Array(embedder.dims)),
+          vectors
+        })
+      }),
+      unavailable: Effect.succeed(Option.none())
+    })
+    return { layer, vectors, fingerprint: embedder.fingerprint }
   })
-  return { layer, vectors, fingerprint: embedder.fingerprint }
-})
+
+const services = servicesWith(false)
 
 const countWhere = (where: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -224,6 +238,45 @@ describe("repair job", () => {
         }
         expect(progress.at(-1)?.done).toBe(chunks)
         expect(total).toBe(chunks)
+      })
+    )
+  )
+
+  it.effect("a failing model fails the repair with EmbeddingFailed naming it; nothing of the batch is committed", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const path = NodePath.join(dir, "s.jsonl")
+        Fs.copyFileSync(NodePath.join(fixturesDir, "new-format-turn-ids.jsonl"), path)
+        yield* importOnce(path)
+        const { layer, fingerprint } = yield* servicesWith(true)
+        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const { exit } = yield* runKind(kind, Option.none())
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+        expect(error).toBeInstanceOf(EmbeddingFailed)
+        expect(error?.message).toContain(fingerprint.label)
+        expect(error?.message).toContain("bad graph")
+        expect(yield* countWhere("vector_fingerprint IS NOT NULL")).toBe(0)
+      })
+    )
+  )
+
+  it.effect("a store that refuses a batch fails the repair with HistoryStoreError", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const path = NodePath.join(dir, "s.jsonl")
+        Fs.copyFileSync(NodePath.join(fixturesDir, "new-format-turn-ids.jsonl"), path)
+        yield* importOnce(path)
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TRIGGER refuse BEFORE INSERT ON chunks BEGIN SELECT RAISE(ABORT, 'refused by test'); END`
+        const { layer } = yield* services
+        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const { exit } = yield* runKind(kind, Option.none())
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+        expect(error).toBeInstanceOf(HistoryStoreError)
+        expect(error?.message).toContain("refused by test")
+        expect(yield* countWhere("tokenizer = 'three-words'")).toBe(0)
       })
     )
   )

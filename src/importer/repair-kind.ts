@@ -1,8 +1,10 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
 import { JobFailed } from "../jobs/job-errors.js"
 import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
-import type { ChunkId } from "../vectors/vector-index.js"
+import type { ChunkId, VectorIndexError } from "../vectors/vector-index.js"
+import { ChunkingFailed, EmbeddingFailed, type ImportFailure, storeFailure } from "./import-errors.js"
 import { IndexingServices } from "./import-services.js"
 
 /** Messages re-chunked per transaction, and chunks embedded per transaction. */
@@ -36,6 +38,10 @@ const failed = (message: string) => new JobFailed({ message })
  * the current fingerprint are embedded and upserted in batches; vectors of removed chunks and of
  * other fingerprints are pruned, without dropping any collection. Every batch commits with its
  * checkpoint, so an interrupted repair resumes where it stopped.
+ *
+ * It fails typed, like the importer: `ChunkingFailed` (the tokenizer), `EmbeddingFailed` (the
+ * model), `HistoryStoreError` (the database or the vector index), each naming the ids it was at;
+ * the batch in progress is rolled back and the checkpoint stays before it.
  */
 export const makeRepairKind = Effect.gen(function* () {
   const indexing = yield* IndexingServices
@@ -43,7 +49,8 @@ export const makeRepairKind = Effect.gen(function* () {
     typeof RepairParams.Type,
     typeof RepairParams.Encoded,
     RepairCheckpoint,
-    typeof RepairCheckpoint.Encoded
+    typeof RepairCheckpoint.Encoded,
+    ImportFailure
   > = {
     name: "repair",
     params: RepairParams,
@@ -87,10 +94,14 @@ export const makeRepairKind = Effect.gen(function* () {
               WHERE (${params.force ? 1 : 0} = 1 OR vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key})
                 AND id > ${after}`,
             (rows) => rows[0]?.n ?? 0
-          )
-        const commit = (work: Effect.Effect<void, unknown, SqlClient.SqlClient>, next: RepairCheckpoint) =>
+          ).pipe(Effect.mapError(storeFailure("count the chunks to embed")))
+        const commit = (
+          action: string,
+          work: Effect.Effect<void, SqlError | VectorIndexError, SqlClient.SqlClient>,
+          next: RepairCheckpoint
+        ) =>
           job
-            .commit(work.pipe(Effect.mapError((e) => failed(`repair could not write: ${String(e)}`))), {
+            .commit(work.pipe(Effect.mapError(storeFailure(action))), {
               checkpoint: next,
               progressDone: next.embedded,
               // Never below what is done: done ≤ total always holds.
@@ -108,14 +119,18 @@ export const makeRepairKind = Effect.gen(function* () {
             const messages = yield* sql<{ id: number; text: string }>`
               SELECT DISTINCT m.id, m.text FROM messages m JOIN chunks c ON c.message_id = m.id
               WHERE c.tokenizer <> ${chunking.tokenizer} AND m.id > ${state.cursor}
-              ORDER BY m.id LIMIT ${MESSAGES_PER_STEP}`
+              ORDER BY m.id LIMIT ${MESSAGES_PER_STEP}`.pipe(
+              Effect.mapError(storeFailure("read the messages to re-chunk"))
+            )
             if (messages.length === 0) break
+            const last = messages.at(-1)?.id ?? state.cursor
+            const batch = `messages ${messages[0]?.id ?? last}–${last} (re-chunking)`
             const chunked = yield* chunking
               .chunkAll(messages.map((m) => m.text))
-              .pipe(Effect.mapError((e) => failed(e.message)))
+              .pipe(Effect.mapError((e) => ChunkingFailed.of(chunking.tokenizer, batch, e)))
             const plan = messages.map((m, i) => ({ id: m.id, pieces: chunked[i] ?? [] }))
-            const last = messages.at(-1)?.id ?? state.cursor
             state = yield* commit(
+              `store the new chunks of ${batch}`,
               Effect.gen(function* () {
                 for (const { id, pieces } of plan) {
                   yield* sql`DELETE FROM chunks WHERE message_id = ${id}`
@@ -145,13 +160,15 @@ export const makeRepairKind = Effect.gen(function* () {
               SELECT id, text FROM chunks
               WHERE (${params.force ? 1 : 0} = 1 OR vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key})
                 AND id > ${state.cursor}
-              ORDER BY id LIMIT ${CHUNKS_PER_STEP}`
+              ORDER BY id LIMIT ${CHUNKS_PER_STEP}`.pipe(Effect.mapError(storeFailure("read the chunks to embed")))
             if (chunks.length === 0) break
+            const last = chunks.at(-1)?.id ?? state.cursor
+            const batch = `chunks ${chunks[0]?.id ?? last}–${last} (repair)`
             const vectors = yield* model
               .embed(chunks.map((c) => c.text))
-              .pipe(Effect.mapError((e) => failed(e.message)))
-            const last = chunks.at(-1)?.id ?? state.cursor
+              .pipe(Effect.mapError((e) => EmbeddingFailed.of(fp.label, batch, e)))
             state = yield* commit(
+              `store the vectors of ${batch}`,
               Effect.gen(function* () {
                 yield* model.vectors.upsert(
                   fp,
@@ -172,14 +189,19 @@ export const makeRepairKind = Effect.gen(function* () {
         total ??= state.embedded
 
         // Prune: vectors of removed chunks, points with no chunk behind them, other fingerprints' points.
+        const readForPrune = storeFailure("read what to prune")
         const live = new Set(
-          (yield* sql<{ id: number }>`SELECT id FROM chunks WHERE vector_fingerprint = ${fp.key}`).map((r) => r.id)
+          (yield* sql<{ id: number }>`SELECT id FROM chunks WHERE vector_fingerprint = ${fp.key}`.pipe(
+            Effect.mapError(readForPrune)
+          )).map((r) => r.id)
         )
         const stale = yield* sql<{
           chunk_id: number
           vector_fingerprint: string
-        }>`SELECT chunk_id, vector_fingerprint FROM removed_chunks`
-        const orphans = (yield* model.vectors.listIds(fp)).filter((id) => !live.has(id))
+        }>`SELECT chunk_id, vector_fingerprint FROM removed_chunks`.pipe(Effect.mapError(readForPrune))
+        const orphans = (yield* model.vectors.listIds(fp).pipe(Effect.mapError(readForPrune))).filter(
+          (id) => !live.has(id)
+        )
         const current = [
           ...new Set([
             ...orphans,
@@ -187,13 +209,17 @@ export const makeRepairKind = Effect.gen(function* () {
           ])
         ]
         const others: Array<{ readonly fingerprint: typeof fp; readonly ids: ReadonlyArray<ChunkId> }> = []
-        for (const key of yield* model.vectors.fingerprints()) {
+        for (const key of yield* model.vectors.fingerprints().pipe(Effect.mapError(readForPrune))) {
           if (key === fp.key) continue
           const other = { ...fp, key } as typeof fp
-          others.push({ fingerprint: other, ids: yield* model.vectors.listIds(other) })
+          others.push({
+            fingerprint: other,
+            ids: yield* model.vectors.listIds(other).pipe(Effect.mapError(readForPrune))
+          })
         }
         const pruned = current.length + others.reduce((n, o) => n + o.ids.length, 0)
         state = yield* commit(
+          "prune stale vectors",
           Effect.gen(function* () {
             if (current.length > 0) yield* model.vectors.remove(fp, current)
             for (const o of others) if (o.ids.length > 0) yield* model.vectors.remove(o.fingerprint, o.ids)
@@ -202,13 +228,7 @@ export const makeRepairKind = Effect.gen(function* () {
           { ...state, pruned: state.pruned + pruned }
         )
         return { state: "completed" as const, counts: counts() }
-      }).pipe(
-        Effect.catchIf(
-          (e): e is Extract<typeof e, { readonly _tag: "SqlError" | "VectorIndexError" }> =>
-            e._tag === "SqlError" || e._tag === "VectorIndexError",
-          (e) => Effect.fail(failed(`repair failed: ${e.message}`))
-        )
-      )
+      })
   }
   return registerJobKind(kind)
 })

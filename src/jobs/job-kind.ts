@@ -36,17 +36,27 @@ export interface JobOutcome {
 }
 
 /**
- * A kind of durable job. Params and checkpoints are schemas, so what is stored is decoded
- * again on replay. The importer plugs in as another kind with one checkpoint per file.
+ * A kind's own typed reason to fail (the importer's `EmbeddingFailed`, for instance): its tag
+ * names the cause, and its message, which names what to look at, is what the failed job records.
  */
-export interface JobKind<P, PI, C, CI> {
+export interface JobKindFailure {
+  readonly _tag: string
+  readonly message: string
+}
+
+/**
+ * A kind of durable job. Params and checkpoints are schemas, so what is stored is decoded
+ * again on replay. The importer plugs in as another kind with one checkpoint per file. `E` is
+ * the kind's own failures, besides `JobFailed`: the job ends `failed` with the error's message.
+ */
+export interface JobKind<P, PI, C, CI, E extends JobKindFailure = never> {
   readonly name: string
   readonly params: Schema.Schema<P, PI>
   readonly checkpoint: Schema.Schema<C, CI>
   readonly run: (
     params: P,
     context: JobContext<C>
-  ) => Effect.Effect<JobOutcome, JobFailed | JobStopped | StoreError, SqlClient.SqlClient>
+  ) => Effect.Effect<JobOutcome, E | JobFailed | JobStopped | StoreError, SqlClient.SqlClient>
 }
 
 /** Untyped view of a kind, as the runner and the registry use it (types erased behind closures). */
@@ -58,14 +68,16 @@ export interface RegisteredJobKind {
     paramsJson: string,
     checkpointJson: Option.Option<string>,
     context: Omit<JobContext<string>, "checkpoint">
-  ) => Effect.Effect<JobOutcome, JobFailed | JobStopped | StoreError, SqlClient.SqlClient>
+  ) => Effect.Effect<JobOutcome, JobKindFailure | JobFailed | JobStopped | StoreError, SqlClient.SqlClient>
 }
 
 const failed = (message: string) => new JobFailed({ message })
 
 const format = (e: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(e).replaceAll("\n", " ")
 
-export const registerJobKind = <P, PI, C, CI>(kind: JobKind<P, PI, C, CI>): RegisteredJobKind => {
+export const registerJobKind = <P, PI, C, CI, E extends JobKindFailure = never>(
+  kind: JobKind<P, PI, C, CI, E>
+): RegisteredJobKind => {
   const decodeParams = Schema.decodeUnknownEither(kind.params)
   const encodeParams = Schema.encodeEither(kind.params)
   const paramsJson = Schema.parseJson(kind.params)

@@ -103,7 +103,9 @@ export class JobRunner extends Effect.Service<JobRunner>()("blctx/JobRunner", {
           onSome: (e) => e.message
         })
         yield* store.finish(row.id, "failed", { error: message })
-        yield* Effect.logError("job failed").pipe(Effect.annotateLogs({ error: message }), annotate)
+        // The tag names the cause (EmbeddingFailed, HistoryStoreError, StoreError, ...), for the log.
+        const cause = Option.match(failure, { onNone: () => "defect", onSome: (e) => e._tag })
+        yield* Effect.logError("job failed").pipe(Effect.annotateLogs({ error: message, cause }), annotate)
       })
 
     const loop = Effect.gen(function* () {

@@ -1,4 +1,4 @@
-import type { SourcePosition } from "./record.js"
+import type { SourcePosition, UnreadableReason } from "./record.js"
 
 /**
  * What the classifier decided for one record.
@@ -56,6 +56,8 @@ export interface SelectedMessage {
   readonly phase: string | null
   readonly reason: string
   readonly record_type: string
+  /** The `timestamp` of its source line, as written. */
+  readonly timestamp: string | null
   readonly source: SourcePosition
   readonly duplicates: ReadonlyArray<SourcePosition>
 }
@@ -68,6 +70,8 @@ export interface Turn {
   /** How the turn was delimited: an explicit turn id, a `task_started` marker, a user prompt, or none. */
   readonly grouping: "turn_id" | "task_started" | "user_prompt" | "unassigned"
   readonly first_line: number
+  /** Offset of the first byte of `first_line`: where a reader resumes to classify this turn again. */
+  readonly first_byte: number
   readonly last_line: number
   readonly records: number
   readonly messages: ReadonlyArray<SelectedMessage>
@@ -103,10 +107,27 @@ export interface ClassificationTotals {
   readonly unknown_fields: Readonly<Record<string, number>>
 }
 
-export interface TranscriptClassification {
+/** A line that could not be read as a record, as the problem summary names it. */
+export interface UnreadableLine {
+  readonly line: number
+  readonly reason: UnreadableReason
+}
+
+/**
+ * What a classification keeps without a decision per record (the lean mode the importer uses):
+ * turns with their selected messages, the session, the totals, and the first unreadable lines.
+ * Its size grows with the messages proposed for the index, never with the records set aside.
+ */
+export interface TranscriptSummary {
   readonly session: SessionInfo | null
-  readonly decisions: ReadonlyArray<RecordDecision>
   /** Turn 0 is the unassigned group (records before any turn starts); it may be empty. */
   readonly turns: ReadonlyArray<Turn>
   readonly totals: ClassificationTotals
+  /** The first `UNREADABLE_LINES_KEPT` unreadable lines, in file order; `totals.parse_errors` counts them all. */
+  readonly unreadable_lines: ReadonlyArray<UnreadableLine>
+}
+
+/** Every record's decision as well: what `blctx explore` shows. */
+export interface TranscriptClassification extends TranscriptSummary {
+  readonly decisions: ReadonlyArray<RecordDecision>
 }

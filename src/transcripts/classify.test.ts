@@ -5,7 +5,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import type { RecordDecision, TranscriptClassification } from "./classification.js"
-import { classifyTranscript } from "./classify.js"
+import { classifyTranscript, makeClassifier } from "./classify.js"
+import { decidedByType, interpret } from "./codex-records.js"
 import { readAllRecords } from "./reader.js"
 
 const fixtures = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "codex")
@@ -268,6 +269,93 @@ describe("classifyTranscript", () => {
       ["a", ["no_answer"]],
       ["b", ["no_request"]]
     ])
+  })
+})
+
+describe("the Codex record tables", () => {
+  it("a record decided by its type alone is interpreted the same whatever else its payload holds", () => {
+    const subtypes = [
+      ...["function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"],
+      ...["image_generation_call", "function_call_output", "custom_tool_call_output", "tool_search_output"],
+      ...["compaction", "context_compaction", "compaction_summary", "reasoning", "ghost_snapshot", "additional_tools"],
+      ...["token_count", "agent_reasoning", "agent_reasoning_delta", "exec_command_end", "patch_apply_end"],
+      ...["mcp_tool_call_end", "turn_diff", "error", "warning", "stream_error", "message", "user_message"],
+      ...["agent_message", "item_completed", "task_started", "task_complete", "turn_aborted", "hologram"]
+    ]
+    const payloads = (subtype: string | null) => [
+      subtype === null ? null : { type: subtype },
+      { type: subtype, turn_id: "t9", message: "hello", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      { type: subtype, item: { type: "UserMessage", content: [] }, phase: "final_answer" },
+      { type: subtype, output: "x".repeat(1000) }
+    ]
+    let decided = 0
+    for (const type of [
+      "response_item",
+      "event_msg",
+      "world_state",
+      "token_usage_record",
+      "turn_context",
+      "compacted"
+    ]) {
+      for (const subtype of [...subtypes, null]) {
+        if (!decidedByType(type, subtype)) continue
+        decided++
+        const [first, ...rest] = payloads(subtype).map((p) => interpret(type, p, subtype))
+        for (const other of rest) expect(other).toEqual(first)
+        expect(first?._tag).toBe("Fixed")
+      }
+    }
+    expect(decided).toBeGreaterThan(20)
+    expect(decidedByType("response_item", "message")).toBe(false)
+    expect(decidedByType("event_msg", "task_started")).toBe(false)
+    expect(decidedByType("turn_context", null)).toBe(false)
+  })
+})
+
+describe("the lean classifier (what the importer keeps)", () => {
+  const fixtureNames = Fs.readdirSync(fixtures).filter((n) => n.endsWith(".jsonl"))
+
+  it.effect.each(fixtureNames)("%s: the same turns, messages, session and totals as the full one", (name) =>
+    Effect.gen(function* () {
+      const path = fixture(name)
+      const { records } = yield* readAllRecords(path).pipe(Effect.provide(NodeTranscriptFilesLive))
+      const full = classifyTranscript(records)
+      const lean = makeClassifier({ decisions: false })
+      for (const record of records) lean.push(record)
+      const summary = lean.finish()
+      expect("decisions" in summary).toBe(false)
+      const { decisions, ...rest } = full
+      expect(summary).toEqual(rest)
+      // What the importer takes from decisions, it now finds in the summary.
+      for (const turn of summary.turns.filter((t) => t.number > 0)) {
+        expect(decisions.find((d) => d.line === turn.first_line)?.byte_start).toBe(turn.first_byte)
+        for (const m of turn.messages) {
+          expect(m.timestamp).toBe(decisions.find((d) => d.line === m.source.line)?.timestamp)
+        }
+      }
+      const unreadable = decisions.filter((d) => d.record_type === "parse_error")
+      expect(summary.unreadable_lines).toEqual(
+        unreadable.slice(0, 5).map((d) => ({ line: d.line, reason: d.reason.replace("unreadable line: ", "") }))
+      )
+    })
+  )
+
+  it("names only the first five unreadable lines and counts them all", () => {
+    const lean = makeClassifier({ decisions: false })
+    for (let line = 1; line <= 40; line++) {
+      lean.push({
+        kind: "parse_error",
+        line,
+        byte_start: line * 3,
+        byte_end: line * 3 + 2,
+        reason: "invalid_json",
+        message: "x"
+      })
+    }
+    const summary = lean.finish()
+    expect(summary.unreadable_lines.map((u) => u.line)).toEqual([1, 2, 3, 4, 5])
+    expect(summary.totals.parse_errors).toBe(40)
+    expect(summary.totals.by_decision.unclassified).toBe(40)
   })
 })
 
