@@ -3,7 +3,10 @@ import { Command } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Ref, TestClock } from "effect"
-import { isAlive, pollUntil, runCommand, stopProcess } from "./daemon-process-table.js"
+import { InstallationId } from "../src/domain/installation-id.js"
+import { resolvePaths } from "../src/paths/paths.js"
+import { makeServiceSpec } from "../src/service/service-spec.js"
+import { isAlive, isDaemonOf, pollUntil, runCommand, stopProcess } from "./daemon-process-table.js"
 
 describe("pollUntil", () => {
   it.effect("checks every interval until a value comes, on Effect time", () =>
@@ -116,4 +119,35 @@ describe("stopProcess", () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(250)
     })
   )
+})
+
+describe("isDaemonOf", () => {
+  const spec = makeServiceSpec({
+    installationId: InstallationId.make("6f1c8f5e-3b1a-4c2d-9e7f-0a1b2c3d4e5f"),
+    paths: resolvePaths({ home: "/home/someone" }),
+    node: "/usr/bin/node",
+    daemon: "/opt/blctx/dist/programs/daemon.js"
+  })
+
+  it("knows the daemon by its entry and installation, node flags or not", () => {
+    expect(isDaemonOf(spec, spec.command)).toBe(true)
+    expect(spec.command[1]).toBe("--optimize-for-size")
+    expect(
+      isDaemonOf(
+        spec,
+        spec.command.filter((a) => a !== "--optimize-for-size")
+      )
+    ).toBe(true)
+    const moved = spec.command.map((a) => (a === spec.daemonEntry ? "/old/build/dist/programs/daemon.js" : a))
+    expect(isDaemonOf(spec, moved)).toBe(true)
+  })
+
+  it("refuses another installation, another program, or the id before the entry", () => {
+    const other = spec.command.map((a) => (a === spec.installationId ? "00000000-0000-4000-8000-000000000000" : a))
+    expect(isDaemonOf(spec, other)).toBe(false)
+    const notDaemon = spec.command.map((a) => (a === spec.daemonEntry ? "/opt/blctx/dist/programs/cli.js" : a))
+    expect(isDaemonOf(spec, notDaemon)).toBe(false)
+    const idFirst = ["/usr/bin/node", "--installation-id", spec.installationId, spec.daemonEntry]
+    expect(isDaemonOf(spec, idFirst)).toBe(false)
+  })
 })

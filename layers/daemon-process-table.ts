@@ -43,12 +43,14 @@ export const processAgeMs = (pid: number): Option.Option<number> => {
 }
 
 /**
- * Whether argv is a blctxd serving this installation: `--installation-id <id>` on a daemon entry
- * point. Any entry path matches, so a daemon of an older or moved build is found (and stopped) too.
+ * Whether argv is a blctxd serving this installation: `--installation-id <id>` after a daemon
+ * entry point (node's own flags may come first). Any entry path matches, so a daemon of an older
+ * or moved build is found (and stopped) too.
  */
 export const isDaemonOf = (spec: ServiceSpec, argv: ReadonlyArray<string>) => {
   const flag = argv.indexOf("--installation-id")
-  return flag > 0 && argv[flag + 1] === spec.installationId && (argv[1] ?? "").endsWith("daemon.js")
+  const entry = argv.findIndex((arg, i) => i > 0 && !arg.startsWith("-") && arg.endsWith("daemon.js"))
+  return flag > 0 && entry > 0 && entry < flag && argv[flag + 1] === spec.installationId
 }
 
 /** Every live process that is this installation's daemon. */

@@ -4,7 +4,8 @@ import { DateTime, Effect, Option } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
 import { redactSession } from "../redaction/redact-metadata.js"
 import type { TranscriptSummary } from "../transcripts/classification.js"
-import { makeClassifier } from "../transcripts/classify.js"
+import { formatOfHandle } from "../transcripts/formats/registry.js"
+import type { TranscriptFormat } from "../transcripts/formats/transcript-format.js"
 import { TranscriptFileError, TranscriptFiles, type TranscriptHandle } from "../transcripts/transcript-files.js"
 import type { ChunkId, VectorPoint } from "../vectors/vector-index.js"
 import {
@@ -174,10 +175,14 @@ interface Start {
  * `import-records.ts`), hashes what it reads, and reduces the result to what is stored: redacted
  * rows and a few figures. Nothing else of the file outlives this pass.
  */
-const readAndClassify = (file: ReturnType<typeof makeFileHash>, size: number, start: Start) =>
+const readAndClassify = (file: ReturnType<typeof makeFileHash>, size: number, start: Start, format: TranscriptFormat) =>
   Effect.gen(function* () {
-    const classifier = makeClassifier({ decisions: false })
-    yield* forEachImportRecord(file.feeding, { from: start }, classifier.push)
+    const classifier = format.summarizer()
+    yield* forEachImportRecord(
+      file.feeding,
+      { from: start, ...(format.decidedByType === undefined ? {} : { decidedByType: format.decidedByType }) },
+      classifier.push
+    )
     yield* file.upTo(size)
     const summary = classifier.finish()
     const { rows, redactions, metadataRedactions } = messageRows(summary, start.turn)
@@ -257,6 +262,13 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
     }
     const handle = guardedReads(opened.right, progress)
     const stat = { size: handle.size, mtime_ms: handle.mtimeMs, ino: handle.ino }
+    // Which agent wrote it, from its name and first bytes: a file no format claims is not read.
+    const recognised = yield* Effect.either(formatOfHandle(handle))
+    if (recognised._tag === "Left") {
+      const e = recognised.left
+      return unreadableFile(path, e._tag === "UnknownTranscriptFormat" ? e.message : readProblem(e))
+    }
+    const format = recognised.right
 
     // A file renamed (e.g. moved to archived_sessions) keeps its inode: adopt its row.
     let stored = yield* findSourceByPath(path)
@@ -295,7 +307,7 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
         append && stored !== undefined
           ? { byte: stored.resume_byte, line: stored.resume_line, turn: stored.resume_turn }
           : { byte: 0, line: 1, turn: 0 }
-      const content = yield* readAndClassify(file, stat.size, start)
+      const content = yield* readAndClassify(file, stat.size, start, format)
       return { _tag: "Read", append, start, content } as const
     }).pipe(
       Effect.catchTag("TranscriptFileError", (e) =>
@@ -526,7 +538,9 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
           timestamp: row.timestamp,
           line: row.line,
           byte_start: row.byte_start,
-          byte_end: row.byte_end
+          byte_end: row.byte_end,
+          source_type: format.sourceType,
+          agent: format.agent
         })} RETURNING id`
         const messageId = inserted[0]?.id
         if (messageId === undefined) return yield* Effect.dieMessage("message row was not written")

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import fc from "fast-check"
 import { makeClassifier } from "../transcripts/classify.js"
+import { decidedByType } from "../transcripts/codex-records.js"
 import { decodeLine } from "../transcripts/decode-line.js"
 import { recordsOf } from "../transcripts/reader.js"
 import type { TranscriptRecord } from "../transcripts/record.js"
@@ -34,7 +35,9 @@ const viaImporter = (
   options: { chunkBytes: number; maxLineBytes: number; skimFrom: number; readLimit?: number }
 ) => {
   const out: Array<TranscriptRecord> = []
-  Effect.runSync(forEachImportRecord(memoryHandle(bytes, options.readLimit), options, (r) => out.push(r)))
+  Effect.runSync(
+    forEachImportRecord(memoryHandle(bytes, options.readLimit), { ...options, decidedByType }, (r) => out.push(r))
+  )
   return out
 }
 
@@ -177,7 +180,7 @@ describe("the importer's record source", () => {
     fc.assert(
       fc.property(lineBytes, (bytes) => {
         const raw = new Uint8Array(bytes)
-        const entry = skimEntry(raw)
+        const entry = skimEntry(raw, decidedByType)
         const decoded = decodeLine(
           { line: 1, byte_start: 0, byte_end: raw.length, bytes: raw, terminated: true },
           1 << 20
@@ -251,7 +254,7 @@ describe("the importer's record source", () => {
         } catch {
           parses = false
         }
-        const entry = skimEntry(encoder.encode(text))
+        const entry = skimEntry(encoder.encode(text), decidedByType)
         expect(entry !== undefined).toBe(parses)
         if (parses) accepted++
       }),
@@ -270,7 +273,7 @@ describe("the importer's record source", () => {
         ordinal: 7
       })
     )
-    expect(skimEntry(tool)).toEqual({
+    expect(skimEntry(tool, decidedByType)).toEqual({
       timestamp: "2026-03-01T10:00:00.000Z",
       type: "response_item",
       payload: { type: "function_call_output" },
@@ -279,11 +282,11 @@ describe("the importer's record source", () => {
     const message = encoder.encode(
       line({ type: "event_msg", payload: { type: "user_message", message: `please read this: ${output}` } })
     )
-    expect(skimEntry(message)).toBeUndefined()
+    expect(skimEntry(message, decidedByType)).toBeUndefined()
     // Broken the same size: left to the decoder, which says why.
-    expect(skimEntry(tool.subarray(0, tool.length - 1))).toBeUndefined()
+    expect(skimEntry(tool.subarray(0, tool.length - 1), decidedByType)).toBeUndefined()
     const invalid = Uint8Array.from(tool)
     invalid[100] = 0xff
-    expect(skimEntry(invalid)).toBeUndefined()
+    expect(skimEntry(invalid, decidedByType)).toBeUndefined()
   })
 })

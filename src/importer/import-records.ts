@@ -1,6 +1,5 @@
 import { isUtf8 } from "node:buffer"
 import { Effect } from "effect"
-import { decidedByType } from "../transcripts/codex-records.js"
 import { decodeLine, exceedsNestingDepth, isBlank, MAX_NESTING_DEPTH } from "../transcripts/decode-line.js"
 import type { RawLine } from "../transcripts/line-splitter.js"
 import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES } from "../transcripts/reader.js"
@@ -49,6 +48,11 @@ export interface ImportReadOptions {
   readonly maxLineBytes?: number
   /** Lines at least this long may be checked in place (default `SKIM_FROM`; tests lower it). */
   readonly skimFrom?: number
+  /**
+   * The format's records decided by type alone (`TranscriptFormat.decidedByType`): only those
+   * are checked in place and passed on without their payload. Without it every line is decoded.
+   */
+  readonly decidedByType?: (type: string, payloadType: string | null) => boolean
 }
 
 /** Where a JSON value sits in the line: `[start, end)`. */
@@ -318,16 +322,22 @@ const shapeOf = (bytes: Uint8Array): LineShape | undefined => {
  * to its `type`. Undefined when the line is anything else or fails any check `decodeLine` makes;
  * then `decodeLine` decides, with the reason it gives.
  */
-export const skimEntry = (bytes: Uint8Array): RolloutEntry | undefined => {
+export const skimEntry = (
+  bytes: Uint8Array,
+  decidedByType: (type: string, payloadType: string | null) => boolean
+): RolloutEntry | undefined => {
   try {
-    return skimChecked(bytes)
+    return skimChecked(bytes, decidedByType)
   } catch {
     // Defence in depth: anything unexpected is the decoder's to judge.
     return undefined
   }
 }
 
-const skimChecked = (bytes: Uint8Array): RolloutEntry | undefined => {
+const skimChecked = (
+  bytes: Uint8Array,
+  decidedByType: (type: string, payloadType: string | null) => boolean
+): RolloutEntry | undefined => {
   if (exceedsNestingDepth(bytes, MAX_NESTING_DEPTH) || !isUtf8(bytes)) return undefined
   const shape = shapeOf(bytes)
   if (shape === undefined || shape.type === undefined || shape.payloadTypeRepeated) return undefined
@@ -362,6 +372,7 @@ export const forEachImportRecord = (
     const chunkBytes = Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES)
     const maxLineBytes = Math.max(1, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
     const skimFrom = Math.max(0, options.skimFrom ?? SKIM_FROM)
+    const decidedByType = options.decidedByType
     const size = handle.size
     const buffer = new Uint8Array(chunkBytes)
     let position = Math.max(0, options.from?.byte ?? 0)
@@ -376,7 +387,10 @@ export const forEachImportRecord = (
       const raw: RawLine = { line: lineNumber, byte_start: lineStart, byte_end: end, bytes, terminated }
       lineNumber++
       if (isBlank(bytes)) return
-      const entry = bytes !== null && terminated && bytes.length >= skimFrom ? skimEntry(bytes) : undefined
+      const entry =
+        decidedByType !== undefined && bytes !== null && terminated && bytes.length >= skimFrom
+          ? skimEntry(bytes, decidedByType)
+          : undefined
       f(
         entry === undefined
           ? decodeLine(raw, maxLineBytes)

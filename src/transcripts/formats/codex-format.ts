@@ -2,6 +2,7 @@ import * as NodePath from "node:path"
 import { Option } from "effect"
 import { makeClassifier } from "../classify.js"
 import { decodeSessionMeta } from "../codex-payloads.js"
+import { decidedByType } from "../codex-records.js"
 import type { FormatProbe, SessionHeader, TranscriptFormat } from "./transcript-format.js"
 import { walkSessionFolders } from "./walk-folders.js"
 
@@ -48,6 +49,8 @@ export const codexFormat: TranscriptFormat = {
   discover: (home) =>
     walkSessionFolders(codexFormat.sessionFolders(home), { suffix: ".jsonl", compressedSuffix: ".jsonl.zst" }),
   classifier: makeClassifier,
+  summarizer: () => makeClassifier({ decisions: false }),
+  decidedByType,
   header: (first) => {
     if (first.kind !== "record" || first.entry.type !== "session_meta") return NO_HEADER
     return Option.match(decodeSessionMeta(first.entry.payload), {

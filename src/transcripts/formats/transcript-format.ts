@@ -1,7 +1,7 @@
 import type { Effect } from "effect"
 import type { FsError, SafeFs } from "../../fs/safe-fs.js"
 import type { ResolvedPaths } from "../../paths/paths.js"
-import type { TranscriptClassification } from "../classification.js"
+import type { TranscriptClassification, TranscriptSummary } from "../classification.js"
 import type { TranscriptRecord } from "../record.js"
 
 /** What a format is told about a file to say whether it is one of its own. */
@@ -19,6 +19,12 @@ export interface FormatProbe {
 export interface TranscriptClassifier {
   readonly push: (record: TranscriptRecord) => void
   readonly finish: () => TranscriptClassification
+}
+
+/** The importer's streaming classifier: `finish` gives the messages and totals, no per-record decisions. */
+export interface TranscriptSummarizer {
+  readonly push: (record: TranscriptRecord) => void
+  readonly finish: () => TranscriptSummary
 }
 
 /** A folder where a format keeps session files, and whether what it holds is archived. */
@@ -77,8 +83,19 @@ export interface TranscriptFormat {
   readonly detect: (probe: FormatProbe) => boolean
   /** Its session files under `home`, from metadata only: no file opened, no link followed. */
   readonly discover: (home: string) => Effect.Effect<FormatDiscovery, FsError, SafeFs>
-  /** A fresh streaming classifier for one file. */
+  /** A fresh streaming classifier for one file, labelling every record (`blctx explore`). */
   readonly classifier: () => TranscriptClassifier
+  /**
+   * A fresh lean classifier for the importer: the same messages and totals, but no decision kept
+   * per record, so memory grows with what is indexed, not with the file.
+   */
+  readonly summarizer: () => TranscriptSummarizer
+  /**
+   * Records this format decides by their type alone (tool output, reasoning): the importer may
+   * check such a long line in place and pass it on without decoding its payload. `type` is the
+   * record's `type`, `payloadType` its payload's `type`.
+   */
+  readonly decidedByType?: (type: string, payloadType: string | null) => boolean
   /** Session id and working directory from the first record, when it says them (nulls otherwise). */
   readonly header: (first: TranscriptRecord) => SessionHeader
 }
