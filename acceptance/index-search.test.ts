@@ -6,7 +6,15 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { writeSyntheticHistory } from "../bench/synthetic-history.js"
 import type { BlctxClient } from "../src/rpc/client.js"
-import { type DaemonHome, isAlive, makeDaemonHome, sleep, waitFor, writerHeld } from "./support/daemon-harness.js"
+import {
+  type DaemonHome,
+  type DaemonHomeOptions,
+  isAlive,
+  makeDaemonHome,
+  sleep,
+  waitFor,
+  writerHeld
+} from "./support/daemon-harness.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
@@ -95,10 +103,10 @@ const installService = async (h: DaemonHome) => {
 }
 
 /** A daemon home with the tiny model installed from a loopback server, and the service running. */
-const tinyModelHome = async () => {
+const tinyModelHome = async (options: DaemonHomeOptions = {}) => {
   const data = modelData() as string
   const server = await serveTinyModel(data)
-  const h = makeDaemonHome("detached")
+  const h = makeDaemonHome("detached", options)
   home = h
   useTinyModel(h, data, server)
   const install = await h.blctx(["install", "codex", "--step", "embedding_model", "--json"])
@@ -297,7 +305,7 @@ describe("indexing and retrieval through the daemon", () => {
   it.skipIf(modelData() === undefined)(
     "with the tiny model (BLCTX_TEST_MODEL_DATA): search is hybrid, and while a repair holds the writer it is answered lexically",
     async () => {
-      const { h, server } = await tinyModelHome()
+      const { h, server } = await tinyModelHome({ heldDaemon: true })
       try {
         const files = writeSyntheticHistory(NodePath.join(h.home, "history"), 2, 20, 3, 900)
         await json<Job>(h, ["index", ...files, "--wait"])
@@ -312,9 +320,8 @@ describe("indexing and retrieval through the daemon", () => {
 
         // A rebuild of every vector, pausing inside each batch's write transaction for longer
         // than any search below can take, so the repair holds the writer throughout.
-        const repair = await withClient(h, (c) =>
-          c.submitJob({ kind: "repair", params: { force: true, batch_delay_ms: 60_000 } })
-        )
+        h.holdJobs({ repair_batch_ms: 60_000 })
+        const repair = await withClient(h, (c) => c.submitJob({ kind: "repair", params: { force: true } }))
         await waitFor("the repair to run", () =>
           withClient(h, (c) => c.jobStatus(repair.job.id)).then((j) => (j.state === "running" ? j : undefined))
         )

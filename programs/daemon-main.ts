@@ -14,6 +14,7 @@ import { makeDaemonLive, SHUTDOWN_LIMIT } from "../src/daemon/daemon.js"
 import type { DaemonArgs } from "../src/daemon/daemon-args.js"
 import { parseDaemonArgv } from "../src/daemon/daemon-args.js"
 import { DaemonConfig } from "../src/daemon/daemon-config.js"
+import type { IndexingKindOptions } from "../src/daemon/daemon-indexing.js"
 import { DaemonProcess } from "../src/daemon/daemon-process.js"
 import { makeRegistry, type RegisteredJobKind } from "../src/jobs/job-kind.js"
 import { JobKinds } from "../src/jobs/job-kinds.js"
@@ -23,6 +24,8 @@ import { Paths } from "../src/paths/paths.js"
 export interface DaemonProgram {
   /** The job kinds blctxd runs besides the indexing ones (import, repair), given its arguments. */
   readonly kinds: (args: DaemonArgs) => ReadonlyArray<RegisteredJobKind>
+  /** How the indexing kinds are built (tests compose holds); nothing in the product. */
+  readonly indexing?: (args: DaemonArgs) => IndexingKindOptions
 }
 
 /**
@@ -87,7 +90,7 @@ export const runDaemonProgram = (program: DaemonProgram) => {
     Layer.provideMerge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.jsonLogger)))
   )
 
-  Layer.launch(makeDaemonLive(QueryWorkerPoolLive)).pipe(
+  Layer.launch(makeDaemonLive(QueryWorkerPoolLive, program.indexing?.(args))).pipe(
     Effect.tapErrorTag("DaemonStartupError", (e) =>
       Effect.logError("blctxd refused to start").pipe(
         Effect.annotateLogs({ reason: e.reason, remediation: e.remediation })

@@ -2,7 +2,7 @@
 /**
  * Tests only: blctxd with holds composed into its job kinds, so acceptance tests can keep a job
  * running while it holds the writer, and kill it mid-step. The holds are read, at each step, from
- * `<state home>/blctx/test-holds.json` (`{"maintenance_step_ms": 1500}`); without the file
+ * `<state home>/blctx/test-holds.json` (`{"maintenance_step_ms": 1500, "repair_batch_ms": 60000}`); without the file
  * nothing is held and this is the product's daemon. The name ends in `daemon.js` as the product's
  * does, since supervisors and tests recognise the daemon by it.
  *
@@ -16,7 +16,7 @@ import type { DaemonArgs } from "../../src/daemon/daemon-args.js"
 import { registerJobKind } from "../../src/jobs/job-kind.js"
 import { makeMaintenanceKind } from "../../src/jobs/maintenance-kind.js"
 
-type Hold = "maintenance_step_ms"
+type Hold = "maintenance_step_ms" | "repair_batch_ms"
 
 /** Sleeps as long as the test's holds file says for `hold`, read afresh each time. */
 const holdFor = (args: DaemonArgs, hold: Hold) =>
@@ -33,5 +33,6 @@ const holdFor = (args: DaemonArgs, hold: Hold) =>
   })
 
 runDaemonProgram({
-  kinds: (args) => [registerJobKind(makeMaintenanceKind({ holdEachStep: holdFor(args, "maintenance_step_ms") }))]
+  kinds: (args) => [registerJobKind(makeMaintenanceKind({ holdEachStep: holdFor(args, "maintenance_step_ms") }))],
+  indexing: (args) => ({ repair: { holdEachBatch: holdFor(args, "repair_batch_ms") } })
 })

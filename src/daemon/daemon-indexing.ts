@@ -1,9 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import { makeImportKind } from "../importer/import-kind.js"
 import { IndexingServices } from "../importer/import-services.js"
-import { makeRepairKind } from "../importer/repair-kind.js"
 import type { JobKindRegistry } from "../jobs/job-kind.js"
 import { JobKinds } from "../jobs/job-kinds.js"
+import { makeRepairKind, type RepairOptions } from "../vectors/repair-kind.js"
 import { IndexingFactory } from "./indexing-factory.js"
 import { WriterDatabase } from "./writer-database.js"
 
@@ -22,13 +22,19 @@ export const DaemonIndexingLive = Layer.scopedContext(
   })
 )
 
+/** How the indexing kinds are built: nothing in the product; tests compose holds here. */
+export interface IndexingKindOptions {
+  readonly repair?: RepairOptions
+}
+
 /** The daemon's job kinds: the ones it is given plus the indexing kinds (import, repair) built on its services. */
-export const DaemonJobKindsLive = Layer.effect(
-  JobKinds,
-  Effect.gen(function* () {
-    const base = yield* JobKinds
-    const indexing = yield* Effect.all([makeImportKind, makeRepairKind])
-    const all: JobKindRegistry = new Map([...base, ...indexing.map((k) => [k.name, k] as const)])
-    return all
-  })
-)
+export const DaemonJobKindsLive = (options: IndexingKindOptions = {}) =>
+  Layer.effect(
+    JobKinds,
+    Effect.gen(function* () {
+      const base = yield* JobKinds
+      const indexing = yield* Effect.all([makeImportKind, makeRepairKind(options.repair)])
+      const all: JobKindRegistry = new Map([...base, ...indexing.map((k) => [k.name, k] as const)])
+      return all
+    })
+  )

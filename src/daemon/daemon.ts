@@ -4,7 +4,7 @@ import { JobStore } from "../jobs/job-store.js"
 import type { Paths } from "../paths/paths.js"
 import type { HistoryReads } from "../retrieval/history-reads.js"
 import type { StoreError } from "../store/store-error.js"
-import { DaemonIndexingLive, DaemonJobKindsLive } from "./daemon-indexing.js"
+import { DaemonIndexingLive, DaemonJobKindsLive, type IndexingKindOptions } from "./daemon-indexing.js"
 import { DaemonServerLive } from "./daemon-server.js"
 import { IndexJudgeLive } from "./index-judge.js"
 import { IndexWatcherLive } from "./index-watcher.js"
@@ -42,10 +42,10 @@ const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
  * services and job kinds on the writer connection, the job runner (which replays interrupted
  * jobs), the index judge and its watcher. The database and the readers start together.
  */
-export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>) => {
+export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
   const storage = Layer.merge(WriterDatabaseLive, reads)
   const indexing = DaemonIndexingLive.pipe(Layer.provideMerge(storage))
-  const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive))
+  const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive(kinds)))
   const core = jobs.pipe(Layer.provideMerge(indexing))
   return IndexWatcherLive.pipe(Layer.provideMerge(IndexJudgeLive), Layer.provideMerge(core))
 }
@@ -56,12 +56,15 @@ export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>)
  * on the private socket, which reports ready. All within the startup bound; everything opened is
  * closed in reverse when the daemon stops.
  */
-export const makeDaemonLive = <RIn>(reads: Layer.Layer<HistoryReads, StoreError, RIn | Paths>) => {
+export const makeDaemonLive = <RIn>(
+  reads: Layer.Layer<HistoryReads, StoreError, RIn | Paths>,
+  kinds: IndexingKindOptions = {}
+) => {
   const readers = reads.pipe(Layer.mapError((e) => startupError(`query workers: ${e.message}`, "Run: blctx doctor")))
   return withinStartupLimit(
     DaemonServerLive.pipe(
       Layer.provide(DaemonHandlersLive),
-      Layer.provide(makeDaemonCore(readers)),
+      Layer.provide(makeDaemonCore(readers, kinds)),
       Layer.provide(WriterLockHeld)
     )
   )

@@ -8,11 +8,11 @@ import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { makeFakeEmbedder } from "../../layers/fake-model.js"
 import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
 import { EmbedError } from "../embedding/embedder.js"
+import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "../importer/history-db.test-support.js"
+import { EmbeddingFailed, HistoryStoreError } from "../importer/import-errors.js"
+import { type ImportChunking, IndexingServices } from "../importer/import-services.js"
 import { type JobId, JobId as JobIdSchema } from "../jobs/job.js"
 import type { RegisteredJobKind } from "../jobs/job-kind.js"
-import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "./history-db.test-support.js"
-import { EmbeddingFailed, HistoryStoreError } from "./import-errors.js"
-import { type ImportChunking, IndexingServices } from "./import-services.js"
 import { makeRepairKind } from "./repair-kind.js"
 
 let dir: string
@@ -124,7 +124,7 @@ describe("repair job", () => {
         yield* importOnce(path)
         expect(yield* countWhere("vector_fingerprint IS NULL")).toBe(6)
         const { layer, vectors, fingerprint } = yield* services
-        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const kind = yield* makeRepairKind().pipe(Effect.provide(layer))
         const { exit } = yield* runKind(kind, Option.none())
         expect(exit._tag).toBe("Success")
         const chunks = yield* countWhere("1 = 1")
@@ -158,7 +158,7 @@ describe("repair job", () => {
           yield* importOnce(path)
         }
         const { layer, vectors, fingerprint } = yield* services
-        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const kind = yield* makeRepairKind().pipe(Effect.provide(layer))
         let checkpoint = Option.none<string>()
         for (let attempt = 0; attempt < 20; attempt++) {
           const { exit, saved } = yield* runKind(kind, checkpoint, 1)
@@ -183,7 +183,7 @@ describe("repair job", () => {
           yield* importOnce(path)
         }
         const { layer } = yield* services
-        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const kind = yield* makeRepairKind().pipe(Effect.provide(layer))
         // The job store keeps the last total when a commit does not name one (COALESCE).
         const stored = (list: ReadonlyArray<{ readonly done: number; readonly total: number | undefined }>) => {
           let total: number | undefined
@@ -222,7 +222,7 @@ describe("repair job", () => {
           yield* importOnce(path)
         }
         const { layer } = yield* services
-        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const kind = yield* makeRepairKind().pipe(Effect.provide(layer))
         let checkpoint = Option.none<string>()
         const progress: Array<{ done: number; total: number | undefined }> = []
         for (let attempt = 0; attempt < 40; attempt++) {
@@ -250,7 +250,7 @@ describe("repair job", () => {
         Fs.copyFileSync(NodePath.join(fixturesDir, "new-format-turn-ids.jsonl"), path)
         yield* importOnce(path)
         const { layer, fingerprint } = yield* servicesWith(true)
-        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const kind = yield* makeRepairKind().pipe(Effect.provide(layer))
         const { exit } = yield* runKind(kind, Option.none())
         const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
         expect(error).toBeInstanceOf(EmbeddingFailed)
@@ -271,7 +271,7 @@ describe("repair job", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TRIGGER refuse BEFORE INSERT ON chunks BEGIN SELECT RAISE(ABORT, 'refused by test'); END`
         const { layer } = yield* services
-        const kind = yield* makeRepairKind.pipe(Effect.provide(layer))
+        const kind = yield* makeRepairKind().pipe(Effect.provide(layer))
         const { exit } = yield* runKind(kind, Option.none())
         const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
         expect(error).toBeInstanceOf(HistoryStoreError)
