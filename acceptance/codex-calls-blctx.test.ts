@@ -1,0 +1,364 @@
+import { spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import { createRequire } from "node:module"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterEach, describe, expect, it } from "vitest"
+import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
+import type { RunResult } from "./support/isolated-home.js"
+import { mcpArgs, mcpEntry } from "./support/mcp-client.js"
+import {
+  assistantMessage,
+  callOutput,
+  customToolCall,
+  functionCall,
+  type ModelRequest,
+  messageTexts,
+  type OutputItem,
+  offeredNamespaces,
+  requestKind,
+  type Script,
+  type ScriptedModelServer,
+  serveScriptedModel
+} from "./support/scripted-model-server.js"
+
+/**
+ * Real Codex (the `@openai/codex` dev dependency) runs whole turns offline against a scripted
+ * loopback model and calls blctx's MCP server, registered the way an installation registers it,
+ * over a daemon holding indexed history. What Codex 0.171 sends and records is described in
+ * support/scripted-model-server.ts and where each assertion is made.
+ */
+const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
+const history = NodePath.join(root, "fixtures", "history")
+const codexCli = createRequire(import.meta.url).resolve("@openai/codex/bin/codex.js")
+
+const SERVER = "base-layer-context"
+/** Codex's namespace for the server's tools: `mcp__` and the server name with `-` as `_`. */
+const NAMESPACE = "mcp__base_layer_context"
+const KEY_VAR = "BLCTX_TEST_MODEL_KEY"
+const KEY = "scripted-model-key"
+const PROMPT = "What did we decide about deploying the shop API? Look it up in my history."
+const QUERY = "blue-green rollout"
+const CALL_ID = "call_blctx_search"
+/** The indexed history message the query finds: line 7 of fixtures/history/session-1.jsonl. */
+const DECISION =
+  "We decided to deploy the shop API with a blue-green rollout behind the load balancer, switching traffic only after the health checks pass."
+const DECISION_LINE = 7
+
+let home: DaemonHome | undefined
+let model: ScriptedModelServer | undefined
+afterEach(async () => {
+  await model?.close()
+  model = undefined
+  home?.dispose()
+  home = undefined
+})
+
+/**
+ * Runs the Codex CLI with this home's environment and stdin closed. Its process group (Codex and
+ * the MCP servers it starts) is killed if it outlives the bound.
+ */
+const codex = (h: DaemonHome, args: ReadonlyArray<string>, cwd = h.home) =>
+  new Promise<RunResult & { readonly timedOut: boolean }>((resolve, reject) => {
+    const child = spawn(process.execPath, [codexCli, ...args], {
+      env: { ...h.env, [KEY_VAR]: KEY },
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    })
+    let stdout = ""
+    let stderr = ""
+    let timedOut = false
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d
+    })
+    const timer = setTimeout(() => {
+      timedOut = true
+      try {
+        process.kill(-(child.pid ?? 0), "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }, scaled(90_000))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr, timedOut })
+    })
+  })
+
+interface Citation {
+  readonly kind: string
+  readonly path: string
+  readonly line: number
+}
+interface SearchAnswer {
+  readonly results?: ReadonlyArray<{ readonly text: string; readonly source: Citation }>
+}
+
+/** The JSON document a tool output carries after Codex's header ("Wall time: ...\nOutput:\n"). */
+const jsonIn = (output: string) => output.slice(output.indexOf("{"))
+
+/** The scripted model's answer: the top result's text and citation, read from the tool's output. */
+const quoteOf = (output: string) => {
+  try {
+    const top = (JSON.parse(jsonIn(output)) as SearchAnswer).results?.[0]
+    return top === undefined
+      ? `blctx found nothing: ${output}`
+      : `From your history: "${top.text}" (${top.source.path}:${top.source.line})`
+  } catch {
+    return `blctx answered something that is not a search result: ${output}`
+  }
+}
+
+/** The model's side of the turn: call blctx when the prompt arrives, quote it when the output does. */
+const turnScript =
+  (call: (namespace: string) => OutputItem): Script =>
+  (request) => {
+    const output = callOutput(request, CALL_ID)
+    if (output !== undefined) return [assistantMessage(quoteOf(output))]
+    const blctx = offeredNamespaces(request).find((ns) => ns.name === NAMESPACE)
+    if (blctx !== undefined && messageTexts(request, "user").includes(PROMPT)) return [call(blctx.name)]
+    // Anything else Codex may ask a model (a title, a compaction) gets a plain answer, so an extra
+    // request shows up in the assertions on the requests rather than derailing the turn.
+    return [assistantMessage("nothing is scripted for this request")]
+  }
+
+/** Where Codex is told to find the scripted model, and no other network use (measured with strace). */
+const writeCodexConfig = (h: DaemonHome, baseUrl: string) => {
+  Fs.mkdirSync(h.codexHome, { recursive: true, mode: 0o700 })
+  Fs.writeFileSync(
+    NodePath.join(h.codexHome, "config.toml"),
+    [
+      `model_provider = "scripted"`,
+      "",
+      // Without these Codex 0.171 resolves ab.chatgpt.com (analytics), api.github.com and
+      // chatgpt.com (plugin sync) during the turn.
+      "[analytics]",
+      "enabled = false",
+      "",
+      "[features]",
+      "plugins = false",
+      "",
+      "[model_providers.scripted]",
+      `name = "scripted"`,
+      `base_url = "${baseUrl}"`,
+      `wire_api = "responses"`,
+      `env_key = "${KEY_VAR}"`,
+      // A scripting mistake fails the turn at once instead of through minutes of retries.
+      "request_max_retries = 0",
+      "stream_max_retries = 0",
+      ""
+    ].join("\n")
+  )
+}
+
+/**
+ * A home whose daemon holds one indexed Codex session, whose CODEX_HOME points Codex at a scripted
+ * model and registers blctx's MCP server. The codex_mcp step is not built yet ("not implemented
+ * yet"), so the server is registered as that step will register it: `codex mcp add` with the
+ * absolute node and bundle and the installation's arguments.
+ */
+const codexWithBlctx = async (script: Script) => {
+  const h = makeDaemonHome("detached")
+  home = h
+  const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+  expect(install.code, install.stdout + install.stderr).toBe(0)
+
+  const dir = NodePath.join(h.codexHome, "sessions", "2026", "02", "02")
+  Fs.mkdirSync(dir, { recursive: true })
+  const indexed = NodePath.join(dir, "rollout-2026-02-02T09-00-00-session-1.jsonl")
+  Fs.copyFileSync(NodePath.join(history, "session-1.jsonl"), indexed)
+  const index = await h.blctx(["index", indexed, "--wait"])
+  expect(index.code, index.stdout + index.stderr).toBe(0)
+  expect(JSON.parse(index.stdout).job.state).toBe("completed")
+
+  const server = await serveScriptedModel(script)
+  model = server
+  writeCodexConfig(h, server.baseUrl)
+  const add = await codex(h, ["mcp", "add", SERVER, "--", process.execPath, mcpEntry(), ...mcpArgs(h)])
+  expect(add.code, add.stdout + add.stderr).toBe(0)
+
+  const project = NodePath.join(h.home, "project")
+  Fs.mkdirSync(project)
+  return { h, indexed, server, project }
+}
+
+/** `codex exec` of the prompt, as a person runs it: not a git repository, nothing on stdin. */
+const runTurn = async (h: DaemonHome, project: string) => {
+  const run = await codex(h, ["exec", "--skip-git-repo-check", PROMPT], project)
+  expect(run.timedOut, `codex exec did not finish: ${run.stderr}`).toBe(false)
+  expect(run.code, run.stderr).toBe(0)
+  expect(run.stderr).not.toContain("unrecognized configuration setting")
+  return run
+}
+
+interface RolloutRecord {
+  readonly type: string
+  readonly payload: { readonly type?: string; readonly [key: string]: unknown }
+}
+
+/** The rollout Codex wrote for the turn: the one session file under sessions/ that was not indexed. */
+const rolloutOf = (h: DaemonHome, indexed: string): ReadonlyArray<RolloutRecord> => {
+  const sessions = NodePath.join(h.codexHome, "sessions")
+  const files = (Fs.readdirSync(sessions, { recursive: true }) as Array<string>)
+    .map((f) => NodePath.join(sessions, f))
+    .filter((f) => f.endsWith(".jsonl") && f !== indexed)
+  expect(files).toHaveLength(1)
+  return Fs.readFileSync(files[0] as string, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as RolloutRecord)
+}
+
+const responseItems = (rollout: ReadonlyArray<RolloutRecord>, type: string) =>
+  rollout.filter((r) => r.type === "response_item" && r.payload.type === type).map((r) => r.payload)
+
+/** `event_msg` `item_completed` items of a type (`McpToolCall`, `AgentMessage`, ...). */
+const completedItems = (rollout: ReadonlyArray<RolloutRecord>, type: string) =>
+  rollout
+    .filter((r) => r.type === "event_msg" && r.payload.type === "item_completed")
+    .map((r) => r.payload.item as { readonly type: string; readonly [key: string]: unknown })
+    .filter((item) => item.type === type)
+
+const describeRequest = (request: ModelRequest) =>
+  `${requestKind(request)}: ${request.body?.input?.map((i) => i.type).join(",")}`
+
+/**
+ * The two requests of the turn and nothing else: the prompt (offering blctx), then the tool's output.
+ * Codex 0.171 asks for no title and compacts nothing in a turn this small.
+ */
+const turnRequests = (server: ScriptedModelServer) => {
+  expect(server.refusals).toEqual([])
+  expect(server.requests.map(describeRequest)).toHaveLength(2)
+  const [first, second] = server.requests as [ModelRequest, ModelRequest]
+  expect(first.headers.authorization).toBe(`Bearer ${KEY}`)
+  expect(messageTexts(first, "user")).toContain(PROMPT)
+  // MCP tools are deferred: the request names blctx's namespace, with the server's instructions,
+  // and lists none of its tools.
+  expect(offeredNamespaces(first).find((ns) => ns.name === NAMESPACE)).toEqual({
+    name: NAMESPACE,
+    description: expect.stringContaining("blctx recalls the person's own coding-agent history"),
+    deferred: true,
+    tools: []
+  })
+  expect(callOutput(first, CALL_ID)).toBeUndefined()
+  return { first, second }
+}
+
+/** What Codex records of the MCP call itself, whichever way the model made it. */
+const expectMcpCall = (rollout: ReadonlyArray<RolloutRecord>, indexed: string, output: string) => {
+  // `codex exec` runs with approval_policy "never": the call below was made without asking
+  // because blctx annotates search readOnlyHint, which Codex records with the call.
+  expect(rollout.find((r) => r.type === "turn_context")?.payload.approval_policy).toBe("never")
+  const calls = completedItems(rollout, "McpToolCall")
+  expect(calls, `one MCP call; the model was sent back: ${output.slice(0, 1000)}`).toHaveLength(1)
+  const call = calls[0]
+  expect(call).toMatchObject({
+    server: SERVER,
+    tool: "search",
+    arguments: { query: QUERY },
+    readOnlyHint: true,
+    status: "completed"
+  })
+  const result = call?.result as { readonly isError?: boolean; readonly structuredContent: SearchAnswer }
+  expect(result.isError ?? false).toBe(false)
+  const top = result.structuredContent.results?.[0]
+  expect(top).toMatchObject({
+    text: DECISION,
+    source_type: "codex_transcript",
+    source: { kind: "transcript_span", agent: "codex", path: indexed, line: DECISION_LINE }
+  })
+  // The citation names the very line of the transcript that holds the message.
+  const line = Fs.readFileSync(indexed, "utf8").split("\n")[DECISION_LINE - 1] ?? ""
+  expect(JSON.parse(line).payload.message).toBe(DECISION)
+  return { call, answer: result.structuredContent }
+}
+
+const QUOTE = (indexed: string) => `From your history: "${DECISION}" (${indexed}:${DECISION_LINE})`
+
+/** The turn ends with the scripted quote: on stdout, as the last agent message, in the rollout. */
+const expectQuote = (run: RunResult, rollout: ReadonlyArray<RolloutRecord>, indexed: string) => {
+  expect(run.stdout.trim()).toBe(QUOTE(indexed))
+  expect(completedItems(rollout, "AgentMessage").at(-1)?.content).toEqual([{ type: "Text", text: QUOTE(indexed) }])
+  expect(rollout.find((r) => r.payload.type === "task_complete")?.payload.last_agent_message).toBe(QUOTE(indexed))
+}
+
+describe("real Codex calls blctx's MCP tools", () => {
+  it(
+    "calls search in blctx's namespace without asking, records the call, and answers with its citation",
+    async () => {
+      const script = turnScript((namespace) =>
+        // The namespace comes from the request; `search` is blctx's tool name (a deferred
+        // namespace does not list its tools).
+        functionCall({ callId: CALL_ID, namespace, name: "search", arguments: { query: QUERY } })
+      )
+      const { h, indexed, server, project } = await codexWithBlctx(script)
+      const run = await runTurn(h, project)
+
+      const { second } = turnRequests(server)
+      const output = callOutput(second, CALL_ID) ?? ""
+      const rollout = rolloutOf(h, indexed)
+      const { answer } = expectMcpCall(rollout, indexed, output)
+      // The model got the tool's answer as the function call's output: the same JSON, after a
+      // header Codex adds.
+      expect(output).toMatch(/^Wall time: [\d.]+ seconds\nOutput:\n\{/)
+      expect(JSON.parse(jsonIn(output))).toEqual(answer)
+
+      // The rollout keeps the call and its output as response items, next to the McpToolCall item.
+      const [call] = responseItems(rollout, "function_call")
+      expect(call).toMatchObject({ type: "function_call", namespace: NAMESPACE, name: "search", call_id: CALL_ID })
+      expect(JSON.parse(String(call?.arguments))).toEqual({ query: QUERY })
+      expect(completedItems(rollout, "McpToolCall")[0]?.id).toBe(CALL_ID)
+      expect(responseItems(rollout, "function_call_output")).toEqual([
+        expect.objectContaining({ call_id: CALL_ID, output })
+      ])
+      expectQuote(run, rollout, indexed)
+    },
+    scaled(180_000)
+  )
+
+  it(
+    "is reachable from code mode: exec finds search in ALL_TOOLS and calls it",
+    async () => {
+      // Codex 0.171's default tool set for its default model is code mode: one `exec` tool running
+      // JavaScript, with every deferred MCP tool on `tools` and listed in `ALL_TOOLS`.
+      const script = turnScript((namespace) =>
+        customToolCall({
+          callId: CALL_ID,
+          name: "exec",
+          input: [
+            `const tool = ALL_TOOLS.find(({ name }) => name === ${JSON.stringify(`${namespace}__search`)});`,
+            "if (tool === undefined) {",
+            "  text(JSON.stringify({ found: false, tools: ALL_TOOLS.map(({ name }) => name) }));",
+            "  exit();",
+            "}",
+            `const result = await tools[tool.name](${JSON.stringify({ query: QUERY })});`,
+            "text(JSON.stringify(result.structuredContent ?? result));"
+          ].join("\n")
+        })
+      )
+      const { h, indexed, server, project } = await codexWithBlctx(script)
+      const run = await runTurn(h, project)
+
+      const { second } = turnRequests(server)
+      const output = callOutput(second, CALL_ID) ?? ""
+      const rollout = rolloutOf(h, indexed)
+      const { call, answer } = expectMcpCall(rollout, indexed, output)
+      expect(output).toMatch(/^Script completed\nWall time [\d.]+ seconds\nOutput:\n\{/)
+      expect(JSON.parse(jsonIn(output))).toEqual(answer)
+
+      // The exec call and its output are custom tool items; the MCP call made inside it has an id of its own.
+      expect(responseItems(rollout, "custom_tool_call")).toEqual([
+        expect.objectContaining({ name: "exec", call_id: CALL_ID })
+      ])
+      expect(String(call?.id)).toMatch(/^exec-/)
+      expect(responseItems(rollout, "custom_tool_call_output")).toEqual([expect.objectContaining({ call_id: CALL_ID })])
+      expectQuote(run, rollout, indexed)
+    },
+    scaled(180_000)
+  )
+})
