@@ -144,7 +144,7 @@ describe.skipIf(data === undefined)("the installer says what happened", () => {
     }
     expect(check(doctor, "data_directory").detail).toContain("deeper check: quick_check ok, journal mode wal")
     expect(check(doctor, "service_health").detail).toContain("deeper check: 5 Pings: min ")
-    expect(check(doctor, "codex_mcp").detail).toMatch(/\(no deeper check for this step\)$/)
+    expect(check(doctor, "codex_mcp").detail).toContain("; deeper check: ")
     for (const c of doctor.checks) if (c.status === "failed") expect(c.detail.trim(), c.id).not.toBe("")
 
     // uninstall --purge: nothing suggests a flag uninstall does not take, and the history goes.

@@ -4,6 +4,7 @@ import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, type Context, Effect, Exit, Layer, Logger, Schema } from "effect"
+import { CodexCliLive } from "../layers/codex-cli-live.js"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
 import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
 import { HttpDownloaderLive } from "../layers/http-downloader.js"
@@ -66,7 +67,8 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
   const ProgramPathsLive = Layer.succeed(ProgramPaths, {
     node: process.execPath,
     cli: self,
-    daemon: entry.daemon ?? NodePath.join(packageRoot, "dist", "programs", "daemon.js")
+    daemon: entry.daemon ?? NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
+    mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs")
   })
   const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive
   return Layer.mergeAll(
@@ -83,6 +85,7 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     OnnxModelRuntimeLazy,
     entry.serviceManager,
     DaemonConnectorLive,
+    CodexCliLive,
     Layer.succeed(OutputMode, mode)
   ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
 }

@@ -44,7 +44,8 @@ const packageRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.
 const ProgramPathsLive = Layer.succeed(ProgramPaths, {
   node: process.execPath,
   cli: NodePath.join(packageRoot, "dist", "bin", "blctx.mjs"),
-  daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js")
+  daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
+  mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs")
 })
 
 // The installation's files come from the registered arguments, never from the agent's environment.

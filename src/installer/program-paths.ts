@@ -7,5 +7,7 @@ export class ProgramPaths extends Context.Tag("blctx/ProgramPaths")<
     readonly node: string
     readonly cli: string
     readonly daemon: string
+    /** The stdio MCP server's entry (`dist/bin/blctx-mcp.mjs`), which codex_mcp registers. */
+    readonly mcp: string
   }
 >() {}

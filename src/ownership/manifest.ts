@@ -12,6 +12,19 @@ export const HooksDecision = Schema.Literal("installed", "declined")
 export type HooksDecision = typeof HooksDecision.Type
 
 /**
+ * A registration blctx made in a Codex config: where (the Codex home at that time, so it can be
+ * checked and removed there even after CODEX_HOME changed), under which name, and what it runs.
+ * An entry of that name is blctx's only while it still runs exactly this.
+ */
+export const CodexMcpRegistration = Schema.Struct({
+  codex_home: AbsolutePath,
+  name: Schema.String,
+  command: AbsolutePath,
+  args: Schema.Array(Schema.String)
+})
+export type CodexMcpRegistration = typeof CodexMcpRegistration.Type
+
+/**
  * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
  * removed by `uninstall --purge`; everything else is left alone.
  */
@@ -26,7 +39,13 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
   created_at: Schema.String,
   updated_at: Schema.String,
   /** Explicit choices a person made at install time (e.g. declining the optional hooks). */
-  choices: Schema.optionalWith(Schema.Struct({ hooks: Schema.optional(HooksDecision) }), { default: () => ({}) })
+  choices: Schema.optionalWith(Schema.Struct({ hooks: Schema.optional(HooksDecision) }), { default: () => ({}) }),
+  /**
+   * MCP server registrations blctx wrote with `codex mcp add`, one per Codex home. Recorded
+   * before the registration is written, so an interrupted install is retried as blctx's own.
+   * Optional: manifests written before the codex_mcp step read as having none.
+   */
+  codex_mcp: Schema.optional(Schema.Array(CodexMcpRegistration))
 }) {}
 
 /** Only the version field, read first so an unknown version is reported as such, not as corruption. */

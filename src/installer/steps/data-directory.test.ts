@@ -33,7 +33,12 @@ const layer = () =>
   Layer.mergeAll(
     ManifestStore.Default,
     SqliteOpenerLive,
-    Layer.succeed(ProgramPaths, { node: process.execPath, cli: process.execPath, daemon: process.execPath })
+    Layer.succeed(ProgramPaths, {
+      node: process.execPath,
+      cli: process.execPath,
+      daemon: process.execPath,
+      mcp: process.execPath
+    })
   ).pipe(Layer.provideMerge(Paths.layerFrom(inputs())), Layer.provideMerge(NodeSafeFsLive))
 
 const run = (purge = false): StepRun => ({

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { CodexCliLive } from "../../../layers/codex-cli-live.js"
 import { DaemonConnectorLive } from "../../../layers/daemon-connector-live.js"
 import { DetachedSupervisorLive } from "../../../layers/detached-supervisor.js"
 import { HttpDownloaderLive } from "../../../layers/http-downloader.js"
@@ -21,13 +22,19 @@ const home = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-registry-"))
 const TestLive = Layer.mergeAll(
   ManifestStore.Default,
   SqliteOpenerLive,
-  Layer.succeed(ProgramPaths, { node: process.execPath, cli: process.execPath, daemon: process.execPath }),
+  Layer.succeed(ProgramPaths, {
+    node: process.execPath,
+    cli: process.execPath,
+    daemon: process.execPath,
+    mcp: process.execPath
+  }),
   ConfigFile.Default,
   HttpDownloaderLive,
   NodeFileDigestLive,
   OnnxModelRuntimeLazy,
   DetachedSupervisorLive,
-  DaemonConnectorLive
+  DaemonConnectorLive,
+  CodexCliLive
 ).pipe(Layer.provideMerge(Paths.layerFrom({ home })), Layer.provideMerge(NodeSafeFsLive))
 
 describe("installSteps", () => {

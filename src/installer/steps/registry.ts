@@ -3,6 +3,7 @@ import { notImplementedStep } from "../not-implemented.js"
 import type { Step } from "../step.js"
 import { backgroundServiceStep } from "./background-service.js"
 import { codexHooksStep } from "./codex-hooks.js"
+import { codexMcpStep } from "./codex-mcp.js"
 import { dataDirectoryStep } from "./data-directory.js"
 import { embeddingModelStep } from "./embedding-model.js"
 import { historyIndexStep } from "./history-index.js"
@@ -17,7 +18,7 @@ export const installSteps = Effect.gen(function* () {
   const steps: ReadonlyArray<Step> = [
     yield* dataDirectoryStep,
     yield* backgroundServiceStep,
-    notImplementedStep("codex_mcp", "Codex MCP registration", ["data_directory"]),
+    yield* codexMcpStep,
     notImplementedStep("codex_skills", "Codex skills", ["data_directory"]),
     yield* embeddingModelStep,
     yield* sessionDiscoveryStep,

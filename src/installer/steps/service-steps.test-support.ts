@@ -166,7 +166,12 @@ export const stepLayer = (home: string, world: FakeWorld) => {
   const paths = resolvePaths(pathInputs(home))
   return Layer.mergeAll(
     ManifestStore.Default,
-    Layer.succeed(ProgramPaths, { node: process.execPath, cli: process.execPath, daemon: process.execPath }),
+    Layer.succeed(ProgramPaths, {
+      node: process.execPath,
+      cli: process.execPath,
+      daemon: process.execPath,
+      mcp: process.execPath
+    }),
     FakeConnector(world, paths),
     FakeServiceManager(world)
   ).pipe(Layer.provideMerge(Paths.layerFrom(pathInputs(home))), Layer.provideMerge(NodeSafeFsLive))
