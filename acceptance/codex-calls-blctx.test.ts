@@ -31,6 +31,8 @@ import {
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const history = NodePath.join(root, "fixtures", "history")
 const codexCli = createRequire(import.meta.url).resolve("@openai/codex/bin/codex.js")
+/** The `codex` command as npm installs it, which blctx finds on PATH. */
+const codexBin = NodePath.resolve(import.meta.dirname, "..", "node_modules", ".bin", "codex")
 
 const SERVER = "base-layer-context"
 /** Codex's namespace for the server's tools: `mcp__` and the server name with `-` as `_`. */
@@ -158,9 +160,8 @@ const writeCodexConfig = (h: DaemonHome, baseUrl: string) => {
 
 /**
  * A home whose daemon holds one indexed Codex session, whose CODEX_HOME points Codex at a scripted
- * model and registers blctx's MCP server. The codex_mcp step is not built yet ("not implemented
- * yet"), so the server is registered as that step will register it: `codex mcp add` with the
- * absolute node and bundle and the installation's arguments.
+ * model and registers blctx's MCP server with `blctx install codex --step codex_mcp` (the absolute
+ * node and bundle and the installation's arguments).
  */
 const codexWithBlctx = async (script: Script) => {
   const h = makeDaemonHome("detached")
@@ -179,8 +180,13 @@ const codexWithBlctx = async (script: Script) => {
   const server = await serveScriptedModel(script)
   model = server
   writeCodexConfig(h, server.baseUrl)
-  const add = await codex(h, ["mcp", "add", SERVER, "--", process.execPath, mcpEntry(), ...mcpArgs(h)])
-  expect(add.code, add.stdout + add.stderr).toBe(0)
+  // Registered by blctx itself, through the codex CLI it finds on PATH.
+  const register = await h.blctx(["install", "codex", "--step", "codex_mcp", "--json"], {
+    env: { PATH: `${NodePath.dirname(codexBin)}:${process.env.PATH ?? ""}` }
+  })
+  expect(register.code, register.stdout + register.stderr).toBe(0)
+  const registered = await codex(h, ["mcp", "get", SERVER, "--json"])
+  expect(JSON.parse(registered.stdout).transport.args).toEqual([mcpEntry(), ...mcpArgs(h)])
 
   const project = NodePath.join(h.home, "project")
   Fs.mkdirSync(project)
