@@ -95,7 +95,7 @@ const citedMessage = (source: Citation) => {
 }
 
 describe("the MCP server (blctx-mcp) over the daemon", () => {
-  it("lists the four read tools with the shared schemas and answers each with real citations", async () => {
+  it("lists the read tools (then the note tools) with the shared schemas and answers each with real citations", async () => {
     const h = makeDaemonHome("detached")
     home = h
     await installService(h)
@@ -104,7 +104,14 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
 
     // Tools, schemas generated from the daemon's own request schemas, read-only annotations.
     const { tools } = await mcp.client.listTools()
-    expect(tools.map((t) => t.name)).toEqual(["search", "recent", "context", "context_status"])
+    expect(tools.map((t) => t.name)).toEqual([
+      "search",
+      "recent",
+      "context",
+      "context_status",
+      "open_session",
+      "log_update"
+    ])
     const { toolJsonSchema } = (await import(built("mcp/json-schema.js"))) as typeof import("../src/mcp/json-schema.js")
     const { SearchRequest } = (await import(
       built("retrieval/contract.js")
@@ -125,9 +132,11 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
     expect(schemaOf("context")).toEqual(toolJsonSchema(ContextRequest))
     expect(schemaOf("context_status")).toMatchObject({ type: "object", properties: {}, additionalProperties: false })
     for (const tool of tools) {
+      // The note tools write (acceptance/mcp-notes.test.ts); the read tools are read-only.
+      const writes = tool.name === "open_session" || tool.name === "log_update"
       expect(tool.annotations).toEqual({
         title: tool.title,
-        readOnlyHint: true,
+        readOnlyHint: !writes,
         idempotentHint: true,
         destructiveHint: false,
         openWorldHint: false

@@ -41,7 +41,8 @@ export const QueryWorkerPoolLive = Layer.scoped(
       context: (request) => client.Context(request).pipe(Effect.mapError(keepInvalid)),
       coverage: client.Coverage().pipe(Effect.mapError(storeError)),
       indexStatus: (key) => client.IndexStatus({ fingerprint_key: key }).pipe(Effect.mapError(storeError)),
-      job: (id) => client.ReadJob({ job_id: id }).pipe(Effect.map(Option.fromNullable), Effect.mapError(storeError))
+      job: (id) => client.ReadJob({ job_id: id }).pipe(Effect.map(Option.fromNullable), Effect.mapError(storeError)),
+      authoredUpdatesPending: (request) => client.AuthoredUpdatesPending(request).pipe(Effect.mapError(storeError))
     })
   })
 )

@@ -43,7 +43,8 @@ const Handlers = QueryRpcs.toLayer(
       Context: (request) =>
         reads.context(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
       Coverage: () => reads.coverage.pipe(Effect.mapError(failed)),
-      IndexStatus: ({ fingerprint_key }) => reads.indexStatus(fingerprint_key).pipe(Effect.mapError(failed))
+      IndexStatus: ({ fingerprint_key }) => reads.indexStatus(fingerprint_key).pipe(Effect.mapError(failed)),
+      AuthoredUpdatesPending: (request) => reads.authoredUpdatesPending(request).pipe(Effect.mapError(failed))
     }
   })
 )

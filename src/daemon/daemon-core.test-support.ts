@@ -4,13 +4,16 @@ import * as NodePath from "node:path"
 import { RpcTest } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Deferred, Effect, Either, Layer, Option, Schema } from "effect"
+import { makeFakeEmbedder } from "../../layers/fake-model.js"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
+import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
 import { InstallationId } from "../domain/installation-id.js"
+import { EmbedError } from "../embedding/embedder.js"
 import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import { wholeMessageChunking } from "../importer/import-services.js"
-import { makeRegistry, registerJobKind } from "../jobs/job-kind.js"
+import { makeRegistry, type RegisteredJobKind, registerJobKind } from "../jobs/job-kind.js"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { Paths } from "../paths/paths.js"
 import { HistoryReadsSql } from "../retrieval/history-reads-sql.js"
@@ -53,6 +56,50 @@ const NoModelFactory = Layer.succeed(IndexingFactory, {
     })
 })
 
+/**
+ * The deterministic fake model, verified, with sqlite-vec on the writer connection and
+ * whole-message chunks. `failEmbeds` makes that many passage embeddings fail first (as a model
+ * that errors now and then), counted in `embedCalls`.
+ */
+export const fakeModelFactory = (options: { readonly failEmbeds?: number } = {}) => {
+  const embedCalls = { passages: 0, failed: 0 }
+  const layer = Layer.succeed(IndexingFactory, {
+    make: (writer) =>
+      Effect.gen(function* () {
+        const vectors = yield* Effect.orDie(makeSqliteVecIndex(writer))
+        const { embedder } = makeFakeEmbedder()
+        const embed = (texts: ReadonlyArray<string>) =>
+          Effect.suspend(() => {
+            embedCalls.passages++
+            if (embedCalls.failed < (options.failEmbeds ?? 0)) {
+              embedCalls.failed++
+              return Effect.fail(
+                new EmbedError({ folder: "/models/fake", message: "the fake model failed on purpose" })
+              )
+            }
+            return embedder.embed(texts, "passage")
+          })
+        return {
+          indexing: {
+            current: Effect.succeed({
+              chunking: wholeMessageChunking,
+              embedding: Option.some({
+                fingerprint: embedder.fingerprint,
+                embed,
+                embedQuery: (text: string) =>
+                  Effect.map(embedder.embed([text], "query"), (v) => v[0] ?? new Float32Array(embedder.dims)),
+                vectors
+              })
+            }),
+            unavailable: Effect.succeed(Option.none())
+          },
+          embeddedVectors: true
+        }
+      })
+  })
+  return { layer, embedCalls, fingerprint: makeFakeEmbedder().embedder.fingerprint }
+}
+
 /** A fresh home with a migrated database stamped for TEST_INSTALLATION, removed afterwards. */
 const freshHome = Layer.scopedContext(
   Effect.gen(function* () {
@@ -83,15 +130,21 @@ const InProcessReads = Layer.unwrapScoped(
   })
 )
 
+/** What a test may change in the in-process daemon: its indexing (default: no model) and extra job kinds. */
+export interface InProcessOptions {
+  readonly factory?: Layer.Layer<IndexingFactory>
+  readonly kinds?: ReadonlyArray<RegisteredJobKind>
+}
+
 /** The handlers' layer and everything under it, for `RpcTest.makeClient(DaemonRpcs)`. */
-export const inProcessDaemon = (release: Deferred.Deferred<void>) =>
+export const inProcessDaemon = (release: Deferred.Deferred<void>, options: InProcessOptions = {}) =>
   DaemonHandlersLive.pipe(
     Layer.provide(makeDaemonCore(InProcessReads)),
     Layer.provide(
       Layer.mergeAll(
-        NoModelFactory,
+        options.factory ?? NoModelFactory,
         NodeTranscriptFilesLive,
-        Layer.succeed(JobKinds, makeRegistry([makeGateKind(release)])),
+        Layer.succeed(JobKinds, makeRegistry([makeGateKind(release), ...(options.kinds ?? [])])),
         Layer.succeed(DaemonConfig, {
           "installation-id": TEST_INSTALLATION,
           "data-home": "/unused",
@@ -107,10 +160,14 @@ export const inProcessDaemon = (release: Deferred.Deferred<void>) =>
   )
 
 /** A client of the in-process daemon, for the life of the scope. */
-export const inProcessClient = Effect.gen(function* () {
-  const release = yield* Deferred.make<void>()
-  yield* Effect.addFinalizer(() => Deferred.succeed(release, undefined))
-  const context = yield* Layer.build(inProcessDaemon(release))
-  const client = yield* RpcTest.makeClient(DaemonRpcs).pipe(Effect.provide(context))
-  return { client, release, paths: yield* Paths.pipe(Effect.provide(context)) }
-})
+export const inProcessClient = Effect.suspend(() => inProcessClientWith({}))
+
+/** A client of an in-process daemon built with `options`, for the life of the scope. */
+export const inProcessClientWith = (options: InProcessOptions) =>
+  Effect.gen(function* () {
+    const release = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(release, undefined))
+    const context = yield* Layer.build(inProcessDaemon(release, options))
+    const client = yield* RpcTest.makeClient(DaemonRpcs).pipe(Effect.provide(context))
+    return { client, release, paths: yield* Paths.pipe(Effect.provide(context)) }
+  })

@@ -59,11 +59,14 @@ export const makeHistoryHandlers = Effect.gen(function* () {
       Effect.gen(function* () {
         const { verdict, services, status } = yield* judge
         const coverage = yield* reads.coverage
+        const fingerprintKey = Option.getOrNull(Option.map(services.embedding, (e) => e.fingerprint.key))
+        const pendingNotes = yield* reads.authoredUpdatesPending({ fingerprint_key: fingerprintKey })
         return new ContextStatusResponse({
           ...verdict,
           model_fingerprint: Option.getOrNull(Option.map(services.embedding, (e) => e.fingerprint.label)),
           coverage,
-          recent_jobs: status.recent_jobs
+          recent_jobs: status.recent_jobs,
+          authored_updates_pending: pendingNotes
         })
       }).pipe(Effect.mapError(daemonStoreError))
   }

@@ -67,6 +67,9 @@ export const IndexWatcherLive = Layer.scoped(
           yield* Ref.set(latest, { index_state: verdict.index_state, query_mode: verdict.query_mode })
           const busy = status.active_kinds.includes("repair") || status.active_kinds.includes("import")
           const pending = status.chunks_without_vector
+          // Once nothing is pending, a later pending count of the same size is new work (a note
+          // whose embedding failed), not the one already repaired.
+          if (pending === 0) repairedFor = -1
           if (Option.isSome(services.embedding) && pending > 0 && !busy && pending !== repairedFor) {
             if (yield* queueRepair(pending)) repairedFor = pending
           }

@@ -9,6 +9,7 @@ import { DaemonConfig } from "./daemon-config.js"
 import { DaemonProcess } from "./daemon-process.js"
 import { makeHistoryHandlers } from "./history-handlers.js"
 import { LatestIndexSummary } from "./index-watcher.js"
+import { makeNotesHandlers } from "./notes-handlers.js"
 import { WriterDatabase } from "./writer-database.js"
 
 /** Who answers Ping: this process, its installation and database, and the index as last judged. */
@@ -31,7 +32,10 @@ const makeIdentity = Effect.gen(function* () {
   return Effect.map(summary.get, (s) => new DaemonIdentity({ ...fixed, ...s }))
 })
 
-/** The daemon's answers: writes go to the job runner, reads to `HistoryReads` (the query workers). */
+/**
+ * The daemon's answers: jobs go to the job runner, reads to `HistoryReads` (the query workers),
+ * authored updates to the writer connection (`notes-handlers.ts`).
+ */
 export const DaemonHandlersLive = DaemonRpcs.toLayer(
   Effect.gen(function* () {
     const runner = yield* JobRunner
@@ -39,8 +43,10 @@ export const DaemonHandlersLive = DaemonRpcs.toLayer(
     const reads = yield* HistoryReads
     const identity = yield* makeIdentity
     const history = yield* makeHistoryHandlers
+    const notes = yield* makeNotesHandlers
     return {
       ...history,
+      ...notes,
       Ping: () => identity,
       SubmitJob: (request) =>
         Effect.gen(function* () {

@@ -194,7 +194,9 @@ export const fakeClient = (answers: Partial<Record<keyof BlctxClient, (...args: 
     search: method("search"),
     recent: method("recent"),
     context: method("context"),
-    contextStatus: method("contextStatus")
+    contextStatus: method("contextStatus"),
+    openSession: method("openSession"),
+    logUpdate: method("logUpdate")
   } as unknown as BlctxClient
   return { client, calls }
 }

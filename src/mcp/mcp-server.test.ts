@@ -48,16 +48,24 @@ const answering = (answers: Parameters<typeof fakeClient>[0]) =>
   fakeClient({ ping: () => identity(), ...answers }).client
 
 describe("the MCP server", () => {
-  it.scoped("lists the four read tools with input and output schemas and read-only annotations", () =>
+  it.scoped("lists the four read tools, then the two note tools, with schemas and annotations", () =>
     Effect.gen(function* () {
       const { client, tools } = yield* connected(toolLayer(answering({})))
       expect(client.getServerVersion()?.name).toBe(MCP_SERVER_NAME)
       expect(client.getInstructions()).toContain("evidence")
-      expect(tools.map((t) => t.name)).toEqual(["search", "recent", "context", "context_status"])
+      expect(tools.map((t) => t.name)).toEqual([
+        "search",
+        "recent",
+        "context",
+        "context_status",
+        "open_session",
+        "log_update"
+      ])
       for (const tool of tools) {
         expect(tool.inputSchema.type).toBe("object")
         expect(tool.outputSchema?.type).toBe("object")
-        expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false })
+        const writes = tool.name === "open_session" || tool.name === "log_update"
+        expect(tool.annotations).toMatchObject({ readOnlyHint: !writes, idempotentHint: true, destructiveHint: false })
       }
     })
   )

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Data, ParseResult } from "effect"
+import type { SessionBindingConflict, UnknownContextSession, UpdateConflict } from "../notes/notes-contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
 import type { DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
@@ -41,18 +42,30 @@ export const argumentIssues = (error: ParseResult.ParseError): ReadonlyArray<Arg
     .map(([field, problem]) => ({ field, problem }))
 }
 
-/** Everything a read tool can fail with, each an answer an agent can act on. */
-export type ToolFailure = InvalidArguments | InstallationUnusable | DaemonUnavailable | InvalidQuery | DaemonStoreError
+/** Everything a tool can fail with, each an answer an agent can act on. */
+export type ToolFailure =
+  | InvalidArguments
+  | InstallationUnusable
+  | DaemonUnavailable
+  | InvalidQuery
+  | DaemonStoreError
+  | SessionBindingConflict
+  | UnknownContextSession
+  | UpdateConflict
 
 /**
  * What an agent can tell apart without reading prose: its own mistake (`invalid_arguments`,
- * `invalid_query`: call again differently), or blctx unable to answer (`daemon_unavailable`,
+ * `invalid_query`, and for the note tools `session_conflict`, `unknown_session`,
+ * `update_conflict`: call again differently), or blctx unable to answer (`daemon_unavailable`,
  * `installation_inactive`, `installation_mismatch`, `store_error`: a person must run the
  * remediation; retrying the same call will not help until then).
  */
 export type ToolErrorKind =
   | "invalid_arguments"
   | "invalid_query"
+  | "session_conflict"
+  | "unknown_session"
+  | "update_conflict"
   | "daemon_unavailable"
   | "installation_inactive"
   | "installation_mismatch"
@@ -95,6 +108,12 @@ export const errorDocument = (tool: string, failure: ToolFailure): ToolErrorDocu
           remediation: failure.remediation
         }
       }
+    case "SessionBindingConflict":
+      return { error: { kind: "session_conflict", tool, message: failure.message, remediation: failure.remediation } }
+    case "UnknownContextSession":
+      return { error: { kind: "unknown_session", tool, message: failure.message, remediation: failure.remediation } }
+    case "UpdateConflict":
+      return { error: { kind: "update_conflict", tool, message: failure.message, remediation: failure.remediation } }
     case "DaemonStoreError":
       return {
         error: {

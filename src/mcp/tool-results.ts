@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
+import { LogUpdateResponse, OpenSessionResponse } from "../notes/notes-contract.js"
 import { ContextResponse } from "../retrieval/context.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import { SearchHit, SearchResponse, type SourceLocation } from "../retrieval/contract.js"
@@ -91,3 +92,39 @@ export const toMcpContext = (response: ContextResponse, sourceType: string): Mcp
   const { session_id, ...rest } = response
   return { ...rest, ...sessionKeyFor(sourceType, session_id) } as McpContextResponse
 }
+
+/**
+ * The note tools' answers: the daemon's, with the blctx session named `context_session_id`, in
+ * place of `session_id`, as in every answer about an authored update. Always set here.
+ */
+const ContextSessionKey = {
+  context_session_id: Schema.String.annotations({
+    description:
+      "The blctx session (not the agent's own session id): pass it as log_update's session_id, or as search's filters.session."
+  })
+}
+
+const withContextSession = <F extends { readonly session_id: Schema.Struct.Field }>(
+  fields: F
+): Omit<F, "session_id"> & typeof ContextSessionKey =>
+  Object.fromEntries(
+    Object.entries(fields).flatMap(
+      ([key, field]): ReadonlyArray<readonly [string, Schema.Struct.Field]> =>
+        key === "session_id" ? Object.entries(ContextSessionKey) : [[key, field]]
+    )
+  ) as Omit<F, "session_id"> & typeof ContextSessionKey
+
+export const McpOpenSessionResponse = Schema.Struct(withContextSession(OpenSessionResponse.fields))
+export type McpOpenSessionResponse = typeof McpOpenSessionResponse.Type
+
+export const McpLogUpdateResponse = Schema.Struct(withContextSession(LogUpdateResponse.fields))
+export type McpLogUpdateResponse = typeof McpLogUpdateResponse.Type
+
+const renamed = <R extends { readonly session_id: string }>({ session_id, ...rest }: R) => ({
+  ...rest,
+  context_session_id: session_id
+})
+
+export const toMcpOpenSession = (response: OpenSessionResponse): McpOpenSessionResponse => renamed(response)
+
+export const toMcpLogUpdate = (response: LogUpdateResponse): McpLogUpdateResponse => renamed(response)

@@ -1,5 +1,6 @@
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
+import type { SessionBindingConflict, UnknownContextSession, UpdateConflict } from "../notes/notes-contract.js"
 import { ContextRequest } from "../retrieval/context.js"
 import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
@@ -43,17 +44,25 @@ export const ContextStatusToolRequest = Schema.Record({
 })
 
 /** The failures a daemon call can end in (the session adds DaemonUnavailable and the identity check). */
-type CallFailure = InvalidQuery | DaemonStoreError | DaemonUnavailable
+type CallFailure =
+  | InvalidQuery
+  | DaemonStoreError
+  | DaemonUnavailable
+  | SessionBindingConflict
+  | UnknownContextSession
+  | UpdateConflict
 
 /** A decoded call, ready to run against a daemon session; its answer is the encoded structured content. */
 export type PreparedCall = (client: BlctxClient) => Effect.Effect<JsonObject, CallFailure>
 
-/** One read tool: what `tools/list` shows and how a call is decoded and answered. */
-export interface ReadTool {
+/** One tool: what `tools/list` shows and how a call is decoded and answered. */
+export interface McpTool {
   readonly definition: Tool
   /** Decodes the arguments with the tool's schema (excess arguments refused), before any daemon is asked. */
   readonly prepare: (args: unknown) => Effect.Effect<PreparedCall, InvalidArguments>
 }
+/** A read tool (read-only annotations). */
+export type ReadTool = McpTool
 
 /** Read-only, repeatable, local: Codex calls tools annotated read-only without asking. */
 export const READ_ONLY_ANNOTATIONS = {
@@ -63,14 +72,21 @@ export const READ_ONLY_ANNOTATIONS = {
   openWorldHint: false
 } as const satisfies ToolAnnotations
 
-const readTool = <I, IE, O, OE>(spec: {
+/** What a tool is made of: its names, the schemas of its arguments and answer, and the daemon call. */
+export interface ToolSpec<I, IE, O, OE> {
   readonly name: string
   readonly title: string
   readonly description: string
   readonly input: Schema.Schema<I, IE>
   readonly output: Schema.Schema<O, OE>
   readonly run: (client: BlctxClient, request: I) => Effect.Effect<O, CallFailure>
-}): ReadTool => {
+}
+
+/**
+ * A tool from its spec: input and output JSON Schemas generated from the spec's schemas, the
+ * given annotations, and a `prepare` that decodes arguments with the same input schema.
+ */
+export const defineTool = <I, IE, O, OE>(spec: ToolSpec<I, IE, O, OE>, annotations: ToolAnnotations): McpTool => {
   const decode = Schema.decodeUnknown(spec.input, { errors: "all", onExcessProperty: "error" })
   const encode = Schema.encode(spec.output)
   return {
@@ -80,7 +96,7 @@ const readTool = <I, IE, O, OE>(spec: {
       description: spec.description,
       inputSchema: toolJsonSchema(spec.input) as Tool["inputSchema"],
       outputSchema: toolJsonSchema(spec.output) as NonNullable<Tool["outputSchema"]>,
-      annotations: { title: spec.title, ...READ_ONLY_ANNOTATIONS }
+      annotations: { title: spec.title, ...annotations }
     },
     prepare: (args) =>
       decode(args ?? {}).pipe(
@@ -97,6 +113,8 @@ const readTool = <I, IE, O, OE>(spec: {
       )
   }
 }
+
+const readTool = <I, IE, O, OE>(spec: ToolSpec<I, IE, O, OE>): ReadTool => defineTool(spec, READ_ONLY_ANNOTATIONS)
 
 const BUDGET = RESPONSE_TEXT_BUDGET.toLocaleString("en-US")
 
@@ -182,7 +200,8 @@ const contextStatusTool = readTool({
   title: "What the history index covers",
   description: [
     "What blctx's history index covers right now, and whether search can use meaning: `index_state` (ready, indexing, repairing, empty, model_missing), `query_mode` with `query_mode_reason`, the embedding model's fingerprint,",
-    "`coverage` (files by state, sessions, messages, chunks, vectors and pending vectors, redactions, messages without a time, and sources changed, missing or unreadable on disk since they were imported) and the recent indexing jobs.",
+    "`coverage` (files by state, sessions, messages, chunks, vectors and pending vectors, redactions, messages without a time, and sources changed, missing or unreadable on disk since they were imported), the recent indexing jobs,",
+    "and `authored_updates_pending`: notes saved with log_update that still wait for their vector (found by words meanwhile).",
     "Use it to judge how complete an empty or surprising search is. Takes no arguments; changes nothing."
   ].join(" "),
   input: ContextStatusToolRequest,

@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { JobView } from "../jobs/job.js"
 import { IndexState, QueryMode } from "./contract.js"
 import { Coverage } from "./coverage.js"
@@ -18,5 +19,34 @@ export class ContextStatusResponse extends Schema.Class<ContextStatusResponse>("
   query_mode_reason: Schema.NullOr(Schema.String),
   model_fingerprint: Schema.NullOr(Schema.String),
   coverage: Coverage,
-  recent_jobs: Schema.Array(JobView)
+  recent_jobs: Schema.Array(JobView),
+  /**
+   * Authored updates (notes logged with `log_update`) still waiting for a vector of the loaded
+   * model (every note when none is loaded). They are found lexically meanwhile; the daemon embeds
+   * them in the background, and its repair retries any that failed.
+   */
+  authored_updates_pending: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
 }) {}
+
+/** The request of the read behind `authored_updates_pending`: the loaded model's fingerprint key, or null. */
+export const AuthoredUpdatesPendingRequest = Schema.Struct({ fingerprint_key: Schema.NullOr(Schema.String) })
+export type AuthoredUpdatesPendingRequest = typeof AuthoredUpdatesPendingRequest.Type
+/** Its answer: how many note revisions have a chunk without a vector of that model. */
+export const AuthoredUpdatesPending = Schema.NonNegativeInt
+
+/**
+ * Note revisions with a chunk lacking a vector of the model `fingerprintKey` names (with none
+ * loaded, every note with chunks waits). Read-only; the note's `(note_id, note_revision)` index
+ * finds notes without scanning transcript messages.
+ */
+export const countAuthoredUpdatesPending = (request: AuthoredUpdatesPendingRequest) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ n: number }>`
+      SELECT count(*) AS n FROM messages m
+      WHERE m.note_id IS NOT NULL AND EXISTS (
+        SELECT 1 FROM chunks c
+        WHERE c.message_id = m.id AND (c.vector_fingerprint IS NULL OR c.vector_fingerprint IS NOT ${request.fingerprint_key})
+      )`
+    return rows[0]?.n ?? 0
+  })

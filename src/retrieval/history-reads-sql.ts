@@ -5,7 +5,7 @@ import { readJob } from "../jobs/job-reads.js"
 import { StoreError } from "../store/store-error.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
 import { expandContext } from "./context.js"
-import { IndexStatus } from "./context-status.js"
+import { countAuthoredUpdatesPending, IndexStatus } from "./context-status.js"
 import { coverage } from "./coverage.js"
 import { HistoryReads, VECTOR_CANDIDATES } from "./history-reads.js"
 import { readIndexStatus } from "./index-status.js"
@@ -87,7 +87,9 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
           Effect.map((status) => new IndexStatus(status)),
           Effect.mapError(storeError)
         ),
-      job: (id) => onConnection(readJob(id)).pipe(Effect.mapError(storeError))
+      job: (id) => onConnection(readJob(id)).pipe(Effect.mapError(storeError)),
+      authoredUpdatesPending: (request) =>
+        onConnection(countAuthoredUpdatesPending(request)).pipe(Effect.mapError(storeError))
     })
   })
 

@@ -3,7 +3,7 @@ import { ModelFingerprint } from "../embedding/fingerprint.js"
 import type { JobId, JobView } from "../jobs/job.js"
 import type { StoreError } from "../store/store-error.js"
 import type { ContextRequest, ContextResponse } from "./context.js"
-import type { IndexStatus } from "./context-status.js"
+import type { AuthoredUpdatesPendingRequest, IndexStatus } from "./context-status.js"
 import { SearchRequest, type SearchResponse } from "./contract.js"
 import type { Coverage } from "./coverage.js"
 import type { InvalidQuery } from "./invalid-query.js"
@@ -43,6 +43,8 @@ export class HistoryReads extends Context.Tag("blctx/HistoryReads")<
     /** `fingerprintKey`: the loaded model's, to count chunks still without its vector. */
     readonly indexStatus: (fingerprintKey: string | null) => Effect.Effect<IndexStatus, StoreError>
     readonly job: (id: JobId) => Effect.Effect<Option.Option<JobView>, StoreError>
+    /** Authored updates still waiting for a vector of the model the request names (`context_status`). */
+    readonly authoredUpdatesPending: (request: AuthoredUpdatesPendingRequest) => Effect.Effect<number, StoreError>
   }
 >() {}
 

@@ -15,6 +15,13 @@ import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 
 export { JobView } from "../jobs/job.js"
+export {
+  LogUpdateResponse,
+  OpenSessionResponse,
+  SessionBindingConflict,
+  UnknownContextSession,
+  UpdateConflict
+} from "../notes/notes-contract.js"
 export { ContextResponse } from "../retrieval/context.js"
 export { ContextStatusResponse } from "../retrieval/context-status.js"
 export { SearchHit, SearchResponse } from "../retrieval/contract.js"
@@ -85,7 +92,9 @@ export const connect = (options: ConnectOptions = {}) =>
       search: (request: Parameters<typeof client.Search>[0]) => bounded(client.Search(request)),
       recent: (request: Parameters<typeof client.Recent>[0]) => bounded(client.Recent(request)),
       context: (request: Parameters<typeof client.Context>[0]) => bounded(client.Context(request)),
-      contextStatus: () => bounded(client.ContextStatus())
+      contextStatus: () => bounded(client.ContextStatus()),
+      openSession: (request: Parameters<typeof client.OpenSession>[0]) => bounded(client.OpenSession(request)),
+      logUpdate: (request: Parameters<typeof client.LogUpdate>[0]) => bounded(client.LogUpdate(request))
     }
   })
 

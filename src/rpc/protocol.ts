@@ -5,6 +5,7 @@ import { JobId, JobView } from "../jobs/job.js"
 import { BoundedId, IndexState, QueryMode } from "../retrieval/contract.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 import { HistoryRpcs } from "./history-protocol.js"
+import { NotesRpcs } from "./notes-protocol.js"
 
 /** Who answered: enough for a caller to check it reached the daemon of the right installation. */
 export class DaemonIdentity extends Schema.Class<DaemonIdentity>("DaemonIdentity")({
@@ -55,4 +56,4 @@ export const CancelJobs = Rpc.make("CancelJobs", {
 })
 
 /** The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and `blctx/client`. */
-export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs) {}
+export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs, NotesRpcs) {}

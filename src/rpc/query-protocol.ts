@@ -2,7 +2,7 @@ import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { JobId, JobView } from "../jobs/job.js"
 import { ContextRequest, ContextResponse } from "../retrieval/context.js"
-import { IndexStatus } from "../retrieval/context-status.js"
+import { AuthoredUpdatesPending, AuthoredUpdatesPendingRequest, IndexStatus } from "../retrieval/context-status.js"
 import { SearchResponse } from "../retrieval/contract.js"
 import { Coverage } from "../retrieval/coverage.js"
 import { SearchInput } from "../retrieval/history-reads.js"
@@ -40,6 +40,11 @@ export class QueryRpcs extends RpcGroup.make(
   Rpc.make("IndexStatus", {
     payload: { fingerprint_key: Schema.NullOr(Schema.String) },
     success: IndexStatus,
+    error: QueryFailed
+  }),
+  Rpc.make("AuthoredUpdatesPending", {
+    payload: AuthoredUpdatesPendingRequest,
+    success: AuthoredUpdatesPending,
     error: QueryFailed
   })
 ) {}

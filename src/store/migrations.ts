@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { createAuthoredUpdatesSchema } from "../history/authored-updates-schema.js"
 import { createHistorySchema } from "../history/history-schema.js"
 import { migrateToSourceNeutral } from "../history/source-neutral-schema.js"
 
@@ -47,7 +48,12 @@ export const migrations = {
    * Messages from any source: `source_type` an open set, an `agent` per row, and provenance a
    * transcript span or a note revision (`messages` and `chunks` rebuilt, ids and FTS kept).
    */
-  "4_source_neutral": migrateToSourceNeutral
+  "4_source_neutral": migrateToSourceNeutral,
+  /**
+   * Authored updates: the sessions blctx opens for agents (`context_sessions`) and each write of
+   * a note (`authored_updates`), tied to the message that carries its text by `(note_id, revision)`.
+   */
+  "5_authored_updates": createAuthoredUpdatesSchema
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
 const versionOf = (key: string) => Number.parseInt(key, 10)

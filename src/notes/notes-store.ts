@@ -1,0 +1,264 @@
+import { randomUUID } from "node:crypto"
+import * as NodePath from "node:path"
+import { type SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { DateTime, Effect, Option, type ParseResult, Schema } from "effect"
+import { AUTHORED_UPDATE } from "../history/source-type.js"
+import type { TextPiece } from "../importer/import-services.js"
+import { freeBytes, isDiskFull } from "../store/disk-space.js"
+import { StoreError } from "../store/store-error.js"
+import { differingFields, type StoredUpdate, sessionBinding } from "./note-content.js"
+import {
+  Authorship,
+  LogUpdateResponse,
+  NoteKind,
+  type OpenSessionRequest,
+  OpenSessionResponse,
+  SessionBindingConflict,
+  UnknownContextSession,
+  UpdateConflict
+} from "./notes-contract.js"
+
+/** The role stored on a note's message: the agent wrote the text, whoever asked for it. */
+export const NOTE_ROLE = "assistant"
+
+const SessionRow = Schema.Struct({
+  id: Schema.String,
+  binding_key: Schema.String,
+  project: Schema.NullOr(Schema.String),
+  parent_session_id: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+})
+type SessionRow = typeof SessionRow.Type
+
+/** An update with the message that carries its text. */
+const UpdateRow = Schema.Struct({
+  update_id: Schema.String,
+  note_id: Schema.String,
+  revision: Schema.Int,
+  session_id: Schema.String,
+  kind: NoteKind,
+  authorship: Authorship,
+  tags: Schema.parseJson(Schema.Array(Schema.String)),
+  source_text: Schema.NullOr(Schema.String),
+  content_sha256: Schema.String,
+  created_at: Schema.String,
+  message_id: Schema.Int,
+  text: Schema.String
+})
+type UpdateRow = typeof UpdateRow.Type
+
+/** How a note's text was cut into chunks: the pieces and the tokenizer that cut them. */
+export interface NoteChunks {
+  readonly tokenizer: string
+  readonly pieces: ReadonlyArray<TextPiece>
+}
+
+/** What `logUpdate` wrote (or found): the answer, and the message whose chunks need vectors. */
+export interface LoggedUpdate {
+  readonly response: LogUpdateResponse
+  readonly messageId: number
+}
+
+export interface NotesStoreOptions {
+  /** The daemon's writer connection. */
+  readonly sql: SqlClient.SqlClient
+  /** The database file, named in every StoreError. */
+  readonly database: string
+}
+
+const isStoreFailure = (e: unknown): e is SqlError.SqlError | ParseResult.ParseError =>
+  typeof e === "object" && e !== null && "_tag" in e && (e._tag === "SqlError" || e._tag === "ParseError")
+
+/**
+ * The writes of authored updates: `context_sessions`, `authored_updates` and the note's message
+ * and chunks, on the daemon's writer connection. Each call is one transaction, committed before
+ * it returns: the answer is an acknowledgement that the note is stored. Embedding comes after,
+ * outside (`note-embedding.ts`); the chunks are written with their vectors pending.
+ *
+ * Writes are serialized with every other write on that connection (an import's file, a repair
+ * batch, a job's checkpoint) by the SQLite client itself: it holds its one connection behind a
+ * one-permit semaphore, and a transaction keeps the permit from BEGIN to COMMIT, so a note waits
+ * for the transaction in progress to end and never lands inside it.
+ */
+export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
+  const isoNow = Effect.map(DateTime.now, DateTime.formatIso)
+
+  const storeError = (what: string) => (e: { readonly message: string }) =>
+    isDiskFull(e)
+      ? new StoreError({
+          path: database,
+          diskFull: true,
+          message: `the disk is full: ${what} (${freeOf(database)} on that filesystem); free space on ${NodePath.dirname(database)} and call again`
+        })
+      : new StoreError({ path: database, message: `${what}: ${e.message}` })
+
+  /** One transaction; database failures (a full disk, whose ROLLBACK is a defect, included) as StoreError. */
+  const transaction = <A, E>(what: string, work: Effect.Effect<A, E | SqlError.SqlError | ParseResult.ParseError>) =>
+    sql.withTransaction(work).pipe(
+      Effect.catchAllDefect((defect) =>
+        isDiskFull(defect) ? Effect.fail(storeError(what)(defect as Error)) : Effect.die(defect)
+      ),
+      Effect.catchIf(isStoreFailure, (e) => Effect.fail(storeError(what)(e)))
+    ) as Effect.Effect<A, Exclude<E, SqlError.SqlError | ParseResult.ParseError> | StoreError>
+
+  const sessionByBinding = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: SessionRow,
+    execute: (key) => sql`SELECT * FROM context_sessions WHERE binding_key = ${key}`
+  })
+  const sessionById = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: SessionRow,
+    execute: (id) => sql`SELECT * FROM context_sessions WHERE id = ${id}`
+  })
+  const updateById = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: UpdateRow,
+    execute: (id) => sql`
+      SELECT u.update_id, u.note_id, u.revision, u.session_id, u.kind, u.authorship, u.tags, u.source_text,
+             u.content_sha256, u.created_at, m.id AS message_id, m.text
+      FROM authored_updates u JOIN messages m ON m.note_id = u.note_id AND m.note_revision = u.revision
+      WHERE u.update_id = ${id}`
+  })
+
+  const sessionResponse = (row: SessionRow, created: boolean) =>
+    new OpenSessionResponse({
+      session_id: row.id,
+      binding_key: row.binding_key,
+      project: row.project,
+      parent_session_id: row.parent_session_id,
+      created_at: row.created_at,
+      created
+    })
+
+  /**
+   * Opens the session bound to `binding_key`, or returns the one it already has. Metadata given on
+   * a reuse must be what the session was opened with; metadata left out matches.
+   */
+  const openSession = (request: OpenSessionRequest) =>
+    transaction(
+      "could not open the session",
+      Effect.gen(function* () {
+        const wanted = sessionBinding(request)
+        const existing = yield* sessionByBinding(wanted.binding_key)
+        if (Option.isSome(existing)) {
+          const row = existing.value
+          const conflicts = (["project", "parent_session_id"] as const).flatMap((field) => {
+            const requested = wanted[field]
+            return requested === null || requested === row[field] ? [] : [{ field, opened_with: row[field], requested }]
+          })
+          if (conflicts.length > 0) {
+            return yield* new SessionBindingConflict({ binding_key: row.binding_key, session_id: row.id, conflicts })
+          }
+          return sessionResponse(row, false)
+        }
+        if (wanted.parent_session_id !== null && Option.isNone(yield* sessionById(wanted.parent_session_id))) {
+          return yield* new UnknownContextSession({ session_id: wanted.parent_session_id, field: "parent_session_id" })
+        }
+        const row: SessionRow = { id: randomUUID(), ...wanted, created_at: yield* isoNow }
+        yield* sql`INSERT INTO context_sessions ${sql.insert(row)}`
+        return sessionResponse(row, true)
+      })
+    )
+
+  const updateResponse = (row: Omit<UpdateRow, "source_text" | "content_sha256" | "text">, update: StoredUpdate) =>
+    new LogUpdateResponse({
+      update_id: row.update_id,
+      note_id: row.note_id,
+      revision: row.revision,
+      source_type: "authored_update",
+      session_id: row.session_id,
+      context_id: `m${row.message_id}`,
+      kind: row.kind,
+      authorship: row.authorship,
+      tags: row.tags,
+      created_at: row.created_at,
+      redactions: update.redactions,
+      created: false
+    })
+
+  /**
+   * Logs revision 1 of a new note: its message (source type `authored_update`, the session's
+   * project as its cwd, no source file), its chunks with vectors pending, and its update row, in
+   * one transaction. The same update id with the same content returns what was logged then;
+   * with other content it is refused, naming the fields that differ.
+   */
+  const logUpdate = (update: StoredUpdate, chunks: NoteChunks) =>
+    transaction(
+      "could not log the update",
+      Effect.gen(function* () {
+        const existing = yield* updateById(update.update_id)
+        if (Option.isSome(existing)) {
+          const row = existing.value
+          if (row.content_sha256 !== update.content_sha256) {
+            return yield* new UpdateConflict({
+              update_id: row.update_id,
+              note_id: row.note_id,
+              differing: differingFields(row, update)
+            })
+          }
+          return { response: updateResponse(row, update), messageId: row.message_id } satisfies LoggedUpdate
+        }
+        const session = yield* sessionById(update.session_id)
+        if (Option.isNone(session)) {
+          return yield* new UnknownContextSession({ session_id: update.session_id, field: "session_id" })
+        }
+        const noteId = randomUUID()
+        const createdAt = yield* isoNow
+        const [message] = yield* sql<{ id: number }>`INSERT INTO messages ${sql.insert({
+          source_type: AUTHORED_UPDATE,
+          agent: null,
+          note_id: noteId,
+          note_revision: 1,
+          session_id: update.session_id,
+          turn_number: 0,
+          role: NOTE_ROLE,
+          kind: update.kind,
+          text: update.text,
+          text_sha256: update.text_sha256,
+          redactions: update.text_redactions,
+          cwd: session.value.project,
+          timestamp: createdAt
+        })} RETURNING id`
+        const messageId = message?.id ?? 0
+        for (const [ordinal, piece] of chunks.pieces.entries()) {
+          yield* sql`INSERT INTO chunks ${sql.insert({
+            message_id: messageId,
+            ordinal,
+            char_start: piece.start,
+            char_end: piece.end,
+            text: piece.text,
+            tokenizer: chunks.tokenizer,
+            vector_fingerprint: null
+          })}`
+        }
+        yield* sql`INSERT INTO authored_updates ${sql.insert({
+          update_id: update.update_id,
+          note_id: noteId,
+          revision: 1,
+          session_id: update.session_id,
+          kind: update.kind,
+          authorship: update.authorship,
+          tags: JSON.stringify(update.tags),
+          source_text: update.source_text,
+          source_text_sha256: update.source_text_sha256,
+          content_sha256: update.content_sha256,
+          created_at: createdAt
+        })}`
+        const response = updateResponse(
+          { ...update, note_id: noteId, revision: 1, created_at: createdAt, message_id: messageId },
+          update
+        )
+        return { response: new LogUpdateResponse({ ...response, created: true }), messageId } satisfies LoggedUpdate
+      })
+    )
+
+  return { openSession, logUpdate } as const
+}
+
+const freeOf = (database: string) => {
+  const free = freeBytes(NodePath.dirname(database))
+  return free === undefined ? "free space unknown" : `${free} bytes free`
+}
+
+export type NotesStore = ReturnType<typeof makeNotesStore>
