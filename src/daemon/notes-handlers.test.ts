@@ -131,6 +131,16 @@ describe("authored updates, in process", () => {
           []
         )
 
+        // Recent at once: the note is an entry of its blctx session, with its project.
+        const recent = yield* client.Recent({ project: "/home/dev/shop-api" })
+        expect(recent.turns).toHaveLength(1)
+        expect(recent.turns[0]).toMatchObject({ session_id: session.session_id, project: "/home/dev/shop-api" })
+        expect(recent.turns[0]?.messages[0]).toMatchObject({
+          context_id: logged.context_id,
+          text: "Decided: the shop API deploys blue-green behind the zebrafish canary gate.",
+          source: { kind: "note_revision", note_id: logged.note_id, revision: 1 }
+        })
+
         // Context from the hit and from the returned id: the note, exactly.
         for (const id of [hit?.context_id ?? "", logged.context_id]) {
           const context = yield* client.Context({ context_id: id })

@@ -59,7 +59,10 @@ export class RecentResponse extends Schema.Class<RecentResponse>("RecentResponse
 const epochMs = "((julianday(m.timestamp) - 2440587.5) * 86400000.0)"
 
 interface TurnRow {
-  readonly source_file_id: number
+  /** A transcript turn's file; null for a note. */
+  readonly source_file_id: number | null
+  /** A note's id; null for a transcript turn. */
+  readonly note_id: string | null
   readonly session_id: string | null
   readonly turn_number: number
   readonly turn_id: string | null
@@ -86,8 +89,9 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(Math.round(ms)
 export const recentTurns = (range: TimeRange, project: string | null, limit: number, offset: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    // Turns are a transcript's: every transcript span, whichever agent wrote it (notes have no turns).
-    const where = [sql`m.source_file_id IS NOT NULL`]
+    // A transcript's turns, whichever agent wrote them, and notes: each note (with its revisions)
+    // is a one-message entry of its blctx session, so a note is seen here as soon as it is saved.
+    const where = [sql`1 = 1`]
     if (range.sinceMs !== null) where.push(sql`${sql.literal(epochMs)} >= ${range.sinceMs}`)
     if (range.untilMs !== null) where.push(sql`${sql.literal(epochMs)} < ${range.untilMs}`)
     if (project !== null) {
@@ -96,26 +100,30 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
       where.push(sql`(m.cwd = ${p} OR substr(m.cwd, 1, ${p.length + 1}) = ${`${p}/`})`)
     }
     const turns = yield* sql<TurnRow>`
-      SELECT m.source_file_id, m.session_id, m.turn_number, max(m.turn_id) AS turn_id, max(m.cwd) AS cwd,
-             min(${sql.literal(epochMs)}) AS first_ms, max(${sql.literal(epochMs)}) AS last_ms, count(*) AS message_count
+      SELECT m.source_file_id, m.note_id, max(m.session_id) AS session_id, m.turn_number, max(m.turn_id) AS turn_id,
+             max(m.cwd) AS cwd, min(${sql.literal(epochMs)}) AS first_ms, max(${sql.literal(epochMs)}) AS last_ms,
+             count(*) AS message_count
       FROM messages m
       WHERE ${sql.and(where)}
-      GROUP BY m.source_file_id, m.turn_number
-      ORDER BY last_ms IS NULL, last_ms DESC, m.source_file_id, m.turn_number
+      GROUP BY m.source_file_id, m.turn_number, m.note_id
+      ORDER BY last_ms IS NULL, last_ms DESC, m.source_file_id, m.turn_number, m.note_id
       LIMIT ${limit + 1} OFFSET ${offset}`
     const unknown = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages WHERE julianday(timestamp) IS NULL`
 
     const previews: Array<{ turn: TurnRow; messages: ReadonlyArray<MessageRow>; total: number }> = []
     for (const turn of turns.slice(0, limit)) {
+      const group =
+        turn.source_file_id === null
+          ? sql`m.source_file_id IS NULL AND m.note_id = ${turn.note_id}`
+          : sql`m.source_file_id = ${turn.source_file_id} AND m.turn_number = ${turn.turn_number}`
       const messages = yield* sql<MessageRow>`
         SELECT m.id, m.role, m.kind, m.timestamp, m.text,
                m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
-        FROM messages m JOIN source_files f ON f.id = m.source_file_id
-        WHERE m.source_file_id = ${turn.source_file_id} AND m.turn_number = ${turn.turn_number}
-        ORDER BY m.line
+        FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
+        WHERE ${group}
+        ORDER BY m.line, m.note_revision
         LIMIT ${TURN_PREVIEW_MESSAGES}`
-      const total = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages
-        WHERE source_file_id = ${turn.source_file_id} AND turn_number = ${turn.turn_number}`
+      const total = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages m WHERE ${group}`
       previews.push({ turn, messages, total: total[0]?.n ?? messages.length })
     }
 

@@ -201,14 +201,14 @@ describe("search", () => {
           ]
         ])
 
-        // The note's context is its revisions; it is no transcript turn, so recent leaves it out.
+        // The note's context is its revisions; recent shows it as an entry of its own.
         const context = yield* expandContext({ context_id: note?.context_id ?? "", limit: 10, char_offset: 0 })
         expect(context.messages.map((m) => [m.text, m.source])).toEqual([
           ["Decision: alpha deploys on Fridays only", { kind: "note_revision", note_id: "note-7", revision: 3 }]
         ])
         const recent = yield* recentTurns({ sinceMs: null, untilMs: null }, null, 50, 0)
         const recentTexts = recent.turns.flatMap((t) => t.messages.map((m) => m.text))
-        expect(recentTexts).not.toContain("Decision: alpha deploys on Fridays only")
+        expect(recentTexts).toContain("Decision: alpha deploys on Fridays only")
         expect(recentTexts).toContain("Claude said alpha deploys need a Fridays freeze")
       })
     )
