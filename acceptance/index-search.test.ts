@@ -11,7 +11,6 @@ import {
   type DaemonHomeOptions,
   isAlive,
   makeDaemonHome,
-  sleep,
   waitFor,
   writerHeld
 } from "./support/daemon-harness.js"
@@ -359,7 +358,15 @@ describe("indexing and retrieval through the daemon", () => {
           const submitted = await withClient(h, (c) =>
             c.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
           )
-          await sleep(50 + Math.floor(Math.random() * 1_500))
+          // Killed on an event, not after a delay: once the job runs and has committed a random
+          // number of its files (0 to all but one), so the kill lands inside it however fast it is.
+          const before = Math.floor(Math.random() * FILES)
+          await waitFor("the import to reach its kill point", () =>
+            withClient(h, (c) => c.jobStatus(submitted.job.id)).then(
+              (j) => (j.state !== "queued" && (j.state !== "running" || j.progress_done >= before) ? j : undefined),
+              () => undefined
+            )
+          )
           const [pid] = h.daemonPids()
           if (pid !== undefined) {
             process.kill(pid, "SIGKILL")

@@ -8,6 +8,7 @@ import { CodexCliLive } from "../layers/codex-cli-live.js"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
 import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
 import { HttpDownloaderLive } from "../layers/http-downloader.js"
+import { McpProbeLive } from "../layers/mcp-probe-live.js"
 import { NodeFileDigestLive } from "../layers/model-file-digest.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
@@ -86,6 +87,7 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     entry.serviceManager,
     DaemonConnectorLive,
     CodexCliLive,
+    McpProbeLive,
     Layer.succeed(OutputMode, mode)
   ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
 }

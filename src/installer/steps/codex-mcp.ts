@@ -1,4 +1,4 @@
-import { DateTime, Effect, Option } from "effect"
+import { type Context, DateTime, Effect, Option } from "effect"
 import {
   CODEX_INSTALL_COMMAND,
   CodexCli,
@@ -9,10 +9,11 @@ import {
   sameStdioServer
 } from "../../codex/codex-cli.js"
 import { daemonArgv } from "../../daemon/daemon-args.js"
+import type { InstallationId } from "../../domain/installation-id.js"
 import { SafeFs } from "../../fs/safe-fs.js"
 import { type CodexMcpRegistration, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
-import { Paths } from "../../paths/paths.js"
+import { Paths, type ResolvedPaths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
 
@@ -76,6 +77,29 @@ const commandLine = (r: Pick<CodexMcpRegistration, "command" | "args">) => [r.co
  * never overwritten; every other entry of config.toml is Codex's to keep (blctx only asks Codex
  * to add, get and remove its one name).
  */
+/**
+ * The command that runs this installation's MCP server: the absolute node and bundled entry, then
+ * the installation id and its XDG roots (the daemon's own arguments). codex_mcp registers it;
+ * history_retrieval runs it.
+ */
+export const mcpServerCommand = (
+  programs: Context.Tag.Service<ProgramPaths>,
+  paths: ResolvedPaths,
+  installationId: InstallationId
+): { readonly command: string; readonly args: ReadonlyArray<string> } => ({
+  command: programs.node,
+  args: [
+    programs.mcp,
+    ...daemonArgv({
+      "installation-id": installationId,
+      "data-home": paths.dataHome,
+      "config-home": paths.configHome,
+      "cache-home": paths.cacheHome,
+      "state-home": paths.stateHome
+    })
+  ]
+})
+
 export const codexMcpStep = Effect.gen(function* () {
   const codex = yield* CodexCli
   const manifests = yield* ManifestStore
@@ -129,17 +153,7 @@ export const codexMcpStep = Effect.gen(function* () {
     Option.some({
       codex_home: codexHome,
       name: CODEX_MCP_NAME,
-      command: programs.node,
-      args: [
-        programs.mcp,
-        ...daemonArgv({
-          "installation-id": m.installation_id,
-          "data-home": paths.dataHome,
-          "config-home": paths.configHome,
-          "cache-home": paths.cacheHome,
-          "state-home": paths.stateHome
-        })
-      ]
+      ...mcpServerCommand(programs, paths, m.installation_id)
     })
 
   const requireDesired = (m: Manifest) =>

@@ -7,6 +7,7 @@ import { CodexCliLive } from "../../../layers/codex-cli-live.js"
 import { DaemonConnectorLive } from "../../../layers/daemon-connector-live.js"
 import { DetachedSupervisorLive } from "../../../layers/detached-supervisor.js"
 import { HttpDownloaderLive } from "../../../layers/http-downloader.js"
+import { McpProbeLive } from "../../../layers/mcp-probe-live.js"
 import { NodeFileDigestLive } from "../../../layers/model-file-digest.js"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { OnnxModelRuntimeLazy } from "../../../layers/onnx-model-runtime-lazy.js"
@@ -34,7 +35,8 @@ const TestLive = Layer.mergeAll(
   OnnxModelRuntimeLazy,
   DetachedSupervisorLive,
   DaemonConnectorLive,
-  CodexCliLive
+  CodexCliLive,
+  McpProbeLive
 ).pipe(Layer.provideMerge(Paths.layerFrom({ home })), Layer.provideMerge(NodeSafeFsLive))
 
 describe("installSteps", () => {

@@ -7,6 +7,8 @@ import { codexMcpStep } from "./codex-mcp.js"
 import { dataDirectoryStep } from "./data-directory.js"
 import { embeddingModelStep } from "./embedding-model.js"
 import { historyIndexStep } from "./history-index.js"
+import { historyRetrievalStep } from "./history-retrieval.js"
+import { mcpHealthStep } from "./mcp-health.js"
 import { serviceHealthStep } from "./service-health.js"
 import { sessionDiscoveryStep } from "./session-discovery.js"
 
@@ -24,8 +26,8 @@ export const installSteps = Effect.gen(function* () {
     yield* sessionDiscoveryStep,
     yield* historyIndexStep,
     yield* serviceHealthStep,
-    notImplementedStep("mcp_health", "MCP health", ["codex_mcp", "service_health"]),
-    notImplementedStep("history_retrieval", "History retrieval", ["history_index", "service_health"]),
+    yield* mcpHealthStep,
+    yield* historyRetrievalStep,
     yield* codexHooksStep
   ]
   return steps

@@ -1,0 +1,168 @@
+import * as NodePath from "node:path"
+import { Clock, Effect, Either, Option, Schema } from "effect"
+import { SafeFs } from "../../fs/safe-fs.js"
+import { McpProbe, type McpProbeSession, type McpServerCommand } from "../../mcp/mcp-probe.js"
+import { ManifestStore } from "../../ownership/manifest-store.js"
+import { Paths } from "../../paths/paths.js"
+import { ProgramPaths } from "../program-paths.js"
+import { describeError, fail, type Step } from "../step.js"
+import { mcpServerCommand } from "./codex-mcp.js"
+import { HISTORY_INDEX_FILE } from "./history-index.js"
+import { callDecoded, IndexStatus, MCP_PROBE_TIMEOUT, probeFailure } from "./mcp-health.js"
+
+/** The part of history_index's record this step reads: which session files it imported. */
+const ImportedPaths = Schema.parseJson(Schema.Struct({ paths: Schema.Array(Schema.String) }))
+const decodeImported = Schema.decodeUnknownEither(ImportedPaths)
+
+/** A transcript citation: the file and its line. Note revisions have no path and are not history. */
+const Source = Schema.Struct({
+  kind: Schema.String,
+  path: Schema.optional(Schema.String),
+  line: Schema.optional(Schema.Number)
+})
+const Cited = Schema.Struct({ context_id: Schema.String, text: Schema.String, source: Source })
+
+const RecentAnswer = Schema.Struct({
+  turns: Schema.Array(
+    Schema.Struct({ source_session_id: Schema.optional(Schema.NullOr(Schema.String)), messages: Schema.Array(Cited) })
+  )
+})
+const SearchAnswer = Schema.Struct({
+  query_mode: Schema.String,
+  query_mode_reason: Schema.NullOr(Schema.String),
+  results: Schema.Array(Cited)
+})
+const ContextAnswer = Schema.Struct({
+  total_messages: Schema.Number,
+  messages: Schema.Array(Schema.Struct({ is_anchor: Schema.Boolean }))
+})
+
+/** How many turns `recent` is asked for, to find one imported message with words to search for. */
+const RECENT_TURNS = 20
+/** How many words of that message the search uses. */
+const QUERY_WORDS = 6
+
+/** A few plain words of a message (letters and digits, three or more), as a query a person might type. */
+export const queryWordsOf = (text: string): string | null => {
+  const words = text.match(/[\p{L}\p{N}]{3,}/gu) ?? []
+  return words.length < 2 ? null : words.slice(0, QUERY_WORDS).join(" ")
+}
+
+const REINDEX = "Run: blctx install codex --step history_index"
+const RECHECK =
+  "Check the daemon and the index: blctx status --step service_health and blctx doctor --step history_index; then run: blctx status --step history_retrieval"
+
+/**
+ * Through blctx's MCP server as this installation runs it (the command codex_mcp registers): asks
+ * `recent` for the newest turns, takes a few words of a message from a session history_index
+ * imported, `search`es for them until a result cites one of those files, then expands it with
+ * `context`. Lexical queries pass (a missing model is said in the detail); no imported sessions
+ * passes with nothing to retrieve yet. Nothing to install or remove.
+ */
+export const historyRetrievalStep = Effect.gen(function* () {
+  const fs = yield* SafeFs
+  const paths = yield* Paths
+  const manifests = yield* ManifestStore
+  const programs = yield* ProgramPaths
+  const probe = yield* McpProbe
+  const recordPath = NodePath.join(paths.stateDir, HISTORY_INDEX_FILE)
+
+  const imported = Effect.gen(function* () {
+    const text = yield* fs
+      .readText(recordPath)
+      .pipe(Effect.mapError(() => fail(`no history import has been run (no ${recordPath})`, REINDEX)))
+    const decoded = decodeImported(text)
+    if (Either.isLeft(decoded)) return yield* fail(`${recordPath} is unreadable`, REINDEX)
+    return decoded.right.paths
+  })
+
+  /** What this installation runs as its MCP server: node, the bundled entry, its id and XDG roots. */
+  const server = Effect.gen(function* () {
+    const manifest = yield* manifests
+      .read()
+      .pipe(
+        Effect.mapError((e) =>
+          fail(
+            `manifest ${manifests.path} is unreadable (${describeError(e)})`,
+            "Check it: blctx status --step data_directory"
+          )
+        )
+      )
+    if (Option.isNone(manifest) || manifest.value.state !== "active") {
+      return yield* fail(`blctx is not installed (no active manifest at ${manifests.path})`, "Run: blctx install codex")
+    }
+    const command: McpServerCommand = mcpServerCommand(programs, paths, manifest.value.installation_id)
+    return command
+  })
+
+  const retrieve = (session: McpProbeSession, cmd: McpServerCommand, files: ReadonlySet<string>) =>
+    Effect.gen(function* () {
+      const call = <A, I>(tool: string, args: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
+        callDecoded(session, cmd, tool, args, schema, RECHECK)
+      const status = yield* call("context_status", {}, IndexStatus)
+      const recent = yield* call("recent", { limit: RECENT_TURNS }, RecentAnswer)
+      const candidates = recent.turns.flatMap((turn) =>
+        turn.messages
+          .filter((m) => m.source.path !== undefined && files.has(m.source.path))
+          .flatMap((m) => {
+            const query = queryWordsOf(m.text)
+            return query === null ? [] : [{ query, session: turn.source_session_id ?? null }]
+          })
+      )
+      if (candidates.length === 0) {
+        return yield* fail(
+          `recent shows no message with words to search for from the ${files.size} imported session files (index ${status.index_state}); the import may not have finished`,
+          `Follow the import: blctx status --step history_index; ${REINDEX} if it failed`
+        )
+      }
+      const tried: Array<string> = []
+      for (const candidate of candidates.slice(0, 3)) {
+        tried.push(candidate.query)
+        const found = yield* call("search", { query: candidate.query, limit: 10 }, SearchAnswer)
+        const hit = found.results.find((r) => r.source.path !== undefined && files.has(r.source.path))
+        if (hit === undefined) continue
+        const context = yield* call("context", { context_id: hit.context_id, limit: 5 }, ContextAnswer)
+        if (!context.messages.some((m) => m.is_anchor)) {
+          return yield* fail(
+            `context for ${hit.context_id} answered ${context.messages.length} messages without the result itself`,
+            RECHECK
+          )
+        }
+        return { status, found, hit, query: candidate.query, context }
+      }
+      return yield* fail(
+        `search found nothing from the imported sessions for words taken from them (${tried.map((q) => JSON.stringify(q)).join(", ")}; index ${status.index_state}, queries ${status.query_mode})`,
+        RECHECK
+      )
+    })
+
+  const verify = Effect.fn("HistoryRetrieval.verify")(function* () {
+    const files = yield* imported
+    if (files.length === 0)
+      return { detail: "nothing to retrieve yet: history_index found no Codex sessions to import" }
+    const cmd = yield* server
+    const t0 = yield* Clock.currentTimeMillis
+    const r = yield* probe
+      .withSession(cmd, MCP_PROBE_TIMEOUT, (session) => retrieve(session, cmd, new Set(files)))
+      .pipe(Effect.mapError((e) => (e._tag === "McpProbeFailed" ? probeFailure(cmd, RECHECK)(e) : e)))
+    const t1 = yield* Clock.currentTimeMillis
+    const mode =
+      r.found.query_mode === "lexical"
+        ? `query_mode lexical (words only${r.found.query_mode_reason === null ? "" : `: ${r.found.query_mode_reason}`})`
+        : `query_mode ${r.found.query_mode}`
+    const at = `${r.hit.source.path ?? "?"}${r.hit.source.line === undefined ? "" : `:${r.hit.source.line}`}`
+    return {
+      detail: `search ${JSON.stringify(r.query)} found ${at} (${mode}); context expanded it to ${r.context.messages.length} of ${r.context.total_messages} messages; ${t1 - t0} ms through MCP`
+    }
+  })
+
+  const step: Step = {
+    id: "history_retrieval",
+    title: "History retrieval",
+    requires: ["history_index", "service_health"],
+    install: () => verify(),
+    verify: () => verify(),
+    uninstall: () => Effect.succeed({ detail: "nothing to remove: this check installs nothing" })
+  }
+  return step
+})

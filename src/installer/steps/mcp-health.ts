@@ -1,0 +1,179 @@
+import { Clock, Duration, Effect, Either, Option, Schema } from "effect"
+import {
+  CODEX_INSTALL_COMMAND,
+  CodexCli,
+  type CodexError,
+  codexConfigFile,
+  describeEntry
+} from "../../codex/codex-cli.js"
+import { McpProbe, type McpProbeFailed, type McpProbeSession, type McpServerCommand } from "../../mcp/mcp-probe.js"
+import { MCP_TOOLS } from "../../mcp/mcp-server.js"
+import { Paths } from "../../paths/paths.js"
+import { fail, type Step, type StepFailure } from "../step.js"
+import { CODEX_MCP_NAME } from "./codex-mcp.js"
+
+/** Launch, initialise, list and call within this: a cold start plus a daemon round trip, generously. */
+export const MCP_PROBE_TIMEOUT = Duration.seconds(30)
+
+/** The six tools blctx's server must list, from the server's own definitions. */
+export const EXPECTED_TOOLS: ReadonlyArray<string> = MCP_TOOLS.map((t) => t.definition.name)
+
+/** A tool error as blctx's server writes it: one JSON text block `{error: {kind, message, remediation}}`. */
+const ToolErrorText = Schema.parseJson(
+  Schema.Struct({
+    error: Schema.Struct({ kind: Schema.String, message: Schema.String, remediation: Schema.String })
+  })
+)
+const decodeToolError = Schema.decodeUnknownEither(ToolErrorText)
+
+/** A tool's `isError` answer as a failure: its message, and its remediation when it gives one. */
+export const toolFailure = (tool: string, text: string, fallback: string): StepFailure => {
+  const decoded = decodeToolError(text)
+  if (Either.isRight(decoded)) {
+    const e = decoded.right.error
+    return fail(
+      `${tool} answered an error (${e.kind}): ${e.message}`,
+      e.remediation.trim() === "" ? fallback : e.remediation
+    )
+  }
+  return fail(`${tool} answered an error: ${text.trim() === "" ? "(no text)" : text.trim().slice(0, 500)}`, fallback)
+}
+
+/** The MCP session could not be had or a request failed: what was launched, the phase and the server's stderr. */
+export const probeFailure = (server: McpServerCommand, remediation: string) => (e: McpProbeFailed) =>
+  fail(
+    `blctx's MCP server (${[server.command, ...server.args.slice(0, 1)].join(" ")}) ${e.message}`,
+    remediation,
+    e._tag
+  )
+
+/** Calls a tool and decodes its structured answer; an error answer or an unexpected shape is a failure. */
+export const callDecoded = <A, I>(
+  session: McpProbeSession,
+  server: McpServerCommand,
+  tool: string,
+  args: Record<string, unknown>,
+  schema: Schema.Schema<A, I>,
+  remediation: string
+): Effect.Effect<A, StepFailure> =>
+  Effect.gen(function* () {
+    const answer = yield* session.callTool(tool, args).pipe(Effect.mapError(probeFailure(server, remediation)))
+    if (answer.isError) return yield* toolFailure(tool, answer.text, remediation)
+    const decoded = Schema.decodeUnknownEither(schema)(answer.structured)
+    if (Either.isLeft(decoded)) {
+      return yield* fail(
+        `${tool} answered something blctx does not understand (no valid structured result)`,
+        remediation
+      )
+    }
+    return decoded.right
+  })
+
+/** The parts of `context_status` the checks read. */
+export const IndexStatus = Schema.Struct({
+  index_state: Schema.String,
+  query_mode: Schema.String,
+  query_mode_reason: Schema.NullOr(Schema.String)
+})
+
+/** Every tool blctx's server must list, or a failure naming the ones missing. */
+export const requireTools = (session: McpProbeSession, server: McpServerCommand, remediation: string) =>
+  Effect.gen(function* () {
+    const listed = yield* session.listTools.pipe(Effect.mapError(probeFailure(server, remediation)))
+    const missing = EXPECTED_TOOLS.filter((t) => !listed.includes(t))
+    if (missing.length > 0) {
+      return yield* fail(
+        `blctx's MCP server (${session.server}) does not list ${missing.join(", ")} (it lists ${listed.length === 0 ? "no tools" : listed.join(", ")})`,
+        remediation
+      )
+    }
+    return listed
+  })
+
+const REREGISTER = "Run: blctx install codex --step codex_mcp"
+const RECHECK = "Check the daemon: blctx status --step service_health; then run: blctx status --step mcp_health"
+
+/**
+ * Launches the exact command Codex has registered as `base-layer-context` (read back from Codex,
+ * as codex_mcp's verify does), initialises MCP over stdio, requires the six tools and calls
+ * `context_status`. Nothing to install or remove: install is verify, uninstall says so.
+ */
+export const mcpHealthStep = Effect.gen(function* () {
+  const codex = yield* CodexCli
+  const probe = yield* McpProbe
+  const paths = yield* Paths
+  const codexHome = paths.codexHome
+  const configFile = codexConfigFile(codexHome)
+
+  const fromCodex = (e: CodexError): StepFailure =>
+    e._tag === "CodexNotFound"
+      ? fail(
+          `${e.message}; blctx reads its MCP registration through the Codex CLI`,
+          `Install Codex: ${CODEX_INSTALL_COMMAND} (or put codex on PATH), then run: blctx status --step mcp_health`,
+          e._tag
+        )
+      : fail(e.message, `Fix what codex reports in ${codexConfigFile(e.codexHome)}, then run: ${REREGISTER}`, e._tag)
+
+  /** What Codex would launch: the registered stdio entry, enabled. */
+  const registered = Effect.gen(function* () {
+    const found = yield* codex.getMcpServer(codexHome, CODEX_MCP_NAME).pipe(Effect.mapError(fromCodex))
+    if (Option.isNone(found)) {
+      return yield* fail(
+        `${CODEX_MCP_NAME} is not registered in ${configFile}, so Codex has no blctx server to start`,
+        REREGISTER
+      )
+    }
+    const entry = found.value
+    if (!entry.enabled) {
+      return yield* fail(
+        `${CODEX_MCP_NAME} is disabled in ${configFile}, so Codex does not start it`,
+        `Remove \`enabled = false\` from [mcp_servers.${CODEX_MCP_NAME}] in ${configFile}.`
+      )
+    }
+    const t = entry.transport
+    if (t.type !== "stdio" || !("command" in t)) {
+      return yield* fail(
+        `${CODEX_MCP_NAME} in ${configFile} is not a stdio server (${describeEntry(entry)})`,
+        REREGISTER
+      )
+    }
+    const server: McpServerCommand = {
+      command: t.command,
+      args: t.args,
+      ...(t.env === null ? {} : { env: t.env }),
+      ...(t.cwd === null ? {} : { cwd: t.cwd })
+    }
+    return server
+  })
+
+  const verify = Effect.fn("McpHealth.verify")(function* () {
+    const server = yield* registered
+    const remediation = `${RECHECK}; if the server itself fails: ${REREGISTER}`
+    const t0 = yield* Clock.currentTimeMillis
+    const { status, listed, ready } = yield* probe
+      .withSession(server, MCP_PROBE_TIMEOUT, (session) =>
+        Effect.gen(function* () {
+          const listed = yield* requireTools(session, server, remediation)
+          const ready = yield* Clock.currentTimeMillis
+          const status = yield* callDecoded(session, server, "context_status", {}, IndexStatus, remediation)
+          return { status, listed, ready }
+        })
+      )
+      .pipe(Effect.mapError((e) => (e._tag === "McpProbeFailed" ? probeFailure(server, remediation)(e) : e)))
+    const t1 = yield* Clock.currentTimeMillis
+    const reason = status.query_mode_reason === null ? "" : ` (${status.query_mode_reason})`
+    return {
+      detail: `${CODEX_MCP_NAME} answered over stdio in ${t1 - t0} ms (${ready - t0} ms to list its ${listed.length} tools, then context_status): index ${status.index_state}, queries ${status.query_mode}${reason}`
+    }
+  })
+
+  const step: Step = {
+    id: "mcp_health",
+    title: "MCP health",
+    requires: ["codex_mcp", "service_health"],
+    install: () => verify(),
+    verify: () => verify(),
+    uninstall: () => Effect.succeed({ detail: "nothing to remove: this check installs nothing" })
+  }
+  return step
+})
