@@ -16,6 +16,7 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   { name: "embedding", run: () => import("./embedding.bench.js").then((m) => m.run()) },
   { name: "importer", run: () => import("./importer.bench.js").then((m) => m.run()) },
   { name: "search", run: () => import("./search.bench.js").then((m) => m.run()) },
+  { name: "mcp", run: () => import("./mcp.bench.js").then((m) => m.run()) },
   { name: "recall", run: () => import("./recall/recall.bench.js").then((m) => m.run()) }
 ]
 
