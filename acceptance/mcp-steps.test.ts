@@ -3,6 +3,8 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { checkOf, type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
+import { runProcess } from "./support/isolated-home.js"
+import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 /** The real Codex CLI: the @openai/codex dev dependency, first on PATH. */
@@ -55,4 +57,50 @@ describe("mcp_health and history_retrieval with real codex, a detached daemon an
     expect(detail).toContain("query_mode lexical")
     expect(detail).toMatch(/context expanded it to \d+ of \d+ messages/)
   })
+
+  it.skipIf(modelData() === undefined)(
+    "install codex --no-history with real codex: data_directory … mcp_health green, an unrelated entry kept through install and uninstall",
+    async () => {
+      const home = makeDaemonHome("detached")
+      h = home
+      const data = modelData() as string
+      const server = await serveTinyModel(data)
+      try {
+        useTinyModel(home, data, server)
+        Fs.mkdirSync(home.codexHome, { recursive: true, mode: 0o700 })
+        const env = { PATH: `${bin}:${process.env.PATH ?? ""}` }
+        const blctx = (args: ReadonlyArray<string>) => home.blctx(args, { env })
+        const codex = (args: ReadonlyArray<string>) =>
+          runProcess(NodePath.join(bin, "codex"), args, { env: { ...home.env, ...env } })
+        expect((await codex(["mcp", "add", "other", "--", "/bin/true"])).code).toBe(0)
+
+        const install = await blctx(["install", "codex", "--no-history", "--no-hooks", "--json"])
+        const report = JSON.parse(install.stdout) as { checks: Array<Check> }
+        const status = Object.fromEntries(report.checks.map((c) => [c.id, c.status]))
+        for (const id of ["data_directory", "background_service", "codex_mcp", "embedding_model", "service_health"]) {
+          expect(status[id], `${id}: ${install.stdout}`).toBe("passed")
+        }
+        expect(status.mcp_health, install.stdout).toBe("passed")
+        expect(status.codex_hooks).toBe("passed")
+        expect([status.session_discovery, status.history_index, status.history_retrieval]).toEqual([
+          "skipped",
+          "skipped",
+          "skipped"
+        ])
+        // The one step not built yet (the bundled skill) keeps the run from being ready.
+        expect(status.codex_skills).toBe("failed")
+        expect(install.code).toBe(1)
+
+        const other = await codex(["mcp", "get", "other", "--json"])
+        expect(other.code).toBe(0)
+        const uninstall = await blctx(["uninstall", "codex", "--json"])
+        expect(uninstall.code, uninstall.stdout + uninstall.stderr).toBe(0)
+        expect((await codex(["mcp", "get", "base-layer-context", "--json"])).code).toBe(1)
+        expect(JSON.parse((await codex(["mcp", "get", "other", "--json"])).stdout).transport.command).toBe("/bin/true")
+      } finally {
+        await server.close()
+      }
+    },
+    300_000
+  )
 })
