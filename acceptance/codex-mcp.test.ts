@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { checkOf, type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
-import { bundledProgram, runProcess } from "./support/isolated-home.js"
+import { bundledProgram, installationArgs, runProcess } from "./support/isolated-home.js"
 
 /** The real Codex CLI: the @openai/codex dev dependency, first on PATH. */
 const bin = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "node_modules", ".bin")
@@ -65,19 +65,7 @@ describe("codex_mcp with the real codex in an isolated CODEX_HOME", () => {
     expect(registered?.transport).toMatchObject({
       type: "stdio",
       command: process.execPath,
-      args: [
-        bundledProgram("blctx-mcp"),
-        "--installation-id",
-        home.installationId(),
-        "--data-home",
-        home.xdg.data,
-        "--config-home",
-        home.xdg.config,
-        "--cache-home",
-        home.xdg.cache,
-        "--state-home",
-        home.xdg.state
-      ],
+      args: [bundledProgram("blctx-mcp"), ...installationArgs(home, home.installationId())],
       env: null
     })
     expect(await get("other")).toEqual(other)

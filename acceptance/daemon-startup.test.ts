@@ -3,20 +3,11 @@ import { lstatSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
-import { builtProgram, runProcess } from "./support/isolated-home.js"
+import { builtProgram, installationArgs, runProcess } from "./support/isolated-home.js"
 
 const daemonArgs = (home: DaemonHome, id = home.installationId()) => [
   builtProgram("daemon"),
-  "--installation-id",
-  id,
-  "--data-home",
-  home.xdg.data,
-  "--config-home",
-  home.xdg.config,
-  "--cache-home",
-  home.xdg.cache,
-  "--state-home",
-  home.xdg.state
+  ...installationArgs(home, id)
 ]
 
 describe("blctxd run directly", () => {

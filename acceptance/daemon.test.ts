@@ -14,7 +14,7 @@ import {
   waitFor,
   writerHeld
 } from "./support/daemon-harness.js"
-import { builtProgram, runProcess } from "./support/isolated-home.js"
+import { builtProgram, installationArgs, runProcess } from "./support/isolated-home.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 /** The built `blctx/client` entry point (what package.json exports). */
@@ -37,19 +37,7 @@ const withClient = async <A>(home: DaemonHome, use: (client: BlctxClient) => Eff
   )
 }
 
-const daemonArgs = (home: DaemonHome) => [
-  builtProgram("daemon"),
-  "--installation-id",
-  home.installationId(),
-  "--data-home",
-  home.xdg.data,
-  "--config-home",
-  home.xdg.config,
-  "--cache-home",
-  home.xdg.cache,
-  "--state-home",
-  home.xdg.state
-]
+const daemonArgs = (home: DaemonHome) => [builtProgram("daemon"), ...installationArgs(home, home.installationId())]
 
 const onlyDaemon = (home: DaemonHome) =>
   waitFor("exactly one daemon", () => {

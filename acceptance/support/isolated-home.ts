@@ -19,6 +19,28 @@ export const bundledProgram = (name: "blctx" | "blctx-mcp") => NodePath.join(roo
 export const testProgram = (name: "cli-fake-systemd" | "fake-systemd-manager" | "cli-held-daemon") =>
   NodePath.join(root, "dist", "test-programs", `${name}.mjs`)
 
+/**
+ * The arguments blctx gives its daemon and registers for its MCP server: the installation id and
+ * the home's four XDG roots, in the daemon's order.
+ */
+export const installationArgs = (
+  home: {
+    readonly xdg: { readonly data: string; readonly config: string; readonly cache: string; readonly state: string }
+  },
+  installationId: string
+) => [
+  "--installation-id",
+  installationId,
+  "--data-home",
+  home.xdg.data,
+  "--config-home",
+  home.xdg.config,
+  "--cache-home",
+  home.xdg.cache,
+  "--state-home",
+  home.xdg.state
+]
+
 export interface RunResult {
   readonly code: number | null
   readonly stdout: string

@@ -4,7 +4,7 @@ import { StdioClientTransport, type StdioServerParameters } from "@modelcontextp
 import { type CallToolResult, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import { expect } from "vitest"
 import type { DaemonHome } from "./daemon-harness.js"
-import { bundledProgram } from "./isolated-home.js"
+import { bundledProgram, installationArgs } from "./isolated-home.js"
 
 /**
  * The MCP server the tests run: the bundle installations register (`dist/bin/blctx-mcp.mjs`), or
@@ -13,18 +13,8 @@ import { bundledProgram } from "./isolated-home.js"
 export const mcpEntry = () => process.env.BLCTX_TEST_MCP_ENTRY ?? bundledProgram("blctx-mcp")
 
 /** The command line the installation registers: its id and its four XDG roots. */
-export const mcpArgs = (home: DaemonHome, installationId: string = home.installationId()) => [
-  "--installation-id",
-  installationId,
-  "--data-home",
-  home.xdg.data,
-  "--config-home",
-  home.xdg.config,
-  "--cache-home",
-  home.xdg.cache,
-  "--state-home",
-  home.xdg.state
-]
+export const mcpArgs = (home: DaemonHome, installationId: string = home.installationId()) =>
+  installationArgs(home, installationId)
 
 /**
  * The SDK's stdio transport, also keeping every byte the server wrote to stdout, so a test can

@@ -1,42 +1,19 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Migrator, SqlClient } from "@effect/sql"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
-import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
-import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
-import { importOnce, makeTempDir, NoModelImport } from "../importer/history-db.test-support.js"
+import { importOnce } from "../importer/history-db.test-support.js"
 import { initializeDatabase, readIdentity } from "../store/identity.js"
-import { MIGRATIONS_TABLE, migrationsThrough } from "../store/migrations.js"
-import { SqliteOpener } from "../store/sqlite-opener.js"
+import { MigrationTestLayer, migrateThrough, useTempDatabase } from "./migration.test-support.js"
 
 const history = NodePath.resolve(import.meta.dirname, "..", "..", "fixtures", "history")
 const INSTALLATION = InstallationId.make("6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b")
 
-let dir: string
-beforeEach(() => {
-  dir = makeTempDir("blctx-migration-5-")
-})
-afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
-
-const withDatabase = <A, E, R>(use: Effect.Effect<A, E, R>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const opener = yield* SqliteOpener
-      const sql = yield* opener.open({ filename: NodePath.join(dir, "context.db"), readonly: false })
-      return yield* Effect.provideService(use, SqlClient.SqlClient, sql)
-    })
-  )
-
-const TestLayer = Layer.mergeAll(SqliteOpenerLive, NodeSafeFsLive, NodeTranscriptFilesLive, NoModelImport)
-
-/** The schema release 4 left behind: migrations 1-4. */
-const migrateThrough4 = Migrator.make({})({
-  loader: Migrator.fromRecord(migrationsThrough(4)),
-  table: MIGRATIONS_TABLE
-})
+const temp = useTempDatabase("blctx-migration-5-")
+const withDatabase = temp.withDatabase
+const TestLayer = MigrationTestLayer
+const migrateThrough4 = migrateThrough(4)
 
 const rows = (table: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT * FROM ${sql(table)} ORDER BY rowid`)

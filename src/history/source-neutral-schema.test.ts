@@ -1,21 +1,18 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Migrator, SqlClient } from "@effect/sql"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
-import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
-import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
-import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
-import { importOnce, makeTempDir, NoModelImport } from "../importer/history-db.test-support.js"
+import { importOnce } from "../importer/history-db.test-support.js"
 import { expandContext } from "../retrieval/context.js"
 import { SearchRequest } from "../retrieval/contract.js"
 import { ftsQuery } from "../retrieval/lexical-search.js"
 import { recentTurns } from "../retrieval/recent.js"
 import { search } from "../retrieval/search.js"
 import { initializeDatabase, readIdentity } from "../store/identity.js"
-import { CURRENT_SCHEMA_VERSION, MIGRATIONS_TABLE, migrationsThrough } from "../store/migrations.js"
+import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
+import { MigrationTestLayer, migrateThrough, useTempDatabase } from "./migration.test-support.js"
 
 const history = NodePath.resolve(import.meta.dirname, "..", "..", "fixtures", "history")
 const codex = NodePath.resolve(import.meta.dirname, "..", "..", "fixtures", "codex")
@@ -32,29 +29,10 @@ const QUERIES = [
   "review"
 ]
 
-let dir: string
-beforeEach(() => {
-  dir = makeTempDir("blctx-migration-4-")
-})
-afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
-
-/** A connection to `context.db` in the temp dir, with what importing needs. */
-const withDatabase = <A, E, R>(use: Effect.Effect<A, E, R>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const opener = yield* SqliteOpener
-      const sql = yield* opener.open({ filename: NodePath.join(dir, "context.db"), readonly: false })
-      return yield* Effect.provideService(use, SqlClient.SqlClient, sql)
-    })
-  )
-
-const TestLayer = Layer.mergeAll(SqliteOpenerLive, NodeSafeFsLive, NodeTranscriptFilesLive, NoModelImport)
-
-/** The schema the previous release created: migrations 1-3 only. */
-const migrateThrough3 = Migrator.make({})({
-  loader: Migrator.fromRecord(migrationsThrough(3)),
-  table: MIGRATIONS_TABLE
-})
+const temp = useTempDatabase("blctx-migration-4-")
+const withDatabase = temp.withDatabase
+const TestLayer = MigrationTestLayer
+const migrateThrough3 = migrateThrough(3)
 
 /** The previous release's reads, frozen here: what `search`, `recent` and `context` read at schema 3. */
 const v3Search = (query: string) =>
@@ -129,7 +107,7 @@ const schemaObjects = Effect.flatMap(
 const importIntoSchema3 = (files: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const scratch = NodePath.join(dir, "scratch.db")
+    const scratch = NodePath.join(temp.dir(), "scratch.db")
     yield* Effect.scoped(
       Effect.gen(function* () {
         const current = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: scratch, readonly: false }))
