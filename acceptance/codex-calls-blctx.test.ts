@@ -367,4 +367,71 @@ describe("real Codex calls blctx's MCP tools", () => {
     },
     scaled(180_000)
   )
+
+  it(
+    "saves a note with open_session and log_update without asking, and the note is found at once",
+    async () => {
+      const OPEN = "call_blctx_open_session"
+      const LOG = "call_blctx_log_update"
+      const NOTE = "Decided with the person: the shop API rollout waits for the zebrafish canary to stay green."
+      const script: Script = (request) => {
+        if (callOutput(request, LOG) !== undefined) return [assistantMessage("Noted in blctx.")]
+        const opened = callOutput(request, OPEN)
+        if (opened !== undefined) {
+          const answer = JSON.parse(jsonIn(opened)) as { context_session_id?: string; session_id?: string }
+          const session = answer.context_session_id ?? answer.session_id ?? "none"
+          return [
+            functionCall({
+              callId: LOG,
+              namespace: NAMESPACE,
+              name: "log_update",
+              arguments: {
+                session_id: session,
+                update_id: "6b0f6a52-8c1e-4a8e-9d55-2f6f1c1b7e01",
+                text: NOTE,
+                kind: "decision",
+                tags: ["deploy"]
+              }
+            })
+          ]
+        }
+        if (messageTexts(request, "user").includes(PROMPT)) {
+          return [
+            functionCall({
+              callId: OPEN,
+              namespace: NAMESPACE,
+              name: "open_session",
+              arguments: { binding_key: "0d6c2d1e-5b9a-4f2e-8a51-3c7e9f0a1b22" }
+            })
+          ]
+        }
+        return [assistantMessage("nothing is scripted for this request")]
+      }
+      const { h, indexed, server, project } = await codexWithBlctx(script)
+      const run = await runTurn(h, project)
+      expect(server.refusals).toEqual([])
+      expect(server.requests).toHaveLength(3)
+
+      // Under approval_policy "never" both write tools were called: blctx annotates them
+      // non-destructive and closed-world (they only add to its own store).
+      const rollout = rolloutOf(h, indexed)
+      expect(rollout.find((r) => r.type === "turn_context")?.payload.approval_policy).toBe("never")
+      const calls = completedItems(rollout, "McpToolCall")
+      expect(
+        calls.map((c) => [c.tool, c.status]),
+        JSON.stringify(calls.map((c) => c.result))
+      ).toEqual([
+        ["open_session", "completed"],
+        ["log_update", "completed"]
+      ])
+      for (const c of calls) expect((c.result as { isError?: boolean }).isError ?? false).toBe(false)
+      expect(run.stdout.trim()).toBe("Noted in blctx.")
+
+      // The note is in the index at once: found by the CLI, as an authored update.
+      const found = await h.blctx(["search", "zebrafish canary", "--json"])
+      expect(found.code, found.stderr).toBe(0)
+      expect(JSON.parse(found.stdout).results[0]).toMatchObject({ text: NOTE, source_type: "authored_update" })
+    },
+    scaled(180_000)
+  )
 })
