@@ -149,24 +149,11 @@ export const codexMcpStep = Effect.gen(function* () {
   })
 
   /** What this installation registers: same program paths and arguments every time, so reinstalling changes nothing. */
-  const desiredFor = (m: Manifest): Option.Option<CodexMcpRegistration> =>
-    Option.some({
-      codex_home: codexHome,
-      name: CODEX_MCP_NAME,
-      ...mcpServerCommand(programs, paths, m.installation_id)
-    })
-
-  const requireDesired = (m: Manifest) =>
-    Option.match(desiredFor(m), {
-      onNone: () =>
-        Effect.fail(
-          fail(
-            "this blctx program does not know where its MCP server entry is",
-            "Run the blctx CLI itself (dist/bin/blctx.mjs): blctx install codex --step codex_mcp"
-          )
-        ),
-      onSome: Effect.succeed
-    })
+  const desiredFor = (m: Manifest): CodexMcpRegistration => ({
+    codex_home: codexHome,
+    name: CODEX_MCP_NAME,
+    ...mcpServerCommand(programs, paths, m.installation_id)
+  })
 
   /** The programs a registration runs must exist, or Codex would fail to start the server. */
   const checkPrograms = (desired: CodexMcpRegistration) =>
@@ -234,7 +221,7 @@ export const codexMcpStep = Effect.gen(function* () {
 
   const install = Effect.fn("CodexMcp.install")(function* () {
     const m = yield* readActive
-    const desired = yield* requireDesired(m)
+    const desired = desiredFor(m)
     yield* checkPrograms(desired)
     const found = yield* codex.getMcpServer(codexHome, CODEX_MCP_NAME).pipe(Effect.mapError(fromCodex(REINSTALL)))
     const record = recordOf(m, codexHome)
@@ -262,7 +249,7 @@ export const codexMcpStep = Effect.gen(function* () {
 
   const verify = Effect.fn("CodexMcp.verify")(function* () {
     const m = yield* readActive
-    const desired = yield* requireDesired(m)
+    const desired = desiredFor(m)
     const found = yield* codex
       .getMcpServer(codexHome, CODEX_MCP_NAME)
       .pipe(Effect.mapError(fromCodex("blctx doctor --step codex_mcp")))
@@ -348,8 +335,7 @@ export const codexMcpStep = Effect.gen(function* () {
       }
       const entry = found.right.value
       const ours =
-        sameStdioServer(entry, record) ||
-        Option.exists(desired, (d) => d.codex_home === record.codex_home && sameStdioServer(entry, d))
+        sameStdioServer(entry, record) || (desired.codex_home === record.codex_home && sameStdioServer(entry, desired))
       if (!ours) {
         kept.push(record)
         problems.push(
