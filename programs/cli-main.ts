@@ -69,7 +69,8 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     node: process.execPath,
     cli: self,
     daemon: entry.daemon ?? NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
-    mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs")
+    mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs"),
+    hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs")
   })
   const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive
   return Layer.mergeAll(

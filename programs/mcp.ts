@@ -45,7 +45,8 @@ const ProgramPathsLive = Layer.succeed(ProgramPaths, {
   node: process.execPath,
   cli: NodePath.join(packageRoot, "dist", "bin", "blctx.mjs"),
   daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
-  mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs")
+  mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs"),
+  hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs")
 })
 
 // The installation's files come from the registered arguments, never from the agent's environment.

@@ -9,5 +9,7 @@ export class ProgramPaths extends Context.Tag("blctx/ProgramPaths")<
     readonly daemon: string
     /** The stdio MCP server's entry (`dist/bin/blctx-mcp.mjs`), which codex_mcp registers. */
     readonly mcp: string
+    /** The hook handler's entry (`dist/bin/blctx-hook.mjs`), which codex_hooks registers. */
+    readonly hook: string
   }
 >() {}

@@ -25,6 +25,35 @@ export const CodexMcpRegistration = Schema.Struct({
 export type CodexMcpRegistration = typeof CodexMcpRegistration.Type
 
 /**
+ * The bundled skill blctx wrote into a Codex skills root: the root and exact file (recorded, so
+ * uninstall finds it even after CODEX_HOME changed), the blctx version that wrote it and the
+ * file's SHA-256. The file is blctx's only while its content still hashes to this.
+ */
+export const CodexSkillInstallation = Schema.Struct({
+  codex_home: AbsolutePath,
+  root: AbsolutePath,
+  path: AbsolutePath,
+  version: Schema.String,
+  sha256: Schema.String
+})
+export type CodexSkillInstallation = typeof CodexSkillInstallation.Type
+
+/** One hook entry blctx added to a Codex hooks.json: its event and the exact command it runs. */
+export const CodexHookEntry = Schema.Struct({ event: Schema.String, command: Schema.String })
+
+/**
+ * The lifecycle hooks blctx registered in one Codex home: the hooks file, the generation its
+ * commands carry (a handler of another generation records nothing) and the entries it owns.
+ */
+export const CodexHooksRegistration = Schema.Struct({
+  codex_home: AbsolutePath,
+  hooks_file: AbsolutePath,
+  generation: Schema.UUID,
+  entries: Schema.Array(CodexHookEntry)
+})
+export type CodexHooksRegistration = typeof CodexHooksRegistration.Type
+
+/**
  * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
  * removed by `uninstall --purge`; everything else is left alone.
  */
@@ -45,7 +74,11 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
    * before the registration is written, so an interrupted install is retried as blctx's own.
    * Optional: manifests written before the codex_mcp step read as having none.
    */
-  codex_mcp: Schema.optional(Schema.Array(CodexMcpRegistration))
+  codex_mcp: Schema.optional(Schema.Array(CodexMcpRegistration)),
+  /** The bundled skill files blctx wrote (codex_skills step). Optional, as codex_mcp. */
+  codex_skills: Schema.optional(Schema.Array(CodexSkillInstallation)),
+  /** The hook entries blctx registered (codex_hooks step). Optional, as codex_mcp. */
+  codex_hooks: Schema.optional(Schema.Array(CodexHooksRegistration))
 }) {}
 
 /** Only the version field, read first so an unknown version is reported as such, not as corruption. */

@@ -37,7 +37,8 @@ const layerOf = (fake: ReturnType<typeof makeFakeCodexCli>, options: { mcp?: str
       node: process.execPath,
       cli: process.execPath,
       daemon: process.execPath,
-      mcp: options.mcp ?? mcpEntry()
+      mcp: options.mcp ?? mcpEntry(),
+      hook: process.execPath
     }),
     fake.layer
   ).pipe(Layer.provideMerge(Paths.layerFrom(inputs(options.codexHome))), Layer.provideMerge(NodeSafeFsLive))

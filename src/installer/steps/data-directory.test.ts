@@ -37,7 +37,8 @@ const layer = () =>
       node: process.execPath,
       cli: process.execPath,
       daemon: process.execPath,
-      mcp: process.execPath
+      mcp: process.execPath,
+      hook: process.execPath
     })
   ).pipe(Layer.provideMerge(Paths.layerFrom(inputs())), Layer.provideMerge(NodeSafeFsLive))
 

@@ -55,7 +55,13 @@ const setUp = (paths: ReadonlyArray<string> | null = [FILE]) => {
   })
   const layer = Layer.mergeAll(
     ManifestStore.Default,
-    Layer.succeed(ProgramPaths, { node: "/usr/bin/node", cli: "/x/cli", daemon: "/x/daemon", mcp: "/x/blctx-mcp.mjs" }),
+    Layer.succeed(ProgramPaths, {
+      node: "/usr/bin/node",
+      cli: "/x/cli",
+      daemon: "/x/daemon",
+      mcp: "/x/blctx-mcp.mjs",
+      hook: "/x/blctx-hook.mjs"
+    }),
     probe.layer
   ).pipe(Layer.provideMerge(Paths.layerFrom(pathInputs(fresh.home()))), Layer.provideMerge(NodeSafeFsLive))
   const run = Effect.flatMap(historyRetrievalStep, (step) => Effect.either(step.verify(runOf("status")))).pipe(

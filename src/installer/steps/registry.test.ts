@@ -27,7 +27,8 @@ const TestLive = Layer.mergeAll(
     node: process.execPath,
     cli: process.execPath,
     daemon: process.execPath,
-    mcp: process.execPath
+    mcp: process.execPath,
+    hook: process.execPath
   }),
   ConfigFile.Default,
   HttpDownloaderLive,

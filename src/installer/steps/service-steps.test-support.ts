@@ -170,7 +170,8 @@ export const stepLayer = (home: string, world: FakeWorld) => {
       node: process.execPath,
       cli: process.execPath,
       daemon: process.execPath,
-      mcp: process.execPath
+      mcp: process.execPath,
+      hook: process.execPath
     }),
     FakeConnector(world, paths),
     FakeServiceManager(world)

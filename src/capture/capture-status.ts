@@ -1,0 +1,23 @@
+import { Schema } from "effect"
+
+const Count = Schema.Int.pipe(Schema.nonNegative())
+
+/**
+ * What capture has done, as `blctx index-status` and the MCP `context_status` report it. All
+ * counts cover the current hook generation's captures since install.
+ */
+export class CaptureStatus extends Schema.Class<CaptureStatus>("CaptureStatus")({
+  /** Hook events drained into the database, by event type. */
+  events: Schema.Struct({ SessionStart: Count, UserPromptSubmit: Count, Stop: Count, SessionEnd: Count }),
+  /** Captured events still in the spool, plus bound transcripts whose newest content is not indexed yet. */
+  pending: Count,
+  /** Bindings still waiting for a usable transcript path (Codex sent null so far). */
+  null_paths: Count,
+  /** Captures refused at drain (malformed, stale generation) and bound transcripts whose import failed. */
+  errors: Count,
+  /** Bound sessions whose transcript is indexed as it is now. */
+  indexed_sessions: Count,
+  last_event_at: Schema.NullOr(Schema.String),
+  /** The newest error's reason, for doctor; null when there is none. */
+  last_error: Schema.NullOr(Schema.String)
+}) {}
