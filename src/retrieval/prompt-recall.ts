@@ -1,0 +1,36 @@
+import { Schema } from "effect"
+import { MAX_QUERY_CHARS, SourceLocation } from "./contract.js"
+
+/**
+ * Prompt-time recall: the hook handler's one question to the daemon, at every prompt, under a
+ * hard deadline. The daemon searches the prompt and returns only hits that clear the relevance
+ * floor, judged on an absolute measure (cosine similarity of the vector match, or the share of
+ * the prompt's terms a lexical match holds), never on a rank within the response.
+ *
+ * The hook sends this over the daemon's socket as a raw RPC frame (it loads no RPC stack), so
+ * the request's encoded form is its wire form: keep it plain JSON, no transformations.
+ */
+export const PromptRecallRequest = Schema.Struct({
+  prompt: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
+  limit: Schema.Int.pipe(Schema.between(1, 10)),
+  /** The relevance floor, 0..1 (config.json `prompt_recall.min_relevance`). */
+  floor: Schema.Number.pipe(Schema.between(0, 1))
+})
+export type PromptRecallRequest = typeof PromptRecallRequest.Type
+
+export const PromptRecallHit = Schema.Struct({
+  text: Schema.String,
+  source: SourceLocation,
+  session_id: Schema.NullOr(Schema.String),
+  timestamp: Schema.NullOr(Schema.String),
+  role: Schema.String,
+  /** The absolute measure the floor was applied to, 0..1. */
+  relevance: Schema.Number
+})
+export type PromptRecallHit = typeof PromptRecallHit.Type
+
+export const PromptRecallResponse = Schema.Struct({
+  query_mode: Schema.Literal("lexical", "hybrid"),
+  hits: Schema.Array(PromptRecallHit)
+})
+export type PromptRecallResponse = typeof PromptRecallResponse.Type
