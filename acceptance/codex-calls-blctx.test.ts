@@ -1,12 +1,11 @@
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
 import type { RunResult } from "./support/isolated-home.js"
 import { mcpArgs, mcpEntry } from "./support/mcp-client.js"
+import { KEY, pathWithCodex, runCodex, writeCodexConfig } from "./support/real-codex.js"
 import {
   assistantMessage,
   callOutput,
@@ -30,15 +29,9 @@ import {
  */
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const history = NodePath.join(root, "fixtures", "history")
-const codexCli = createRequire(import.meta.url).resolve("@openai/codex/bin/codex.js")
-/** The `codex` command as npm installs it, which blctx finds on PATH. */
-const codexBin = NodePath.resolve(import.meta.dirname, "..", "node_modules", ".bin", "codex")
-
 const SERVER = "base-layer-context"
 /** Codex's namespace for the server's tools: `mcp__` and the server name with `-` as `_`. */
 const NAMESPACE = "mcp__base_layer_context"
-const KEY_VAR = "BLCTX_TEST_MODEL_KEY"
-const KEY = "scripted-model-key"
 const PROMPT = "What did we decide about deploying the shop API? Look it up in my history."
 const QUERY = "blue-green rollout"
 const CALL_ID = "call_blctx_search"
@@ -55,42 +48,6 @@ afterEach(async () => {
   home?.dispose()
   home = undefined
 })
-
-/**
- * Runs the Codex CLI with this home's environment and stdin closed. Its process group (Codex and
- * the MCP servers it starts) is killed if it outlives the bound.
- */
-const codex = (h: DaemonHome, args: ReadonlyArray<string>, cwd = h.home) =>
-  new Promise<RunResult & { readonly timedOut: boolean }>((resolve, reject) => {
-    const child = spawn(process.execPath, [codexCli, ...args], {
-      env: { ...h.env, [KEY_VAR]: KEY },
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true
-    })
-    let stdout = ""
-    let stderr = ""
-    let timedOut = false
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d
-    })
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d
-    })
-    const timer = setTimeout(() => {
-      timedOut = true
-      try {
-        process.kill(-(child.pid ?? 0), "SIGKILL")
-      } catch {
-        // already gone
-      }
-    }, scaled(90_000))
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr, timedOut })
-    })
-  })
 
 interface Citation {
   readonly kind: string
@@ -129,35 +86,6 @@ const turnScript =
     return [assistantMessage("nothing is scripted for this request")]
   }
 
-/** Where Codex is told to find the scripted model, and no other network use (measured with strace). */
-const writeCodexConfig = (h: DaemonHome, baseUrl: string) => {
-  Fs.mkdirSync(h.codexHome, { recursive: true, mode: 0o700 })
-  Fs.writeFileSync(
-    NodePath.join(h.codexHome, "config.toml"),
-    [
-      `model_provider = "scripted"`,
-      "",
-      // Without these Codex 0.171 resolves ab.chatgpt.com (analytics), api.github.com and
-      // chatgpt.com (plugin sync) during the turn.
-      "[analytics]",
-      "enabled = false",
-      "",
-      "[features]",
-      "plugins = false",
-      "",
-      "[model_providers.scripted]",
-      `name = "scripted"`,
-      `base_url = "${baseUrl}"`,
-      `wire_api = "responses"`,
-      `env_key = "${KEY_VAR}"`,
-      // A scripting mistake fails the turn at once instead of through minutes of retries.
-      "request_max_retries = 0",
-      "stream_max_retries = 0",
-      ""
-    ].join("\n")
-  )
-}
-
 /**
  * A home whose daemon holds one indexed Codex session, whose CODEX_HOME points Codex at a scripted
  * model and registers blctx's MCP server with `blctx install codex --step codex_mcp` (the absolute
@@ -182,10 +110,10 @@ const codexWithBlctx = async (script: Script) => {
   writeCodexConfig(h, server.baseUrl)
   // Registered by blctx itself, through the codex CLI it finds on PATH.
   const register = await h.blctx(["install", "codex", "--step", "codex_mcp", "--json"], {
-    env: { PATH: `${NodePath.dirname(codexBin)}:${process.env.PATH ?? ""}` }
+    env: { PATH: pathWithCodex() }
   })
   expect(register.code, register.stdout + register.stderr).toBe(0)
-  const registered = await codex(h, ["mcp", "get", SERVER, "--json"])
+  const registered = await runCodex(h, ["mcp", "get", SERVER, "--json"])
   expect(JSON.parse(registered.stdout).transport.args).toEqual([mcpEntry(), ...mcpArgs(h)])
 
   const project = NodePath.join(h.home, "project")
@@ -195,7 +123,7 @@ const codexWithBlctx = async (script: Script) => {
 
 /** `codex exec` of the prompt, as a person runs it: not a git repository, nothing on stdin. */
 const runTurn = async (h: DaemonHome, project: string) => {
-  const run = await codex(h, ["exec", "--skip-git-repo-check", PROMPT], project)
+  const run = await runCodex(h, ["exec", "--skip-git-repo-check", PROMPT], project)
   expect(run.timedOut, `codex exec did not finish: ${run.stderr}`).toBe(false)
   expect(run.code, run.stderr).toBe(0)
   expect(run.stderr).not.toContain("unrecognized configuration setting")
