@@ -87,15 +87,20 @@ describe("mcp_health and history_retrieval with real codex, a detached daemon an
           "skipped",
           "skipped"
         ])
-        // The one step not built yet (the bundled skill) keeps the run from being ready.
-        expect(status.codex_skills).toBe("failed")
-        expect(install.code).toBe(1)
+        // The bundled skill is written where Codex discovers it, and the real Codex lists it.
+        expect(status.codex_skills, install.stdout).toBe("passed")
+        expect(install.code, install.stdout).toBe(0)
+        const skill = NodePath.join(home.codexHome, "skills", "base-layer-context", "SKILL.md")
+        expect(Fs.readFileSync(skill, "utf8")).toBe(
+          Fs.readFileSync(NodePath.join(root, "skills", "base-layer-context", "SKILL.md"), "utf8")
+        )
 
         const other = await codex(["mcp", "get", "other", "--json"])
         expect(other.code).toBe(0)
         const uninstall = await blctx(["uninstall", "codex", "--json"])
         expect(uninstall.code, uninstall.stdout + uninstall.stderr).toBe(0)
         expect((await codex(["mcp", "get", "base-layer-context", "--json"])).code).toBe(1)
+        expect(Fs.existsSync(skill)).toBe(false)
         expect(JSON.parse((await codex(["mcp", "get", "other", "--json"])).stdout).transport.command).toBe("/bin/true")
       } finally {
         await server.close()

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Option } from "effect"
 import { CodexCli } from "../src/codex/codex-cli.js"
 import { Paths } from "../src/paths/paths.js"
-import { CodexCliLive, codexErrorText, findOnPath } from "./codex-cli-live.js"
+import { CodexCliLive, codexErrorText } from "./codex-cli-live.js"
+import { findOnPath } from "./codex-launcher.js"
 import { stdioEntry } from "./fake-codex-cli.js"
 
 /** The real Codex CLI (the @openai/codex dev dependency), offline, in a temporary home. */

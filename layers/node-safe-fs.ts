@@ -45,6 +45,7 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
             size: stats.size,
             mtimeMs: stats.mtimeMs,
             ino: stats.ino,
+            nlink: stats.nlink,
             uid: stats.uid
           })
       ),

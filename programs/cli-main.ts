@@ -4,6 +4,7 @@ import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, type Context, Effect, Exit, Layer, Logger, Schema } from "effect"
+import { CodexAppServerLive } from "../layers/codex-app-server-live.js"
 import { CodexCliLive } from "../layers/codex-cli-live.js"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
 import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
@@ -70,7 +71,8 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     cli: self,
     daemon: entry.daemon ?? NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
     mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs"),
-    hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs")
+    hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs"),
+    skill: NodePath.join(packageRoot, "skills", "base-layer-context", "SKILL.md")
   })
   const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive
   return Layer.mergeAll(
@@ -88,6 +90,7 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     entry.serviceManager,
     DaemonConnectorLive,
     CodexCliLive,
+    CodexAppServerLive,
     McpProbeLive,
     Layer.succeed(OutputMode, mode)
   ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))

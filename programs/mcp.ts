@@ -46,7 +46,8 @@ const ProgramPathsLive = Layer.succeed(ProgramPaths, {
   cli: NodePath.join(packageRoot, "dist", "bin", "blctx.mjs"),
   daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
   mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs"),
-  hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs")
+  hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs"),
+  skill: NodePath.join(packageRoot, "skills", "base-layer-context", "SKILL.md")
 })
 
 // The installation's files come from the registered arguments, never from the agent's environment.

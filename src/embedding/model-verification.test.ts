@@ -31,7 +31,7 @@ const fingerprint = fingerprintOf(spec)
 const FOLDER = "/cache/blctx/models/test--model--0123456789abcdef"
 
 const entry = (size: number, mtimeMs: number): Option.Option<Entry> =>
-  Option.some({ kind: "file", mode: 0o600, size, mtimeMs, ino: 1, uid: 1000 })
+  Option.some({ kind: "file", mode: 0o600, size, mtimeMs, ino: 1, nlink: 1, uid: 1000 })
 const entries = [entry(10, 1000), entry(20, 2000)]
 const checked: ReadonlyArray<CheckedFile> = [
   { name: "m.onnx", size: 10, sha256: "a".repeat(64), mtime_ms: 1000 },

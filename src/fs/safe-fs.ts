@@ -10,6 +10,8 @@ export interface Entry {
   readonly size: number
   readonly mtimeMs: number
   readonly ino: number
+  /** How many names the file has: more than one means a hard link shares its content. */
+  readonly nlink: number
   /** The owner's user id. */
   readonly uid: number
 }

@@ -11,5 +11,7 @@ export class ProgramPaths extends Context.Tag("blctx/ProgramPaths")<
     readonly mcp: string
     /** The hook handler's entry (`dist/bin/blctx-hook.mjs`), which codex_hooks registers. */
     readonly hook: string
+    /** The bundled skill (`skills/base-layer-context/SKILL.md` in the package), which codex_skills installs. */
+    readonly skill: string
   }
 >() {}

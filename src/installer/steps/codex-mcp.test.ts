@@ -38,7 +38,8 @@ const layerOf = (fake: ReturnType<typeof makeFakeCodexCli>, options: { mcp?: str
       cli: process.execPath,
       daemon: process.execPath,
       mcp: options.mcp ?? mcpEntry(),
-      hook: process.execPath
+      hook: process.execPath,
+      skill: process.execPath
     }),
     fake.layer
   ).pipe(Layer.provideMerge(Paths.layerFrom(inputs(options.codexHome))), Layer.provideMerge(NodeSafeFsLive))

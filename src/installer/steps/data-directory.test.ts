@@ -38,7 +38,8 @@ const layer = () =>
       cli: process.execPath,
       daemon: process.execPath,
       mcp: process.execPath,
-      hook: process.execPath
+      hook: process.execPath,
+      skill: process.execPath
     })
   ).pipe(Layer.provideMerge(Paths.layerFrom(inputs())), Layer.provideMerge(NodeSafeFsLive))
 

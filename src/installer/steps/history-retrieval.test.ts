@@ -60,7 +60,8 @@ const setUp = (paths: ReadonlyArray<string> | null = [FILE]) => {
       cli: "/x/cli",
       daemon: "/x/daemon",
       mcp: "/x/blctx-mcp.mjs",
-      hook: "/x/blctx-hook.mjs"
+      hook: "/x/blctx-hook.mjs",
+      skill: "/x/skills/base-layer-context/SKILL.md"
     }),
     probe.layer
   ).pipe(Layer.provideMerge(Paths.layerFrom(pathInputs(fresh.home()))), Layer.provideMerge(NodeSafeFsLive))

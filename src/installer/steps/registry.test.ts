@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { CodexAppServerLive } from "../../../layers/codex-app-server-live.js"
 import { CodexCliLive } from "../../../layers/codex-cli-live.js"
 import { DaemonConnectorLive } from "../../../layers/daemon-connector-live.js"
 import { DetachedSupervisorLive } from "../../../layers/detached-supervisor.js"
@@ -28,7 +29,8 @@ const TestLive = Layer.mergeAll(
     cli: process.execPath,
     daemon: process.execPath,
     mcp: process.execPath,
-    hook: process.execPath
+    hook: process.execPath,
+    skill: process.execPath
   }),
   ConfigFile.Default,
   HttpDownloaderLive,
@@ -37,6 +39,7 @@ const TestLive = Layer.mergeAll(
   DetachedSupervisorLive,
   DaemonConnectorLive,
   CodexCliLive,
+  CodexAppServerLive,
   McpProbeLive
 ).pipe(Layer.provideMerge(Paths.layerFrom({ home })), Layer.provideMerge(NodeSafeFsLive))
 

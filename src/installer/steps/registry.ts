@@ -1,9 +1,9 @@
 import { Effect } from "effect"
-import { notImplementedStep } from "../not-implemented.js"
 import type { Step } from "../step.js"
 import { backgroundServiceStep } from "./background-service.js"
 import { codexHooksStep } from "./codex-hooks.js"
 import { codexMcpStep } from "./codex-mcp.js"
+import { codexSkillsStep } from "./codex-skills.js"
 import { dataDirectoryStep } from "./data-directory.js"
 import { embeddingModelStep } from "./embedding-model.js"
 import { historyIndexStep } from "./history-index.js"
@@ -21,7 +21,7 @@ export const installSteps = Effect.gen(function* () {
     yield* dataDirectoryStep,
     yield* backgroundServiceStep,
     yield* codexMcpStep,
-    notImplementedStep("codex_skills", "Codex skills", ["data_directory"]),
+    yield* codexSkillsStep,
     yield* embeddingModelStep,
     yield* sessionDiscoveryStep,
     yield* historyIndexStep,

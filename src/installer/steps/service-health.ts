@@ -1,16 +1,12 @@
 import { randomUUID } from "node:crypto"
 import { Clock, Duration, Effect, Either, Option } from "effect"
 import { JobId, type JobView } from "../../jobs/job.js"
-import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import type { ContextStatusResponse } from "../../retrieval/context-status.js"
-import type { BlctxClient } from "../../rpc/client.js"
-import { DaemonConnector } from "../../rpc/daemon-connector.js"
-import { socketPathIn } from "../../rpc/socket-location.js"
-import { serviceName } from "../../service/service-spec.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
-import { describeError, fail, type Step, type StepFailure } from "../step.js"
+import { describeError, fail, type Step } from "../step.js"
+import { daemonSession } from "./daemon-session.js"
 
 /** Ping and a database read through the query workers must both finish within this. */
 export const HEALTH_TIMEOUT = Duration.seconds(10)
@@ -47,48 +43,7 @@ export const describeJobs = (jobs: ReadonlyArray<JobView>): string => {
 export const serviceHealthStep = Effect.gen(function* () {
   const manifests = yield* ManifestStore
   const paths = yield* Paths
-  const connector = yield* DaemonConnector
-  const socketPath = socketPathIn(paths.stateDir)
-
-  const restart = "Restart it: blctx install codex --step background_service"
-  const logHint = (m: Manifest) =>
-    `its log: journalctl --user -u ${serviceName(m.installation_id)} (systemd) or ${paths.stateDir}/blctxd.log (detached)`
-  const unavailable = (m: Manifest, tried: string) => (e: unknown) =>
-    fail(
-      `blctxd on ${socketPath} did not answer (${tried}): ${describeError(e)}`,
-      `Check the service: blctx status --step background_service; ${restart}; ${logHint(m)}.`,
-      typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
-    )
-  /** Bounds one phase of the round trip; a timeout names the phase, the bound and the socket. */
-  const within = <A>(
-    m: Manifest,
-    tried: string,
-    bound: Duration.Duration,
-    effect: Effect.Effect<A, StepFailure>
-  ): Effect.Effect<A, StepFailure> =>
-    effect.pipe(
-      Effect.timeoutFail({
-        duration: bound,
-        onTimeout: () =>
-          fail(
-            `blctxd on ${socketPath} did not finish ${tried} within ${Duration.format(bound)}; it may be overloaded or hung`,
-            `Check the service: blctx status --step background_service; ${restart} if it stays slow; ${logHint(m)}.`,
-            "TimeoutException"
-          )
-      })
-    )
-  const session = <A, E>(
-    m: Manifest,
-    tried: string,
-    bound: Duration.Duration,
-    use: (c: BlctxClient) => Effect.Effect<A, E>
-  ) =>
-    within(
-      m,
-      tried,
-      bound,
-      connector.withClient({ socketPath, timeout: bound }, use).pipe(Effect.mapError(unavailable(m, tried)))
-    )
+  const { socketPath, logHint, session } = yield* daemonSession
 
   const activeManifest = Effect.gen(function* () {
     const manifest = yield* manifests

@@ -171,7 +171,8 @@ export const stepLayer = (home: string, world: FakeWorld) => {
       cli: process.execPath,
       daemon: process.execPath,
       mcp: process.execPath,
-      hook: process.execPath
+      hook: process.execPath,
+      skill: process.execPath
     }),
     FakeConnector(world, paths),
     FakeServiceManager(world)

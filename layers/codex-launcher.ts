@@ -1,0 +1,69 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { Command } from "@effect/platform"
+import { Config, Effect, Option } from "effect"
+import { CodexNotFound } from "../src/codex/codex-cli.js"
+import { Paths } from "../src/paths/paths.js"
+
+const isExecutableFile = (path: string) => {
+  try {
+    if (!Fs.statSync(path).isFile()) return false
+    Fs.accessSync(path, Fs.constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The first executable `name` in the absolute directories of PATH. Empty and relative entries
+ * (which mean "the current directory") are skipped: an installer never runs a program that
+ * depends on where it was started.
+ */
+export const findOnPath = (pathVariable: string, name = "codex") => {
+  const searched = pathVariable.split(NodePath.delimiter).filter((d) => d !== "" && NodePath.isAbsolute(d))
+  const found = searched.map((d) => NodePath.join(d, name)).find(isExecutableFile)
+  return { found: Option.fromNullable(found), searched }
+}
+
+/**
+ * How blctx starts the codex found on PATH for one Codex home, shared by every layer that runs
+ * codex (the CLI commands, the app server). CODEX_HOME is set to the home named, except Codex's
+ * own default (`$HOME/.codex`), where it is left out so Codex creates that folder itself when it
+ * is missing, as it does for a person; a CODEX_HOME naming a missing folder is refused by Codex.
+ */
+export const makeCodexLauncher = Effect.gen(function* () {
+  const paths = yield* Paths
+  const pathVariable = yield* Config.string("PATH").pipe(Config.withDefault(""))
+  const defaultHome = NodePath.join(paths.home, ".codex")
+
+  /** The codex executable on PATH. */
+  const locate = Effect.suspend(() => {
+    const { found, searched } = findOnPath(pathVariable)
+    return Option.match(found, {
+      onNone: () => Effect.fail(new CodexNotFound({ searched })),
+      onSome: Effect.succeed
+    })
+  })
+
+  const environment = (codexHome: string) => {
+    if (NodePath.resolve(codexHome) !== defaultHome) return { env: { CODEX_HOME: codexHome }, extendEnv: true }
+    // Codex finds its default home through HOME: the same HOME blctx resolved it from.
+    const { CODEX_HOME: _unset, ...rest } = process.env
+    return { env: { ...rest, HOME: paths.home }, extendEnv: false }
+  }
+
+  /** `codex ARGS...` for the Codex home, not started yet. */
+  const command = (codexHome: string, args: ReadonlyArray<string>) =>
+    Effect.map(locate, (executable) => {
+      const { env, extendEnv } = environment(codexHome)
+      return Command.make(executable, ...args).pipe(
+        Command.env(env, { extendEnv }),
+        // Codex layers a project's .codex/config.toml over the global one from the working
+        // directory; blctx reads and writes the global configuration only.
+        Command.workingDirectory("/")
+      )
+    })
+
+  return { locate, command } as const
+})
