@@ -17,6 +17,7 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   { name: "importer", run: () => import("./importer.bench.js").then((m) => m.run()) },
   { name: "search", run: () => import("./search.bench.js").then((m) => m.run()) },
   { name: "mcp", run: () => import("./mcp.bench.js").then((m) => m.run()) },
+  { name: "hooks", run: () => import("./hooks.bench.js").then((m) => m.run()) },
   { name: "recall", run: () => import("./recall/recall.bench.js").then((m) => m.run()) }
 ]
 

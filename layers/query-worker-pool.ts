@@ -42,7 +42,9 @@ export const QueryWorkerPoolLive = Layer.scoped(
       coverage: client.Coverage().pipe(Effect.mapError(storeError)),
       indexStatus: (key) => client.IndexStatus({ fingerprint_key: key }).pipe(Effect.mapError(storeError)),
       job: (id) => client.ReadJob({ job_id: id }).pipe(Effect.map(Option.fromNullable), Effect.mapError(storeError)),
-      authoredUpdatesPending: (request) => client.AuthoredUpdatesPending(request).pipe(Effect.mapError(storeError))
+      authoredUpdatesPending: (request) => client.AuthoredUpdatesPending(request).pipe(Effect.mapError(storeError)),
+      captureCounts: (request) => client.CaptureCounts(request).pipe(Effect.mapError(storeError)),
+      promptRecall: (input) => client.PromptRecall(input).pipe(Effect.mapError(keepInvalid))
     })
   })
 )

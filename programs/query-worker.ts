@@ -44,7 +44,10 @@ const Handlers = QueryRpcs.toLayer(
         reads.context(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
       Coverage: () => reads.coverage.pipe(Effect.mapError(failed)),
       IndexStatus: ({ fingerprint_key }) => reads.indexStatus(fingerprint_key).pipe(Effect.mapError(failed)),
-      AuthoredUpdatesPending: (request) => reads.authoredUpdatesPending(request).pipe(Effect.mapError(failed))
+      AuthoredUpdatesPending: (request) => reads.authoredUpdatesPending(request).pipe(Effect.mapError(failed)),
+      CaptureCounts: (request) => reads.captureCounts(request).pipe(Effect.mapError(failed)),
+      PromptRecall: (input) =>
+        reads.promptRecall(input).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e)))
     }
   })
 )

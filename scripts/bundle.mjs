@@ -1,6 +1,7 @@
 // Bundles the command-line entry points into single files: Node starts one pre-linked module
 // far faster than the hundreds of ESM files behind `effect`, and a CLI is started for every use.
 import { build } from "esbuild"
+import { hookBundleViolations } from "../dist/src/capture/hook-import-policy.js"
 
 const common = {
   bundle: true,
@@ -24,6 +25,28 @@ await build({
   entryPoints: { blctx: "dist/programs/cli.js", "blctx-mcp": "dist/programs/mcp.js" },
   outdir: "dist/bin"
 })
+
+// The Codex hook handler, alone: it starts at every prompt, so its graph is Node's builtins,
+// valibot and effect-free modules, and the build fails if anything else slips in.
+const hook = await build({
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "esm",
+  minify: true,
+  sourcemap: true,
+  logLevel: "warning",
+  metafile: true,
+  entryPoints: { "blctx-hook": "dist/programs/hook.js" },
+  outExtension: { ".js": ".mjs" },
+  outdir: "dist/bin"
+})
+const violations = hookBundleViolations(hook.metafile)
+if (violations.length > 0) {
+  throw new Error(
+    `dist/bin/blctx-hook.mjs must load only Node builtins, valibot and effect-free modules; it ${violations.join("; ")}`
+  )
+}
 
 // Test programs, bundled from their sources into a folder the published package leaves out
 // (package.json `files`): the CLI with the fake systemd composed in, and the fake manager itself.

@@ -21,3 +21,15 @@ export class CaptureStatus extends Schema.Class<CaptureStatus>("CaptureStatus")(
   /** The newest error's reason, for doctor; null when there is none. */
   last_error: Schema.NullOr(Schema.String)
 }) {}
+
+/** Nothing captured: what a daemon without capture (or before its first event) reports. */
+export const noCapture = () =>
+  new CaptureStatus({
+    events: { SessionStart: 0, UserPromptSubmit: 0, Stop: 0, SessionEnd: 0 },
+    pending: 0,
+    null_paths: 0,
+    errors: 0,
+    indexed_sessions: 0,
+    last_event_at: null,
+    last_error: null
+  })

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest"
+import { CaptureStatus, noCapture } from "../capture/capture-status.js"
 import { plainStyle } from "../installer/render-text.js"
 import { jobViewOf } from "../jobs/job-view.test-support.js"
-import { renderJob, renderProgress } from "./history-render.js"
+import { renderCapture, renderJob, renderProgress } from "./history-render.js"
 
 const job = (over: Parameters<typeof jobViewOf>[0]) =>
   jobViewOf({ kind: "repair", progress_done: 6, progress_total: 6, ...over })
@@ -21,5 +22,32 @@ describe("job progress in index-status", () => {
 
   it("never shows more done than the total", () => {
     expect(renderProgress(job({ progress_done: 12, progress_total: 6 }))).toBe("12/? chunks embedded")
+  })
+})
+
+describe("capture in index-status", () => {
+  const capture = (over: Partial<CaptureStatus> = {}) => new CaptureStatus({ ...noCapture(), ...over })
+
+  it("says when the hooks recorded nothing", () => {
+    expect(renderCapture(capture())).toBe("capture: no hook events (hooks not installed, or no session since)")
+  })
+
+  it("counts events by type, what they led to, and names the last error", () => {
+    expect(
+      renderCapture(
+        capture({
+          events: { SessionStart: 2, UserPromptSubmit: 5, Stop: 4, SessionEnd: 1 },
+          indexed_sessions: 2,
+          pending: 1,
+          null_paths: 1,
+          errors: 1,
+          last_event_at: "2026-03-01T10:00:00.000Z",
+          last_error: "/home/a/.codex/sessions/x.jsonl no longer exists"
+        })
+      )
+    ).toMatchInlineSnapshot(`
+      "capture: 12 hook events (2 SessionStart, 5 UserPromptSubmit, 4 Stop, 1 SessionEnd); 2 sessions indexed, 1 pending, 1 awaiting a transcript path, 1 errors; last event 2026-03-01 10:00:00Z
+        last error: /home/a/.codex/sessions/x.jsonl no longer exists"
+    `)
   })
 })

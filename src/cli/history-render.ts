@@ -1,3 +1,4 @@
+import type { CaptureStatus } from "../capture/capture-status.js"
 import type { Style } from "../installer/render-text.js"
 import type { JobView } from "../jobs/job.js"
 import type { ContextResponse } from "../retrieval/context.js"
@@ -118,6 +119,22 @@ export const renderJob = (answer: JobView, style: Style): string => {
     .join("\n")
 }
 
+/** One line on what the hooks captured; says so when nothing was. */
+export const renderCapture = (capture: CaptureStatus): string => {
+  const e = capture.events
+  const total = e.SessionStart + e.UserPromptSubmit + e.Stop + e.SessionEnd
+  if (total === 0 && capture.errors === 0 && capture.pending === 0) {
+    return "capture: no hook events (hooks not installed, or no session since)"
+  }
+  const parts = [
+    `capture: ${total} hook events (${e.SessionStart} SessionStart, ${e.UserPromptSubmit} UserPromptSubmit, ${e.Stop} Stop, ${e.SessionEnd} SessionEnd)`,
+    `${capture.indexed_sessions} sessions indexed, ${capture.pending} pending, ${capture.null_paths} awaiting a transcript path, ${capture.errors} errors`
+  ]
+  if (capture.last_event_at !== null) parts.push(`last event ${when(capture.last_event_at)}`)
+  const line = parts.join("; ")
+  return capture.last_error === null ? line : `${line}\n  last error: ${capture.last_error}`
+}
+
 export const renderStatus = (answer: ContextStatusResponse, style: Style): string => {
   const s = sanitizeDeep(answer)
   const c = s.coverage
@@ -126,6 +143,7 @@ export const renderStatus = (answer: ContextStatusResponse, style: Style): strin
     `${c.files.total} files (${c.files.indexed} indexed, ${c.files.partial} partial, ${c.files.conflict} conflicts), ${c.sessions} sessions, ${c.messages} messages, ${c.chunks} chunks`,
     `vectors: ${c.vectors.map((v) => `${v.chunks} for ${v.fingerprint}`).join(", ") || "none"}; ${c.vectors_pending} pending`,
     `${c.sources_changed} sources changed and ${c.sources_missing} missing since import${c.sources_unreadable > 0 ? `, ${c.sources_unreadable} unreadable (permission denied)` : ""}; ${c.redactions} secrets redacted`,
+    renderCapture(s.capture),
     style.dim(c.capture)
   ]
   for (const job of s.recent_jobs.slice(0, 5)) lines.push(renderJob(job, style))

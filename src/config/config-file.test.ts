@@ -31,6 +31,14 @@ describe("ConfigFile", () => {
     })
   )
 
+  it.effect("accepts the hook's prompt_recall section", () =>
+    Effect.gen(function* () {
+      writeConfig('{"prompt_recall":{"enabled":false,"deadline_ms":200,"limit":2,"min_relevance":0.6}}')
+      const config = yield* Effect.flatMap(ConfigFile, (c) => c.load()).pipe(Effect.provide(layer()))
+      expect(config.source).toBe(configPath())
+    })
+  )
+
   it.effect("refuses a file over 1 MiB before reading it, naming its size", () =>
     Effect.gen(function* () {
       writeConfig(Buffer.alloc(CONFIG_MAX_BYTES + 1, 0x20))

@@ -54,6 +54,24 @@ describe("config.json", () => {
     expect(error({ modle: {} }).field).toBe("modle")
   })
 
+  it("accepts prompt_recall settings within their bounds, and names the field out of them", () => {
+    const settings = { enabled: false, deadline_ms: 300, limit: 5, min_relevance: 0.7 }
+    expect(Either.isRight(parse({ prompt_recall: settings }))).toBe(true)
+    expect(Either.isRight(parse({ prompt_recall: {} }))).toBe(true)
+    expect(error({ prompt_recall: { deadline_ms: 5 } })).toMatchObject({
+      field: "prompt_recall.deadline_ms",
+      message: "must be an integer from 10 to 10000"
+    })
+    expect(error({ prompt_recall: { limit: 11 } }).field).toBe("prompt_recall.limit")
+    expect(error({ prompt_recall: { limit: 2.5 } }).field).toBe("prompt_recall.limit")
+    expect(error({ prompt_recall: { min_relevance: 1.5 } })).toMatchObject({
+      field: "prompt_recall.min_relevance",
+      message: "must be a number from 0 to 1"
+    })
+    expect(error({ prompt_recall: { enabled: "yes" } }).field).toBe("prompt_recall.enabled")
+    expect(error({ prompt_recall: { deadline: 100 } }).field).toBe("prompt_recall.deadline")
+  })
+
   it("refuses a file that is not JSON, saying so", () => {
     const e = error("{ model: ")
     expect(e.field).toBe("")

@@ -1,4 +1,5 @@
 import { Data, Either, ParseResult, Schema } from "effect"
+import { PROMPT_RECALL_BOUNDS } from "../capture/prompt-recall-settings.js"
 import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec, PrefixPolicy, SanityCheck } from "../embedding/model-spec.js"
 
 /** The embedded default: vectors in the same SQLite database (sqlite-vec). */
@@ -33,10 +34,31 @@ export const ModelOverride = Schema.Struct({
   sanity: Schema.optional(SanityCheck)
 })
 
+const boundedInt = ({ min, max }: { readonly min: number; readonly max: number }) =>
+  Schema.Int.pipe(Schema.between(min, max, { message: () => `must be an integer from ${min} to ${max}` }))
+
+/**
+ * Prompt-time recall by the UserPromptSubmit hook; every key optional, defaults and bounds in
+ * src/capture/prompt-recall-settings.ts (the hook reads this section itself, without effect).
+ */
+export const PromptRecallConfig = Schema.Struct({
+  enabled: Schema.optional(Schema.Boolean),
+  deadline_ms: Schema.optional(boundedInt(PROMPT_RECALL_BOUNDS.deadline_ms)),
+  limit: Schema.optional(boundedInt(PROMPT_RECALL_BOUNDS.limit)),
+  min_relevance: Schema.optional(
+    Schema.Number.pipe(
+      Schema.between(PROMPT_RECALL_BOUNDS.min_relevance.min, PROMPT_RECALL_BOUNDS.min_relevance.max, {
+        message: () => "must be a number from 0 to 1"
+      })
+    )
+  )
+})
+
 /** `<XDG_CONFIG_HOME>/blctx/config.json`. Every key is optional; unknown keys are refused. */
 export const ConfigFileSchema = Schema.Struct({
   model: Schema.optional(ModelOverride),
-  vector_store: Schema.optional(VectorStoreConfig)
+  vector_store: Schema.optional(VectorStoreConfig),
+  prompt_recall: Schema.optional(PromptRecallConfig)
 })
 
 /** The configuration in force: the model spec (defaults merged with overrides) and the vector store. */

@@ -15,6 +15,7 @@ import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import { wholeMessageChunking } from "../importer/import-services.js"
 import { makeRegistry, type RegisteredJobKind, registerJobKind } from "../jobs/job-kind.js"
 import { JobKinds } from "../jobs/job-kinds.js"
+import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
 import { HistoryReadsSql } from "../retrieval/history-reads-sql.js"
 import { DaemonRpcs } from "../rpc/protocol.js"
@@ -28,8 +29,9 @@ import { DaemonHandlersLive } from "./rpc-handlers.js"
 
 /**
  * Test support: the daemon's handlers in process, over the same core layers blctxd builds
- * (writer database, job runner with the real import and repair kinds, index judge and watcher),
- * with reads answered by `HistoryReadsSql` on a read-only connection instead of worker threads.
+ * (writer database, job runner with the real import and repair kinds, index judge and watcher,
+ * the capture drain), with reads answered by `HistoryReadsSql` on a read-only connection instead
+ * of worker threads.
  * No socket and no writer lock: the client is `RpcTest.makeClient`.
  */
 
@@ -119,44 +121,64 @@ const freshHome = Layer.scopedContext(
   })
 ).pipe(Layer.provide(SqliteOpenerLive))
 
-/** Reads as the query workers answer them, on their own read-only connection. */
-const InProcessReads = Layer.unwrapScoped(
-  Effect.gen(function* () {
-    const { database } = yield* Paths
-    const reader = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: true }))
-    return HistoryReadsSql({ database, vectors: Either.left("no vector index in this test") }).pipe(
-      Layer.provide(Layer.succeed(SqlClient.SqlClient, reader))
-    )
-  })
-)
+/**
+ * Reads as the query workers answer them, on their own read-only connection; with
+ * `vectorReads`, sqlite-vec is loaded into it as a worker does (hybrid searches), otherwise
+ * a hybrid search answers lexically saying the vector index cannot be read.
+ */
+const inProcessReads = (vectorReads: boolean) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const { database } = yield* Paths
+      const reader = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: true }))
+      const vectors = vectorReads
+        ? yield* Effect.either(makeSqliteVecIndex(reader)).pipe(Effect.map(Either.mapLeft((e) => e.message)))
+        : Either.left("no vector index in this test")
+      return HistoryReadsSql({ database, vectors }).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, reader)))
+    })
+  )
 
 /** What a test may change in the in-process daemon: its indexing (default: no model) and extra job kinds. */
 export interface InProcessOptions {
   readonly factory?: Layer.Layer<IndexingFactory>
   readonly kinds?: ReadonlyArray<RegisteredJobKind>
+  /** Load sqlite-vec into the reader, as the query workers do (default: no vector reads). */
+  readonly vectorReads?: boolean
 }
+
+/** The in-process daemon's command line: only the installation id is read. */
+export const TestDaemonConfig = Layer.succeed(DaemonConfig, {
+  "installation-id": TEST_INSTALLATION,
+  "data-home": "/unused",
+  "config-home": "/unused",
+  "cache-home": "/unused",
+  "state-home": "/unused"
+})
+
+/** The in-process daemon's process: a stop request does nothing. */
+export const TestDaemonProcess = Layer.succeed(DaemonProcess, {
+  pid: 4242,
+  node: "/usr/bin/node",
+  argv: ["blctxd"],
+  requestStop: Effect.void
+})
 
 /** The handlers' layer and everything under it, for `RpcTest.makeClient(DaemonRpcs)`. */
 export const inProcessDaemon = (release: Deferred.Deferred<void>, options: InProcessOptions = {}) =>
   DaemonHandlersLive.pipe(
-    Layer.provide(makeDaemonCore(InProcessReads)),
+    Layer.provide(makeDaemonCore(inProcessReads(options.vectorReads ?? false))),
     Layer.provide(
       Layer.mergeAll(
         options.factory ?? NoModelFactory,
         NodeTranscriptFilesLive,
         Layer.succeed(JobKinds, makeRegistry([makeGateKind(release), ...(options.kinds ?? [])])),
-        Layer.succeed(DaemonConfig, {
-          "installation-id": TEST_INSTALLATION,
-          "data-home": "/unused",
-          "config-home": "/unused",
-          "cache-home": "/unused",
-          "state-home": "/unused"
-        }),
-        Layer.succeed(DaemonProcess, { pid: 4242, node: "/usr/bin/node", argv: ["blctxd"], requestStop: Effect.void })
+        TestDaemonConfig,
+        TestDaemonProcess
       )
     ),
+    Layer.provideMerge(ManifestStore.Default),
     Layer.provideMerge(freshHome),
-    Layer.provide(Layer.mergeAll(SqliteOpenerLive, NodeSafeFsLive))
+    Layer.provideMerge(Layer.mergeAll(SqliteOpenerLive, NodeSafeFsLive))
   )
 
 /** A client of the in-process daemon, for the life of the scope. */

@@ -4,6 +4,7 @@ import { JobStore } from "../jobs/job-store.js"
 import type { Paths } from "../paths/paths.js"
 import type { HistoryReads } from "../retrieval/history-reads.js"
 import type { StoreError } from "../store/store-error.js"
+import { CaptureDrainLive } from "./capture-drain.js"
 import { DaemonIndexingLive, DaemonJobKindsLive, type IndexingKindOptions } from "./daemon-indexing.js"
 import { DaemonServerLive } from "./daemon-server.js"
 import { IndexJudgeLive } from "./index-judge.js"
@@ -40,14 +41,16 @@ const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
 /**
  * Everything the daemon's handlers use, on the writer database and `reads`: the indexing
  * services and job kinds on the writer connection, the job runner (which replays interrupted
- * jobs), the index judge and its watcher. The database and the readers start together.
+ * jobs), the index judge and its watcher, and capture (the spool's drain and the reconciliation of
+ * captured transcripts). The database and the readers start together.
  */
 export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
   const storage = Layer.merge(WriterDatabaseLive, reads)
   const indexing = DaemonIndexingLive.pipe(Layer.provideMerge(storage))
   const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive(kinds)))
   const core = jobs.pipe(Layer.provideMerge(indexing))
-  return IndexWatcherLive.pipe(Layer.provideMerge(IndexJudgeLive), Layer.provideMerge(core))
+  const watched = IndexWatcherLive.pipe(Layer.provideMerge(IndexJudgeLive), Layer.provideMerge(core))
+  return CaptureDrainLive.pipe(Layer.provideMerge(watched))
 }
 
 /**

@@ -1,10 +1,13 @@
 import { Effect, Option } from "effect"
+import { CaptureStatus } from "../capture/capture-status.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import type { SearchRequest } from "../retrieval/contract.js"
 import { HistoryReads, VECTOR_CANDIDATES, type VectorInput } from "../retrieval/history-reads.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
+import type { PromptRecallRequest } from "../retrieval/prompt-recall.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import type { StoreError } from "../store/store-error.js"
+import { makeCaptureFacts } from "./capture-facts.js"
 import { VectorPlacement } from "./daemon-indexing.js"
 import { IndexJudge } from "./index-judge.js"
 
@@ -15,15 +18,17 @@ const toProtocol = (e: InvalidQuery | StoreError) => (e._tag === "StoreError" ? 
  * History queries. Reads run where `HistoryReads` runs (the query workers); the daemon only
  * judges the index (model, jobs, pending vectors) and embeds the query when vectors can be used,
  * so a search is hybrid exactly when every chunk has a vector of the loaded model, and lexical
- * with a reason otherwise.
+ * with a reason otherwise. Prompt recall is a search of the prompt judged the same way; the
+ * capture part of the status adds the spool's records (a readdir here) to what the readers count.
  */
 export const makeHistoryHandlers = Effect.gen(function* () {
   const reads = yield* HistoryReads
   const { judge } = yield* IndexJudge
   const { embeddedVectors } = yield* VectorPlacement
+  const capture = yield* makeCaptureFacts
 
   /** The query's vector candidates, or why the answer will be lexical. */
-  const vectorsFor = (request: SearchRequest) =>
+  const vectorsFor = (request: { readonly query: string }) =>
     Effect.gen(function* () {
       const { verdict, services } = yield* judge
       const lexical = (reason: string) => ({ vectors: null as VectorInput | null, lexical_reason: reason })
@@ -55,18 +60,28 @@ export const makeHistoryHandlers = Effect.gen(function* () {
       ),
     Recent: (request: Parameters<typeof reads.recent>[0]) => reads.recent(request).pipe(Effect.mapError(toProtocol)),
     Context: (request: Parameters<typeof reads.context>[0]) => reads.context(request).pipe(Effect.mapError(toProtocol)),
+    PromptRecall: (request: PromptRecallRequest) =>
+      vectorsFor({ query: request.prompt }).pipe(
+        Effect.flatMap((candidates) => reads.promptRecall({ request, ...candidates })),
+        Effect.mapError(toProtocol)
+      ),
     ContextStatus: () =>
       Effect.gen(function* () {
         const { verdict, services, status } = yield* judge
         const coverage = yield* reads.coverage
         const fingerprintKey = Option.getOrNull(Option.map(services.embedding, (e) => e.fingerprint.key))
         const pendingNotes = yield* reads.authoredUpdatesPending({ fingerprint_key: fingerprintKey })
+        // The manifest names the current hook generations; unreadable, every generation counts.
+        const generations = yield* Effect.orElseSucceed(capture.generations, () => null)
+        const counted = yield* reads.captureCounts({ generations })
+        const spooled = yield* capture.spoolRecords
         return new ContextStatusResponse({
           ...verdict,
           model_fingerprint: Option.getOrNull(Option.map(services.embedding, (e) => e.fingerprint.label)),
           coverage,
           recent_jobs: status.recent_jobs,
-          authored_updates_pending: pendingNotes
+          authored_updates_pending: pendingNotes,
+          capture: new CaptureStatus({ ...counted, pending: counted.pending + spooled })
         })
       }).pipe(Effect.mapError(daemonStoreError))
   }

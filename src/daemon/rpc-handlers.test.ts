@@ -2,7 +2,12 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect } from "effect"
 import type { JobId, JobView } from "../jobs/job.js"
-import { inProcessClient, TEST_INSTALLATION } from "./daemon-core.test-support.js"
+import {
+  fakeModelFactory,
+  inProcessClient,
+  inProcessClientWith,
+  TEST_INSTALLATION
+} from "./daemon-core.test-support.js"
 
 // Every daemon procedure, answered by the handlers blctxd serves, built from the same core
 // layers, in process (the subprocess acceptance tests cover the socket and the supervisors).
@@ -154,6 +159,61 @@ describe("the daemon's procedures, in process", () => {
         expect(status.model_fingerprint).toBeNull()
         expect(status.coverage.files.indexed).toBe(1)
         expect(status.recent_jobs.map((j) => j.id)).toContain(job.id)
+      })
+    )
+  )
+
+  it.live("PromptRecall keeps only hits that share most of the prompt's terms, lexically", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { client } = yield* inProcessClient
+        yield* imported(client)
+        const recalled = yield* client.PromptRecall({
+          prompt: "Please fix the failing date test in the parser",
+          limit: 3,
+          floor: 0.5
+        })
+        expect(recalled.query_mode).toBe("lexical")
+        expect(recalled.hits[0]).toMatchObject({
+          text: "Fix the failing date test.",
+          role: "user",
+          source: { kind: "transcript_span", path: fixture },
+          relevance: 0.8
+        })
+        expect(recalled.hits.every((h) => h.relevance >= 0.5 && h.relevance <= 1)).toBe(true)
+        // Words of the index appear ("test"), but most of the prompt is elsewhere: nothing clears the floor.
+        const unrelated = yield* client.PromptRecall({
+          prompt: "deploy the kubernetes helm chart and test the rollout",
+          limit: 3,
+          floor: 0.5
+        })
+        expect(unrelated.hits).toEqual([])
+        const lower = yield* client.PromptRecall({
+          prompt: "deploy the kubernetes helm chart and test the rollout",
+          limit: 3,
+          floor: 0.1
+        })
+        expect(lower.hits.length).toBeGreaterThan(0)
+      })
+    )
+  )
+
+  it.live("PromptRecall judges hybrid hits by their cosine similarity to the prompt", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { client } = yield* inProcessClientWith({ factory: fakeModelFactory().layer, vectorReads: true })
+        yield* imported(client)
+        const recalled = yield* client.PromptRecall({ prompt: "Fix the failing date test.", limit: 3, floor: 0.6 })
+        expect(recalled.query_mode).toBe("hybrid")
+        expect(recalled.hits[0]?.text).toBe("Fix the failing date test.")
+        expect(recalled.hits[0]?.relevance).toBeCloseTo(1, 5)
+        expect(recalled.hits.every((h) => h.relevance >= 0.6 && h.relevance <= 1)).toBe(true)
+        const unrelated = yield* client.PromptRecall({
+          prompt: "kubernetes helm chart rollout strategy",
+          limit: 3,
+          floor: 0.6
+        })
+        expect(unrelated).toEqual({ query_mode: "hybrid", hits: [] })
       })
     )
   )

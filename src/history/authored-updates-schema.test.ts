@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { importOnce } from "../importer/history-db.test-support.js"
 import { initializeDatabase, readIdentity } from "../store/identity.js"
+import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
 import { MigrationTestLayer, migrateThrough, useTempDatabase } from "./migration.test-support.js"
 
 const history = NodePath.resolve(import.meta.dirname, "..", "..", "fixtures", "history")
@@ -48,7 +49,7 @@ describe("migration 5 (authored updates)", () => {
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
           yield* initializeDatabase("context.db", INSTALLATION)
-          expect((yield* readIdentity("context.db")).schemaVersion).toBe(5)
+          expect((yield* readIdentity("context.db")).schemaVersion).toBe(CURRENT_SCHEMA_VERSION)
           expect(yield* rows("messages")).toEqual(before.messages)
           expect(yield* rows("chunks")).toEqual(before.chunks)
           expect(yield* rows("chunks_fts")).toEqual(before.fts)

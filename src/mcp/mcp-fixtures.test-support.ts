@@ -1,4 +1,5 @@
 import { Effect, Layer, Option } from "effect"
+import { CaptureStatus } from "../capture/capture-status.js"
 import { InstallationId } from "../domain/installation-id.js"
 import { Manifest } from "../ownership/manifest.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
@@ -158,7 +159,16 @@ export const contextStatusResponse = new ContextStatusResponse({
     conflicts: [],
     capture: "Querying never captures new activity by itself."
   }),
-  recent_jobs: []
+  recent_jobs: [],
+  capture: new CaptureStatus({
+    events: { SessionStart: 2, UserPromptSubmit: 5, Stop: 5, SessionEnd: 1 },
+    pending: 1,
+    null_paths: 0,
+    errors: 1,
+    indexed_sessions: 2,
+    last_event_at: "2026-02-02T08:00:00.000Z",
+    last_error: "hook generation 1b1b1b1b-2c2c-4d3d-8e4e-5f5f5f5f5f5f is not registered now (a stale hook)"
+  })
 })
 
 export const identity = (installationId: InstallationId = INSTALLATION) =>

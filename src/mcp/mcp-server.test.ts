@@ -94,7 +94,11 @@ describe("the MCP server", () => {
         (yield* connected(toolLayer(answering({ contextStatus: () => contextStatusResponse })))).client,
         "context_status"
       )
-      expect(status.structuredContent).toMatchObject({ index_state: "model_missing", coverage: { messages: 24 } })
+      expect(status.structuredContent).toMatchObject({
+        index_state: "model_missing",
+        coverage: { messages: 24 },
+        capture: { events: { SessionStart: 2, UserPromptSubmit: 5, Stop: 5, SessionEnd: 1 }, errors: 1, pending: 1 }
+      })
     })
   )
 

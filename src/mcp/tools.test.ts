@@ -55,7 +55,7 @@ describe("the read tools", () => {
     expect(tool("context").definition.outputSchema).toEqual(toolJsonSchema(McpContextResponse))
     expect(tool("context_status").definition.outputSchema).toMatchObject({
       type: "object",
-      properties: { index_state: expect.anything(), coverage: expect.anything() }
+      properties: { index_state: expect.anything(), coverage: expect.anything(), capture: expect.anything() }
     })
   })
 

@@ -201,7 +201,8 @@ const contextStatusTool = readTool({
   description: [
     "What blctx's history index covers right now, and whether search can use meaning: `index_state` (ready, indexing, repairing, empty, model_missing), `query_mode` with `query_mode_reason`, the embedding model's fingerprint,",
     "`coverage` (files by state, sessions, messages, chunks, vectors and pending vectors, redactions, messages without a time, and sources changed, missing or unreadable on disk since they were imported), the recent indexing jobs,",
-    "and `authored_updates_pending`: notes saved with log_update that still wait for their vector (found by words meanwhile).",
+    "`authored_updates_pending`: notes saved with log_update that still wait for their vector (found by words meanwhile),",
+    "and `capture`: what the optional hooks recorded (events by type, sessions indexed through them, what is pending, sessions without a transcript path yet, errors and the last one).",
     "Use it to judge how complete an empty or surprising search is. Takes no arguments; changes nothing."
   ].join(" "),
   input: ContextStatusToolRequest,

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { CaptureStatus, noCapture } from "../capture/capture-status.js"
 import { JobView } from "../jobs/job.js"
 import { IndexState, QueryMode } from "./contract.js"
 import { Coverage } from "./coverage.js"
@@ -25,7 +26,13 @@ export class ContextStatusResponse extends Schema.Class<ContextStatusResponse>("
    * model (every note when none is loaded). They are found lexically meanwhile; the daemon embeds
    * them in the background, and its repair retries any that failed.
    */
-  authored_updates_pending: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
+  authored_updates_pending: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
+  /**
+   * What the optional hooks captured for the current hook generation: events drained, sessions
+   * indexed through them, what waits (spool records, transcripts not indexed as they are now),
+   * bindings without a transcript path yet, errors and the newest one. Zeros without hooks.
+   */
+  capture: Schema.optionalWith(CaptureStatus, { default: noCapture })
 }) {}
 
 /** The request of the read behind `authored_updates_pending`: the loaded model's fingerprint key, or null. */

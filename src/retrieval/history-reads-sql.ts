@@ -4,12 +4,14 @@ import { SafeFs } from "../fs/safe-fs.js"
 import { readJob } from "../jobs/job-reads.js"
 import { StoreError } from "../store/store-error.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
+import { readCaptureCounts } from "./capture-counts.js"
 import { expandContext } from "./context.js"
 import { countAuthoredUpdatesPending, IndexStatus } from "./context-status.js"
 import { coverage } from "./coverage.js"
-import { HistoryReads, VECTOR_CANDIDATES } from "./history-reads.js"
+import { HistoryReads, type SearchInput, VECTOR_CANDIDATES } from "./history-reads.js"
 import { readIndexStatus } from "./index-status.js"
 import { invalidQuery } from "./invalid-query.js"
+import { recallPrompt } from "./prompt-recall-read.js"
 import { recentTurns } from "./recent.js"
 import { search, type VectorCandidates } from "./search.js"
 import { resolveRange, TimeRangeError } from "./time-range.js"
@@ -37,7 +39,7 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
 
     /** The vector candidates a search fuses, or why it must be lexical. */
     const candidatesFor = (
-      input: Parameters<HistoryReads["Type"]["search"]>[0]
+      input: Pick<SearchInput, "vectors" | "lexical_reason">
     ): Effect.Effect<Either.Either<VectorCandidates, string>> => {
       const given = input.vectors
       if (given === null) return Effect.succeed(Either.left(input.lexical_reason))
@@ -89,7 +91,16 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
         ),
       job: (id) => onConnection(readJob(id)).pipe(Effect.mapError(storeError)),
       authoredUpdatesPending: (request) =>
-        onConnection(countAuthoredUpdatesPending(request)).pipe(Effect.mapError(storeError))
+        onConnection(countAuthoredUpdatesPending(request)).pipe(Effect.mapError(storeError)),
+      captureCounts: (request) => onConnection(readCaptureCounts(request)).pipe(Effect.mapError(storeError)),
+      promptRecall: (input) =>
+        Effect.gen(function* () {
+          const candidates = yield* candidatesFor(input)
+          return yield* onConnection(recallPrompt(input.request, Either.getRight(candidates)))
+        }).pipe(
+          Effect.catchTag("TimeRangeError", (e) => Effect.fail(invalidQuery(e))),
+          Effect.mapError((e) => (e._tag === "InvalidQuery" ? e : storeError(e)))
+        )
     })
   })
 

@@ -1,12 +1,15 @@
 import { Context, type Effect, type Option, Schema } from "effect"
+import type { CaptureStatus } from "../capture/capture-status.js"
 import { ModelFingerprint } from "../embedding/fingerprint.js"
 import type { JobId, JobView } from "../jobs/job.js"
 import type { StoreError } from "../store/store-error.js"
+import type { CaptureCountsRequest } from "./capture-counts.js"
 import type { ContextRequest, ContextResponse } from "./context.js"
 import type { AuthoredUpdatesPendingRequest, IndexStatus } from "./context-status.js"
 import { SearchRequest, type SearchResponse } from "./contract.js"
 import type { Coverage } from "./coverage.js"
 import type { InvalidQuery } from "./invalid-query.js"
+import { PromptRecallRequest, type PromptRecallResponse } from "./prompt-recall.js"
 import type { RecentRequest, RecentResponse } from "./recent.js"
 
 /**
@@ -28,6 +31,14 @@ export const SearchInput = Schema.Struct({
 })
 export type SearchInput = typeof SearchInput.Type
 
+/** A prompt-time recall as the daemon hands it to a reader: as a search, with its vector candidates. */
+export const PromptRecallInput = Schema.Struct({
+  request: PromptRecallRequest,
+  vectors: Schema.NullOr(VectorInput),
+  lexical_reason: Schema.String
+})
+export type PromptRecallInput = typeof PromptRecallInput.Type
+
 /**
  * Every read of the history: one port, two layers. `HistoryReadsSql` answers on a SQL
  * connection in process (tests, and inside each query worker); the daemon's layer sends the same
@@ -45,6 +56,10 @@ export class HistoryReads extends Context.Tag("blctx/HistoryReads")<
     readonly job: (id: JobId) => Effect.Effect<Option.Option<JobView>, StoreError>
     /** Authored updates still waiting for a vector of the model the request names (`context_status`). */
     readonly authoredUpdatesPending: (request: AuthoredUpdatesPendingRequest) => Effect.Effect<number, StoreError>
+    /** Capture as the database holds it, for the hook generations the request names (`context_status`). */
+    readonly captureCounts: (request: CaptureCountsRequest) => Effect.Effect<CaptureStatus, StoreError>
+    /** Hits for a prompt that clear its relevance floor (`PromptRecall`). */
+    readonly promptRecall: (input: PromptRecallInput) => Effect.Effect<PromptRecallResponse, InvalidQuery | StoreError>
   }
 >() {}
 

@@ -36,22 +36,21 @@ export const toHit = (row: ChunkRow, score: Score): SearchHit =>
 /** How many candidates each list contributes to fusion for a page. */
 const candidatesFor = (request: SearchRequest) => Math.min(500, Math.max(50, (request.offset + request.limit) * 3))
 
+/** One page of ranked chunks: each row with its score, and whether more follow. */
+export interface RankedChunks {
+  readonly mode: QueryMode
+  readonly ranked: ReadonlyArray<{ readonly row: ChunkRow; readonly score: Score }>
+  readonly more: boolean
+}
+
 /**
- * Answers a search: hybrid (BM25 and vector candidates fused by reciprocal rank) when vector
- * candidates are given, lexical otherwise, with the reason. Filters apply to both lists, so no
- * result outside them can appear; the text budget applies last.
+ * Ranks chunks for a query: hybrid (BM25 and vector candidates fused by reciprocal rank) when
+ * vector candidates are given, lexical otherwise. Filters apply to both lists, so no result
+ * outside them can appear.
  */
-export const search = (
-  request: SearchRequest,
-  vectors: Option.Option<VectorCandidates>,
-  lexicalReason: LexicalReason
-) =>
+export const rankChunks = (request: SearchRequest, vectors: Option.Option<VectorCandidates>) =>
   Effect.gen(function* () {
-    let hits: ReadonlyArray<SearchHit>
-    let mode: QueryMode
-    let more: boolean
     if (Option.isSome(vectors)) {
-      mode = "hybrid"
       const n = candidatesFor(request)
       const lexical = yield* searchLexical(request.query, request.filters, n, 0)
       const vectorRows = yield* chunksByIds(
@@ -66,17 +65,37 @@ export const search = (
         vectorRanked.map((h) => ({ id: h.id, score: h.score }))
       ])
       const page = fused.slice(request.offset, request.offset + request.limit)
-      more = fused.length > request.offset + request.limit
-      hits = page.flatMap((f) => {
-        const row = rows.get(f.id)
-        return row === undefined ? [] : [toHit(row, new Score({ kind: "fused", value: f.score }))]
-      })
-    } else {
-      mode = "lexical"
-      const rows = yield* searchLexical(request.query, request.filters, request.limit + 1, request.offset)
-      more = rows.length > request.limit
-      hits = rows.slice(0, request.limit).map((r) => toHit(r, new Score({ kind: "bm25", value: r.rank })))
+      const hybrid: RankedChunks = {
+        mode: "hybrid",
+        ranked: page.flatMap((f) => {
+          const row = rows.get(f.id)
+          return row === undefined ? [] : [{ row, score: new Score({ kind: "fused", value: f.score }) }]
+        }),
+        more: fused.length > request.offset + request.limit
+      }
+      return hybrid
     }
+    const rows = yield* searchLexical(request.query, request.filters, request.limit + 1, request.offset)
+    const lexical: RankedChunks = {
+      mode: "lexical",
+      ranked: rows.slice(0, request.limit).map((row) => ({ row, score: new Score({ kind: "bm25", value: row.rank }) })),
+      more: rows.length > request.limit
+    }
+    return lexical
+  })
+
+/**
+ * Answers a search (`rankChunks`), lexical with the reason when no vector candidates are given;
+ * the text budget applies last.
+ */
+export const search = (
+  request: SearchRequest,
+  vectors: Option.Option<VectorCandidates>,
+  lexicalReason: LexicalReason
+) =>
+  Effect.gen(function* () {
+    const { mode, ranked, more } = yield* rankChunks(request, vectors)
+    const hits = ranked.map((r) => toHit(r.row, r.score))
     const budgeted = applyTextBudget(
       hits,
       (h) => h.text,

@@ -14,6 +14,7 @@ import { DaemonUnavailable } from "./errors.js"
 import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 
+export { CaptureStatus } from "../capture/capture-status.js"
 export { JobView } from "../jobs/job.js"
 export {
   LogUpdateResponse,
@@ -26,6 +27,7 @@ export { ContextResponse } from "../retrieval/context.js"
 export { ContextStatusResponse } from "../retrieval/context-status.js"
 export { SearchHit, SearchResponse } from "../retrieval/contract.js"
 export { InvalidQuery } from "../retrieval/invalid-query.js"
+export { PromptRecallResponse } from "../retrieval/prompt-recall.js"
 export { RecentResponse } from "../retrieval/recent.js"
 export { DaemonStoreError, DaemonUnavailable, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 export { DaemonIdentity, DaemonRpcs, SubmittedJob } from "./protocol.js"
@@ -93,6 +95,7 @@ export const connect = (options: ConnectOptions = {}) =>
       recent: (request: Parameters<typeof client.Recent>[0]) => bounded(client.Recent(request)),
       context: (request: Parameters<typeof client.Context>[0]) => bounded(client.Context(request)),
       contextStatus: () => bounded(client.ContextStatus()),
+      promptRecall: (request: Parameters<typeof client.PromptRecall>[0]) => bounded(client.PromptRecall(request)),
       openSession: (request: Parameters<typeof client.OpenSession>[0]) => bounded(client.OpenSession(request)),
       logUpdate: (request: Parameters<typeof client.LogUpdate>[0]) => bounded(client.LogUpdate(request))
     }

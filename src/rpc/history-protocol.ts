@@ -4,6 +4,7 @@ import { ContextRequest, ContextResponse } from "../retrieval/context.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import { SearchRequest, SearchResponse } from "../retrieval/contract.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
+import { PromptRecallRequest, PromptRecallResponse } from "../retrieval/prompt-recall.js"
 import { RecentRequest, RecentResponse } from "../retrieval/recent.js"
 import { DaemonStoreError } from "./errors.js"
 
@@ -33,5 +34,15 @@ export const ContextStatus = Rpc.make("ContextStatus", {
   error: DaemonStoreError
 })
 
+/**
+ * The hook's question at every prompt. Its payload and answer encode as plain JSON, since the
+ * hook sends the request as a raw NDJSON frame without the RPC stack.
+ */
+export const PromptRecall = Rpc.make("PromptRecall", {
+  payload: PromptRecallRequest,
+  success: PromptRecallResponse,
+  error: Schema.Union(InvalidQuery, DaemonStoreError)
+})
+
 /** History queries, served by the daemon next to its job procedures. */
-export class HistoryRpcs extends RpcGroup.make(Search, Recent, Context, ContextStatus) {}
+export class HistoryRpcs extends RpcGroup.make(Search, Recent, Context, ContextStatus, PromptRecall) {}

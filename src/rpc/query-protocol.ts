@@ -1,12 +1,15 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
+import { CaptureStatus } from "../capture/capture-status.js"
 import { JobId, JobView } from "../jobs/job.js"
+import { CaptureCountsRequest } from "../retrieval/capture-counts.js"
 import { ContextRequest, ContextResponse } from "../retrieval/context.js"
 import { AuthoredUpdatesPending, AuthoredUpdatesPendingRequest, IndexStatus } from "../retrieval/context-status.js"
 import { SearchResponse } from "../retrieval/contract.js"
 import { Coverage } from "../retrieval/coverage.js"
-import { SearchInput } from "../retrieval/history-reads.js"
+import { PromptRecallInput, SearchInput } from "../retrieval/history-reads.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
+import { PromptRecallResponse } from "../retrieval/prompt-recall.js"
 import { RecentRequest, RecentResponse } from "../retrieval/recent.js"
 
 /** A read failed inside a query worker (the database could not be read): a StoreError on the daemon's side. */
@@ -46,6 +49,12 @@ export class QueryRpcs extends RpcGroup.make(
     payload: AuthoredUpdatesPendingRequest,
     success: AuthoredUpdatesPending,
     error: QueryFailed
+  }),
+  Rpc.make("CaptureCounts", { payload: CaptureCountsRequest, success: CaptureStatus, error: QueryFailed }),
+  Rpc.make("PromptRecall", {
+    payload: PromptRecallInput,
+    success: PromptRecallResponse,
+    error: Schema.Union(QueryFailed, InvalidQuery)
   })
 ) {}
 

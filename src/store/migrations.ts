@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createAuthoredUpdatesSchema } from "../history/authored-updates-schema.js"
+import { createCaptureSchema } from "../history/capture-schema.js"
 import { createHistorySchema } from "../history/history-schema.js"
 import { migrateToSourceNeutral } from "../history/source-neutral-schema.js"
 
@@ -53,7 +54,12 @@ export const migrations = {
    * Authored updates: the sessions blctx opens for agents (`context_sessions`) and each write of
    * a note (`authored_updates`), tied to the message that carries its text by `(note_id, revision)`.
    */
-  "5_authored_updates": createAuthoredUpdatesSchema
+  "5_authored_updates": createAuthoredUpdatesSchema,
+  /**
+   * Capture: the bindings the hooks report (`capture_bindings`), each drained hook event
+   * (`capture_events`) and the spool files the drain refused (`capture_rejections`).
+   */
+  "6_capture": createCaptureSchema
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
 const versionOf = (key: string) => Number.parseInt(key, 10)

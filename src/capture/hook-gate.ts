@@ -1,0 +1,85 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { privateDirState } from "./private-dir.js"
+
+/** `<state-home>/blctx` and its manifest, as src/paths/paths.ts names them (it imports effect). */
+export const APP_DIR = "blctx"
+export const MANIFEST_FILE = "installation.json"
+/** A real manifest is a few kilobytes; a larger one is not read. */
+export const MAX_MANIFEST_BYTES = 1_048_576
+
+export type GateResult =
+  | { readonly open: true; readonly agentHome: string }
+  | {
+      readonly open: false
+      readonly reason:
+        | "not_installed"
+        | "inactive"
+        | "other_installation"
+        | "stale_generation"
+        | "manifest_unreadable"
+        | "unsafe_directory"
+    }
+
+const readManifestText = (path: string): string | "missing" | "unreadable" => {
+  let fd: number
+  try {
+    fd = Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW)
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "unreadable"
+  }
+  try {
+    const stat = Fs.fstatSync(fd)
+    if (!stat.isFile() || stat.uid !== (process.getuid?.() ?? -1) || stat.size > MAX_MANIFEST_BYTES) return "unreadable"
+    return Fs.readFileSync(fd, "utf8")
+  } catch {
+    return "unreadable"
+  } finally {
+    Fs.closeSync(fd)
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Whether this handler may capture: the installation's manifest exists, is active, is the
+ * installation argv names, and still registers hooks of argv's generation. An uninstalled or
+ * reinstalled blctx thus stops an old handler (even one already running) from enqueueing; the
+ * daemon checks the generation again when it drains. The registration's Codex home is the agent
+ * home the captured session id belongs to. Plain JSON: a schema library would cost start-up time,
+ * and only four fields are read.
+ */
+export const openGate = (stateHome: string, installationId: string, generation: string): GateResult => {
+  const stateDir = NodePath.join(stateHome, APP_DIR)
+  const dir = privateDirState(stateDir)
+  if (dir === "missing") return { open: false, reason: "not_installed" }
+  if (dir === "unsafe") return { open: false, reason: "unsafe_directory" }
+  const text = readManifestText(NodePath.join(stateDir, MANIFEST_FILE))
+  if (text === "missing") return { open: false, reason: "not_installed" }
+  if (text === "unreadable") return { open: false, reason: "manifest_unreadable" }
+  let manifest: unknown
+  try {
+    manifest = JSON.parse(text)
+  } catch {
+    return { open: false, reason: "manifest_unreadable" }
+  }
+  if (!isRecord(manifest)) return { open: false, reason: "manifest_unreadable" }
+  if (manifest.state !== "active") return { open: false, reason: "inactive" }
+  if (
+    typeof manifest.installation_id !== "string" ||
+    manifest.installation_id.toLowerCase() !== installationId.toLowerCase()
+  ) {
+    return { open: false, reason: "other_installation" }
+  }
+  const hooks = Array.isArray(manifest.codex_hooks) ? manifest.codex_hooks : []
+  const registration = hooks.find(
+    (h): h is Record<string, unknown> =>
+      isRecord(h) && typeof h.generation === "string" && h.generation.toLowerCase() === generation.toLowerCase()
+  )
+  if (registration === undefined) return { open: false, reason: "stale_generation" }
+  const home = registration.codex_home
+  if (typeof home !== "string" || !NodePath.isAbsolute(home) || home.includes("\0"))
+    return { open: false, reason: "manifest_unreadable" }
+  return { open: true, agentHome: home }
+}

@@ -1,0 +1,63 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { CaptureStatus } from "../capture/capture-status.js"
+
+/**
+ * The request of the capture read: the hook generations the manifest registers now (the daemon
+ * reads the manifest; a reader only reads the database), or null for every generation (the
+ * manifest could not be read).
+ */
+export const CaptureCountsRequest = Schema.Struct({
+  generations: Schema.NullOr(Schema.Array(Schema.String.pipe(Schema.maxLength(200))).pipe(Schema.maxItems(1000)))
+})
+export type CaptureCountsRequest = typeof CaptureCountsRequest.Type
+
+/**
+ * Capture as the database holds it, for the current generations: events by type, bindings by
+ * state, refused captures and the newest problem. `pending` counts only bindings whose newest
+ * content is not indexed yet; the daemon adds the records still in the spool (a readdir it does
+ * itself), which a database reader cannot see.
+ */
+export const readCaptureCounts = (request: CaptureCountsRequest) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const generations = request.generations
+    const current =
+      generations === null
+        ? sql.literal("1")
+        : generations.length === 0
+          ? sql.literal("0")
+          : sql`generation IN ${sql.in(generations)}`
+    const events = yield* sql<{ event: string; n: number; last: string | null }>`
+      SELECT event, count(*) AS n, max(received_at) AS last FROM capture_events WHERE ${current} GROUP BY event`
+    const bindings = yield* sql<{ state: string; n: number }>`
+      SELECT state, count(*) AS n FROM capture_bindings WHERE ${current} GROUP BY state`
+    const rejected = yield* sql<{ n: number }>`SELECT count(*) AS n FROM capture_rejections`
+    const newestError = yield* sql<{ reason: string }>`
+      SELECT reason FROM (
+        SELECT reason, rejected_at AS at, id AS seq FROM capture_rejections
+        UNION ALL
+        SELECT last_error AS reason, coalesce(checked_at, last_event_at) AS at, 0 AS seq FROM capture_bindings
+        WHERE state = 'error' AND ${current}
+      ) ORDER BY at DESC, seq DESC LIMIT 1`
+    const countOf = (event: string) => events.find((e) => e.event === event)?.n ?? 0
+    const inState = (state: string) => bindings.find((b) => b.state === state)?.n ?? 0
+    const lastEvent = events.reduce<string | null>(
+      (last, e) => (e.last !== null && (last === null || e.last > last) ? e.last : last),
+      null
+    )
+    return new CaptureStatus({
+      events: {
+        SessionStart: countOf("SessionStart"),
+        UserPromptSubmit: countOf("UserPromptSubmit"),
+        Stop: countOf("Stop"),
+        SessionEnd: countOf("SessionEnd")
+      },
+      pending: inState("pending"),
+      null_paths: inState("awaiting_path"),
+      errors: (rejected[0]?.n ?? 0) + inState("error"),
+      indexed_sessions: inState("indexed"),
+      last_event_at: lastEvent,
+      last_error: newestError[0]?.reason ?? null
+    })
+  })
