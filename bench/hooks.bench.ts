@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { mkdirSync, readFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
@@ -78,6 +78,7 @@ export const run = async () => {
     await exec(process.execPath, [cli, "install", "codex", "--step", "background_service", "--json"], { env })
     const warm = writeSyntheticHistory(NodePath.join(home, "history"), 10, 40)
     await exec(process.execPath, [cli, "index", ...warm, "--wait"], { env, maxBuffer: 16 * 1024 * 1024 })
+    mkdirSync(codexHome, { recursive: true, mode: 0o700 })
     await exec(process.execPath, [cli, "install", "codex", "--step", "codex_hooks", "--hooks", "--json"], { env })
     const commands = registeredCommands(codexHome)
     const bareCommand = `${process.execPath} -e ""`

@@ -82,8 +82,12 @@ const capture = (args: HookArgs, event: HookEvent, agentHome: string, receivedAt
 
 type Recall = RecallResult | { readonly ok: false; readonly reason: "recall_disabled" | "recall_skipped" }
 
-/** Prompt-time recall, started before the capture so the daemon works while the files are written. */
-const startRecall = (args: HookArgs, prompt: string | undefined): Promise<Recall> => {
+/**
+ * Prompt-time recall, started before the capture so the daemon works while the files are written.
+ * The deadline counts from the handler's start, not from the request, so reading stdin and the
+ * gate come out of it: the whole prompt hook then costs at most Node's start-up plus the deadline.
+ */
+const startRecall = (args: HookArgs, prompt: string | undefined, startedAt: number): Promise<Recall> => {
   const settings = readPromptRecallSettings(args.configHome)
   if (!settings.enabled) return Promise.resolve({ ok: false, reason: "recall_disabled" })
   const query = recallQueryOf(prompt)
@@ -91,7 +95,7 @@ const startRecall = (args: HookArgs, prompt: string | undefined): Promise<Recall
   return askPromptRecall(
     daemonSocketIn(args.stateHome),
     { prompt: query, limit: settings.limit, floor: settings.min_relevance },
-    settings.deadline_ms
+    Math.max(0, settings.deadline_ms - (performance.now() - startedAt))
   )
 }
 
@@ -100,6 +104,7 @@ export const runHook = async (
   stdin: Readable,
   now: () => Date = () => new Date()
 ): Promise<HookRunResult> => {
+  const startedAt = performance.now()
   const parsed = parseHookArgv(argv)
   if (!parsed.ok) return { event: argv[0] ?? "", reason: "bad_arguments" }
   const args = parsed.args
@@ -114,7 +119,7 @@ export const runHook = async (
   const gate = openGate(args.stateHome, args.installationId, args.generation)
   if (!gate.open) return only(gate.reason)
 
-  const recall = event.hook_event_name === "UserPromptSubmit" ? startRecall(args, event.prompt) : undefined
+  const recall = event.hook_event_name === "UserPromptSubmit" ? startRecall(args, event.prompt, startedAt) : undefined
   const captured = capture(args, event, gate.agentHome, now())
   if (!captured.ok) return only(captured.reason)
 
