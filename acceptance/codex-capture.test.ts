@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
+import { writeSyntheticHistory } from "../bench/synthetic-history.js"
 import { type DaemonHome, makeDaemonHome, scaled, waitFor } from "./support/daemon-harness.js"
 import { listCodexHooks, pathWithCodex, runCodex, trustHooks, writeCodexConfig } from "./support/real-codex.js"
 import {
@@ -140,5 +142,75 @@ describe("capture with real Codex", () => {
       expect(after.map((hook) => hook.command)).toEqual([OTHER_HOOK.command])
     },
     scaled(300_000)
+  )
+
+  it(
+    "200 concurrent Stop hooks while the daemon imports a large history all exit 0, and every event reaches the database",
+    async () => {
+      const h = makeDaemonHome("detached")
+      home = h
+      const base = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+      expect(base.code, base.stdout + base.stderr).toBe(0)
+      Fs.mkdirSync(h.codexHome, { recursive: true, mode: 0o700 })
+      const install = await blctxJson(h, ["install", "codex", "--step", "codex_hooks", "--hooks", "--json"])
+      expect(install.code, install.stdout + install.stderr).toBe(0)
+      const registered = JSON.parse(Fs.readFileSync(hooksFile(h), "utf8")) as {
+        hooks: Record<string, ReadonlyArray<{ hooks: ReadonlyArray<{ command: string }> }>>
+      }
+      const stopCommand = registered.hooks.Stop?.[0]?.hooks[0]?.command ?? ""
+      expect(stopCommand).toContain("blctx-hook")
+
+      // A history large enough that its import is still running while the hooks run.
+      const large = writeSyntheticHistory(NodePath.join(h.home, "large"), 40, 400)
+      const submitted = await h.blctx(["index", ...large])
+      expect(submitted.code, submitted.stderr).toBe(0)
+      const jobId = String((JSON.parse(submitted.stdout) as { job: { id: string } }).job.id)
+      const jobState = async () =>
+        (JSON.parse((await h.blctx(["index-status", jobId])).stdout) as { job: { state: string } }).job.state
+      await waitFor("the import to start", async () => ((await jobState()) === "running" ? true : undefined))
+
+      // As Codex runs a hook: `sh -c COMMAND`, the event on stdin.
+      const runStop = (i: number) =>
+        new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+          const child = spawn("/bin/sh", ["-c", stopCommand], { cwd: h.home, stdio: ["pipe", "ignore", "pipe"] })
+          let stderr = ""
+          child.stderr.setEncoding("utf8").on("data", (d: string) => {
+            stderr += d
+          })
+          child.on("error", reject)
+          child.on("close", (code) => resolve({ code, stderr }))
+          child.stdin.end(
+            JSON.stringify({
+              session_id: `concurrent-session-${i % 20}`,
+              turn_id: `turn-${i}`,
+              transcript_path: null,
+              cwd: h.home,
+              hook_event_name: "Stop",
+              last_assistant_message: "done"
+            })
+          )
+        })
+      const runs = await Promise.all(Array.from({ length: 200 }, (_, i) => runStop(i)))
+      expect(runs.filter((r) => r.code !== 0)).toEqual([])
+      expect(runs.filter((r) => r.stderr.trim() !== "blctx-hook: Stop captured captured")).toEqual([])
+      // The hooks ran against a busy writer: the import had not finished when the last one exited.
+      expect(await jobState()).toBe("running")
+
+      // None is lost: the daemon drains all 200 into the database.
+      const capture = await waitFor(
+        "all 200 Stop events to be drained",
+        async () => {
+          const s = await h.blctx(["index-status"])
+          const c = (JSON.parse(s.stdout) as { capture?: { events: Record<string, number>; null_paths: number } })
+            .capture
+          return c !== undefined && c.events.Stop === 200 ? c : undefined
+        },
+        120_000
+      )
+      expect(capture.events).toEqual({ SessionStart: 0, UserPromptSubmit: 0, Stop: 200, SessionEnd: 0 })
+      // Twenty sessions, none with a transcript yet: each waits for a path, none is guessed.
+      expect(capture.null_paths).toBe(20)
+    },
+    scaled(400_000)
   )
 })
