@@ -53,6 +53,35 @@ export const CodexHooksRegistration = Schema.Struct({
 })
 export type CodexHooksRegistration = typeof CodexHooksRegistration.Type
 
+/** blctx's MCP server registered with Claude Code at user scope (`claude mcp add --scope user`). */
+export const ClaudeMcpRegistration = Schema.Struct({
+  /** CLAUDE_CONFIG_DIR at registration (default `~/.claude`): which Claude Code configuration holds it. */
+  claude_home: AbsolutePath,
+  name: Schema.String,
+  command: AbsolutePath,
+  args: Schema.Array(Schema.String)
+})
+export type ClaudeMcpRegistration = typeof ClaudeMcpRegistration.Type
+
+/** The bundled skill written under a Claude Code skills root; owned while it hashes to `sha256`. */
+export const ClaudeSkillInstallation = Schema.Struct({
+  claude_home: AbsolutePath,
+  root: AbsolutePath,
+  path: AbsolutePath,
+  version: Schema.String,
+  sha256: Schema.String
+})
+export type ClaudeSkillInstallation = typeof ClaudeSkillInstallation.Type
+
+/** The hook entries blctx merged into a Claude Code settings.json, with their generation. */
+export const ClaudeHooksRegistration = Schema.Struct({
+  claude_home: AbsolutePath,
+  settings_file: AbsolutePath,
+  generation: Schema.UUID,
+  entries: Schema.Array(CodexHookEntry)
+})
+export type ClaudeHooksRegistration = typeof ClaudeHooksRegistration.Type
+
 /**
  * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
  * removed by `uninstall --purge`; everything else is left alone.
@@ -78,7 +107,11 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
   /** The bundled skill files blctx wrote (codex_skills step). Optional, as codex_mcp. */
   codex_skills: Schema.optional(Schema.Array(CodexSkillInstallation)),
   /** The hook entries blctx registered (codex_hooks step). Optional, as codex_mcp. */
-  codex_hooks: Schema.optional(Schema.Array(CodexHooksRegistration))
+  codex_hooks: Schema.optional(Schema.Array(CodexHooksRegistration)),
+  /** Claude Code: the MCP registration, skill and hooks (`blctx install claude`). Optional, as above. */
+  claude_mcp: Schema.optional(Schema.Array(ClaudeMcpRegistration)),
+  claude_skills: Schema.optional(Schema.Array(ClaudeSkillInstallation)),
+  claude_hooks: Schema.optional(Schema.Array(ClaudeHooksRegistration))
 }) {}
 
 /** Only the version field, read first so an unknown version is reported as such, not as corruption. */

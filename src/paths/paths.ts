@@ -20,6 +20,8 @@ export interface ResolvedPaths {
   /** `<XDG_STATE_HOME>/blctx`: the manifest, the socket, snapshots. */
   readonly stateDir: string
   readonly codexHome: string
+  /** `CLAUDE_CONFIG_DIR`, default `~/.claude`: Claude Code's settings, skills and `projects/` transcripts. */
+  readonly claudeHome: string
   readonly database: string
   readonly manifest: string
 }
@@ -39,6 +41,7 @@ export interface PathInputs {
   readonly XDG_CACHE_HOME?: string | undefined
   readonly XDG_STATE_HOME?: string | undefined
   readonly CODEX_HOME?: string | undefined
+  readonly CLAUDE_CONFIG_DIR?: string | undefined
 }
 
 /** Pure resolution, so the rules are testable without touching the environment. */
@@ -62,6 +65,7 @@ export const resolvePaths = (input: PathInputs): ResolvedPaths => {
     cacheDir: NodePath.join(cacheHome, APP_DIR),
     stateDir,
     codexHome: pick(input.CODEX_HOME, NodePath.join(home, ".codex")),
+    claudeHome: pick(input.CLAUDE_CONFIG_DIR, NodePath.join(home, ".claude")),
     database: NodePath.join(dataDir, "context.db"),
     manifest: NodePath.join(stateDir, "installation.json")
   }
@@ -81,7 +85,8 @@ export class Paths extends Effect.Service<Paths>()("blctx/Paths", {
       XDG_CONFIG_HOME: yield* optionalEnv("XDG_CONFIG_HOME"),
       XDG_CACHE_HOME: yield* optionalEnv("XDG_CACHE_HOME"),
       XDG_STATE_HOME: yield* optionalEnv("XDG_STATE_HOME"),
-      CODEX_HOME: yield* optionalEnv("CODEX_HOME")
+      CODEX_HOME: yield* optionalEnv("CODEX_HOME"),
+      CLAUDE_CONFIG_DIR: yield* optionalEnv("CLAUDE_CONFIG_DIR")
     })
   })
 }) {
