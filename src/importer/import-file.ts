@@ -8,6 +8,7 @@ import { formatOfHandle } from "../transcripts/formats/registry.js"
 import type { TranscriptFormat } from "../transcripts/formats/transcript-format.js"
 import { TranscriptFileError, TranscriptFiles, type TranscriptHandle } from "../transcripts/transcript-files.js"
 import type { ChunkId, VectorPoint } from "../vectors/vector-index.js"
+import { makePace } from "./event-loop-pace.js"
 import {
   findSourceByPath,
   findSourcesByInode,
@@ -19,7 +20,7 @@ import {
 import { ChunkingFailed, EmbeddingFailed, type HistoryStoreError, storeFailure } from "./import-errors.js"
 import { forEachImportRecord } from "./import-records.js"
 import { ImportServices, type TextPiece } from "./import-services.js"
-import { type MessageRow, messageRows, resumePoint } from "./message-rows.js"
+import { type MessageRow, messageRowBuilder, resumePoint } from "./message-rows.js"
 
 export type FileStatus = "imported" | "appended" | "unchanged" | "missing" | "conflict" | "unreadable"
 
@@ -54,6 +55,14 @@ const EMBED_BATCH = 32
 const VECTOR_BATCH = 256
 /** Messages chunked per call, so progress is seen between calls on a file with very many messages. */
 const CHUNK_BATCH = 32
+/**
+ * Bytes per read of the classifying pass. Each read is a turn of the event loop, and the records
+ * it completes are decoded and classified synchronously: a quarter of the shared reader's 1 MiB
+ * keeps that to a few milliseconds, so the daemon's socket is never kept waiting for long.
+ */
+const READ_BYTES = 256 * 1024
+/** Messages removed per statement: well within SQLite's limit on parameters, and paced. */
+const REMOVE_BATCH = 64
 
 /** What a file's import is doing: a stall while reading is the file's problem, later ones are not. */
 export type PrepareStage = "reading" | "chunking" | "embedding"
@@ -180,12 +189,20 @@ const readAndClassify = (file: ReturnType<typeof makeFileHash>, size: number, st
     const classifier = format.summarizer()
     yield* forEachImportRecord(
       file.feeding,
-      { from: start, ...(format.decidedByType === undefined ? {} : { decidedByType: format.decidedByType }) },
+      {
+        from: start,
+        chunkBytes: READ_BYTES,
+        ...(format.decidedByType === undefined ? {} : { decidedByType: format.decidedByType })
+      },
       classifier.push
     )
     yield* file.upTo(size)
     const summary = classifier.finish()
-    const { rows, redactions, metadataRedactions } = messageRows(summary, start.turn)
+    // Redacting every message is the longest synchronous stretch of a file's preparation: paced.
+    const pace = makePace()
+    const builder = messageRowBuilder(start.turn)
+    for (const turn of summary.turns) yield* pace(builder.add(turn))
+    const { rows, redactions, metadataRedactions } = builder.finish()
     const session = redactSession(summary.session)
     const problem = problemOf(summary)
     return {
@@ -457,9 +474,13 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
       yield* sql`DELETE FROM removed_chunks WHERE chunk_id IN ${sql.in(ids)}`
     })
 
+    // The rows are written in one transaction, yielding to the event loop as they go (`makePace`):
+    // the transaction stays open meanwhile, and the connection's other users (notes, capture)
+    // wait for its end as before, since the SQLite client lets one transaction at a time use it.
     const write = Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const at = yield* nowIso
+      const pace = makePace()
       const values = {
         path,
         session_id: sessionId,
@@ -499,17 +520,23 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
         session?.cwd ??
         (yield* sql<{ cwd: string | null }>`SELECT cwd FROM sessions WHERE id = ${sessionId}`)[0]?.cwd ??
         null
-      if (remove.length > 0) {
-        yield* sql`DELETE FROM chunks WHERE message_id IN ${sql.in(remove)}`
-        yield* sql`DELETE FROM messages WHERE id IN ${sql.in(remove)}`
+      for (let i = 0; i < remove.length; i += REMOVE_BATCH) {
+        const ids = remove.slice(i, i + REMOVE_BATCH)
+        yield* sql`DELETE FROM chunks WHERE message_id IN ${sql.in(ids)}`
+        yield* sql`DELETE FROM messages WHERE id IN ${sql.in(ids)}`
+        yield* pace(0, ids.length)
       }
       yield* pruneRemovedVectors
       // Two passes: a kept row may move to a position another kept row still occupies.
-      for (const { id } of relocate) yield* sql`UPDATE messages SET byte_start = ${-id} WHERE id = ${id}`
+      for (const { id } of relocate) {
+        yield* sql`UPDATE messages SET byte_start = ${-id} WHERE id = ${id}`
+        yield* pace(0)
+      }
       for (const { id, row } of relocate) {
         yield* sql`UPDATE messages SET line = ${row.line}, byte_start = ${row.byte_start}, byte_end = ${row.byte_end},
                    turn_number = ${row.turn_number}, turn_id = ${row.turn_id}, timestamp = ${row.timestamp}
                    WHERE id = ${id}`
+        yield* pace(0)
       }
       let vectorCursor = 0
       // Vectors go to the index in batches, in the same transaction as their chunks' rows.
@@ -563,6 +590,7 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
           }
           vectorCursor++
         }
+        yield* pace(row.text.length)
       }
       yield* flushPoints
     }).pipe(Effect.mapError(storeFailure(`store the rows of ${path}`)))

@@ -20,20 +20,27 @@ export interface MessageRow {
 
 export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
+type ClassifiedTurn = TranscriptSummary["turns"][number]
+
+/** Message rows built a turn at a time, so a caller can let other work run between turns. */
+export interface MessageRowBuilder {
+  /** Adds the rows of one turn; returns how many characters of text it redacted (the work done). */
+  readonly add: (turn: ClassifiedTurn) => number
+  /** The rows in file order, and the redaction counts. */
+  readonly finish: () => {
+    readonly rows: ReadonlyArray<MessageRow>
+    readonly redactions: number
+    readonly metadataRedactions: number
+  }
+}
+
 /**
  * The messages the shared classifier selected, as rows. `turnBase` places a classification of
  * the tail of a file (an append) after the turns already stored: its turn 0 and 1 continue
  * turn `turnBase`. Every string that comes from the transcript is redacted: the text (counted per
  * message in `redactions`) and the turn id, role, phase and time (counted in `metadataRedactions`).
  */
-export const messageRows = (
-  classification: TranscriptSummary,
-  turnBase: number
-): {
-  readonly rows: ReadonlyArray<MessageRow>
-  readonly redactions: number
-  readonly metadataRedactions: number
-} => {
+export const messageRowBuilder = (turnBase: number): MessageRowBuilder => {
   const rows: Array<MessageRow> = []
   let redactions = 0
   let metadataRedactions = 0
@@ -42,12 +49,14 @@ export const messageRows = (
     metadataRedactions += redacted.total
     return redacted.text
   }
-  for (const turn of classification.turns) {
+  const add = (turn: ClassifiedTurn) => {
+    let characters = 0
     const turnNumber = turnBase === 0 ? turn.number : turnBase + Math.max(0, turn.number - 1)
     const turnId = field(turn.turn_id)
     for (const message of turn.messages) {
       const redacted = redactSecrets(message.text)
       redactions += redacted.total
+      characters += message.text.length
       rows.push({
         turn_number: turnNumber,
         turn_id: turnId,
@@ -63,9 +72,13 @@ export const messageRows = (
         byte_end: message.source.byte_end
       })
     }
+    return characters
   }
-  rows.sort((a, b) => a.byte_start - b.byte_start)
-  return { rows, redactions, metadataRedactions }
+  const finish = () => {
+    rows.sort((a, b) => a.byte_start - b.byte_start)
+    return { rows, redactions, metadataRedactions }
+  }
+  return { add, finish }
 }
 
 /**
