@@ -122,6 +122,14 @@ describe("capture with real Codex", () => {
         60_000
       )
       expect(found.length).toBeGreaterThan(0)
+      // The recalled excerpt reached the model as context, and context is never indexed again: the
+      // decision's own words are found only where they were said.
+      const echoed = await h.blctx(["search", "switching traffic only after the health checks pass"])
+      const echoes = (
+        JSON.parse(echoed.stdout) as { results: ReadonlyArray<{ text: string; source: { path?: string } }> }
+      ).results.filter((r) => r.text.includes("health checks pass"))
+      expect(echoes.length).toBeGreaterThan(0)
+      expect(echoes.map((r) => r.source.path)).toEqual(echoes.map(() => indexed))
 
       const status = await waitFor(
         "every hook event to be counted",
