@@ -113,13 +113,15 @@ describe("help for people", () => {
       "--session ID",
       "--since TIME",
       "--until TIME",
-      "--source-type codex_transcript|authored_update",
+      "--source-type codex_transcript|claude_transcript|authored_update",
+      "--agent codex|claude",
       "--pretty"
     ])
     expect(options.get("context")?.map((e) => e.title)).toEqual([
       "--offset N",
       "--limit N",
       "--char-offset N",
+      "--agent codex|claude",
       "--pretty"
     ])
     const since = options.get("search")?.find((e) => e.title.startsWith("--since"))?.description
@@ -184,15 +186,15 @@ describe("help for people", () => {
         blctx COMMAND [ARGUMENTS] [OPTIONS]
 
       Commands:
-        install       Set up blctx for Codex and verify it, step by step
+        install       Set up blctx for an agent and verify it, step by step
         status        Check what install set up, without changing anything
         doctor        Diagnose what is wrong, with a fix for every failure
-        uninstall     Stop blctx for Codex and remove what install set up
+        uninstall     Stop blctx for an agent and remove what install set up
         explore       Look at your transcripts and what blctx would index (read-only)
         index         Index transcripts into your searchable history
         index-status  Show what the index covers, or the state of one job
         search        Search your indexed history
-        recent        Show the most recent turns of your Codex sessions
+        recent        Show the most recent turns of your coding sessions
         context       Show the messages around a search or recent result
         ping          Check that the blctx daemon answers, starting it when needed
 
@@ -211,7 +213,7 @@ describe("help for people", () => {
 
   it("install help (wording is reviewed here)", async () => {
     expect(expectHelp(await blctx(["install", "--help"]))).toMatchInlineSnapshot(`
-      "Set up blctx for Codex and verify it, step by step
+      "Set up blctx for an agent and verify it, step by step
 
       Runs an ordered checklist (private data directory, daemon, MCP server, skill,
       embedding model, history index, optional hooks) and verifies every step after it
@@ -219,24 +221,26 @@ describe("help for people", () => {
       selected step passed, 1 otherwise.
 
       Usage:
-        blctx install codex [--step STEP] [--no-history] [--hooks] [--no-hooks]
+        blctx install codex|claude [--step STEP] [--no-history] [--hooks] [--no-hooks]
 
       Arguments:
-        codex         The agent to set blctx up for (Codex is the only one so far).
+        codex|claude  The agent to set blctx up for: codex or claude (Claude Code).
 
       Options:
         --step STEP   Run only this step, after the steps it needs (its
                       prerequisites). STEP is one of: data_directory,
-                      background_service, codex_mcp, codex_skills, embedding_model,
-                      session_discovery, history_index, service_health, mcp_health,
-                      history_retrieval, codex_hooks.
+                      background_service, codex_mcp, codex_skills, claude_mcp,
+                      claude_skills, embedding_model, session_discovery,
+                      history_index, service_health, mcp_health, history_retrieval,
+                      codex_hooks, claude_hooks.
         --no-history  Skip the history steps (session_discovery, history_index and
                       history_retrieval): nothing is indexed.
-        --hooks       Install the optional Codex hooks without asking. Without --hooks
+        --hooks       Install the optional agent hooks without asking. Without --hooks
                       or --no-hooks, install asks when run at a terminal and installs
                       them otherwise.
-        --no-hooks    Do not install the optional Codex hooks; the choice is
-                      remembered and codex_hooks then passes.
+        --no-hooks    Do not install the optional agent hooks; the choice is
+                      remembered and the hooks step (codex_hooks, claude_hooks) then
+                      passes.
 
       Global flags (before the command or after its arguments):
         --json        Print exactly one JSON document on stdout, errors included (for
@@ -252,48 +256,55 @@ describe("help for people", () => {
     expect(expectHelp(await blctx(["search", "--help"]))).toMatchInlineSnapshot(`
       "Search your indexed history
 
-      Matches words (BM25) and, once the embedding model has embedded every chunk,
+      Searches every agent's history (Codex and Claude Code) unless --agent narrows
+      it. Matches words (BM25) and, once the embedding model has embedded every chunk,
       meaning too; query_mode in the answer says which, and why. Every result carries
-      its exact text, a context_id for blctx context, and its source file with line
-      and byte range. An answer holds at most 24,000 characters of text. Searching
-      never imports anything.
+      its exact text, its agent and source_type, a context_id for blctx context, and
+      its source file with line and byte range. An answer holds at most 24,000
+      characters of text. Searching never imports anything.
 
       Usage:
         blctx search QUERY... [--limit N] [--offset N] [--project DIR] [--session ID]
                      [--since TIME] [--until TIME]
-                     [--source-type codex_transcript|authored_update] [--pretty]
+                     [--source-type codex_transcript|claude_transcript|authored_update]
+                     [--agent codex|claude] [--pretty]
 
       Arguments:
-        QUERY...       The words to look for; several words form one query (quotes are
-                       not needed).
+        QUERY...              The words to look for; several words form one query
+                              (quotes are not needed).
 
       Options:
-        --limit N      How many results to return, 1 to 100. Default: 10.
-        --offset N     Skip this many results first, to get the next page (an answer's
-                       next_offset says where it continues). Default: 0.
-        --project DIR  Only sessions whose working directory is DIR or a directory
-                       below it.
-        --session ID   Only this Codex session, by its session id (as results and
-                       explore show it).
-        --since TIME   Only from this time on (inclusive). TIME is YYYY-MM-DD or
-                       YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM;
-                       without an offset it is UTC.
-        --until TIME   Only before this time (exclusive). TIME is YYYY-MM-DD or
-                       YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM;
-                       without an offset it is UTC.
-        --source-type codex_transcript|authored_update
-                       Only this kind of text: codex_transcript (messages read from
-                       your Codex transcripts) or authored_update (notes written for
-                       blctx rather than read from a transcript).
-        --pretty       Print a readable table instead of JSON (the default when stdout
-                       is a terminal).
+        --limit N             How many results to return, 1 to 100. Default: 10.
+        --offset N            Skip this many results first, to get the next page (an
+                              answer's next_offset says where it continues). Default:
+                              0.
+        --project DIR         Only sessions whose working directory is DIR or a
+                              directory below it.
+        --session ID          Only this session, by its session id (as results and
+                              explore show it).
+        --since TIME          Only from this time on (inclusive). TIME is YYYY-MM-DD
+                              or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or
+                              ±HH:MM; without an offset it is UTC.
+        --until TIME          Only before this time (exclusive). TIME is YYYY-MM-DD or
+                              YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM;
+                              without an offset it is UTC.
+        --source-type codex_transcript|claude_transcript|authored_update
+                              Only this kind of text: codex_transcript or
+                              claude_transcript (messages read from your Codex or
+                              Claude Code transcripts) or authored_update (notes
+                              written for blctx rather than read from a transcript).
+        --agent codex|claude  Only results of this agent: codex (Codex) or claude
+                              (Claude Code). Notes written for blctx stay unless their
+                              session belongs to another agent. Default: every agent.
+        --pretty              Print a readable table instead of JSON (the default when
+                              stdout is a terminal).
 
       Global flags (before the command or after its arguments):
-        --json         Print exactly one JSON document on stdout, errors included (for
-                       scripts and agents).
-        --no-color     Plain text without colors or animation; also when NO_COLOR is
-                       set or stdout is not a terminal.
-        -h, --help     Show this help.
+        --json                Print exactly one JSON document on stdout, errors
+                              included (for scripts and agents).
+        --no-color            Plain text without colors or animation; also when
+                              NO_COLOR is set or stdout is not a terminal.
+        -h, --help            Show this help.
       "
     `)
   })

@@ -1,7 +1,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { STEP_IDS } from "../src/domain/step-id.js"
+import { stepIdsFor } from "../src/domain/step-id.js"
 import { builtProgram, type IsolatedHome, makeIsolatedHome, parseJson, runProcess } from "./support/isolated-home.js"
 
 interface JsonCheck {
@@ -152,9 +152,9 @@ describe("blctx install codex: data_directory", () => {
 })
 
 describe("blctx report contract", () => {
-  it("status --json lists all eleven ids in display order; steps not built yet never pass", async () => {
+  it("status --json (nothing installed: codex) lists its eleven ids in display order; steps not built yet never pass", async () => {
     const report = await json(["status"])
-    expect(report.checks.map((c) => c.id)).toEqual([...STEP_IDS])
+    expect(report.checks.map((c) => c.id)).toEqual([...stepIdsFor(["codex"])])
     expect(report.ready).toBe(false)
     for (const c of report.checks) {
       expect(["failed", "blocked"]).toContain(c.status)

@@ -4,6 +4,7 @@ import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, type Context, Effect, Exit, Layer, Logger, Schema } from "effect"
+import { ClaudeCliLive } from "../layers/claude-cli-live.js"
 import { CodexAppServerLive } from "../layers/codex-app-server-live.js"
 import { CodexCliLive } from "../layers/codex-cli-live.js"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
@@ -90,6 +91,7 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     entry.serviceManager,
     DaemonConnectorLive,
     CodexCliLive,
+    ClaudeCliLive,
     CodexAppServerLive,
     McpProbeLive,
     Layer.succeed(OutputMode, mode)

@@ -1,9 +1,9 @@
 /**
- * blctx-hook: the Codex lifecycle-hook handler (bundled alone as dist/bin/blctx-hook.mjs). It
- * runs at every session start, prompt and turn end, so its import graph is Node's builtins,
- * valibot and effect-free modules of src/capture only (scripts/bundle.mjs refuses anything
- * else). It always exits 0, prints nothing or one whole JSON document on stdout, and writes
- * exactly one receipt line on stderr.
+ * blctx-hook: the lifecycle-hook handler of Codex and Claude Code (bundled alone as
+ * dist/bin/blctx-hook.mjs). It runs at every session start, prompt and turn end, so its import
+ * graph is Node's builtins, valibot and effect-free modules of src/capture only
+ * (scripts/bundle.mjs refuses anything else). It always exits 0, prints nothing or one whole
+ * JSON document on stdout, and writes exactly one receipt line on stderr.
  */
 import { runHook } from "../src/capture/hook-handler.js"
 import { type ReceiptReason, receiptLine } from "../src/capture/hook-receipt.js"

@@ -18,7 +18,14 @@ const INSTALLATION = "6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b"
 const GENERATION = "0a0b0c0d-1e1f-4a2b-8c3d-4e5f6a7b8c9d"
 const OLD_GENERATION = "1b1b1b1b-2c2c-4d3d-8e4e-5f5f5f5f5f5f"
 const BINDING = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
-const expected: DrainExpectations = { installationId: INSTALLATION, generations: new Set([GENERATION]) }
+const CLAUDE_GENERATION = "2c2c2c2c-3d3d-4e4e-8f5f-6a6a6a6a6a6a"
+const expected: DrainExpectations = {
+  installationId: INSTALLATION,
+  generations: new Map([
+    [GENERATION, "codex"],
+    [CLAUDE_GENERATION, "claude"]
+  ])
+}
 
 const record = (over: Partial<CaptureRecord> = {}): CaptureRecord => ({
   v: 1,
@@ -97,6 +104,22 @@ describe("judging a capture", () => {
     expect(Either.isLeft(other) && other.left).toBe(`written for installation ${OLD_GENERATION}, not this one`)
     const stale = judgeCapture(JSON.stringify(record({ generation: OLD_GENERATION })), expected)
     expect(Either.isLeft(stale) && stale.left).toContain("is not registered now (a stale hook)")
+  })
+
+  it("accepts a Claude Code record of a claude_hooks generation, and refuses one agent's record under the other's generation", () => {
+    const claude = record({
+      agent: "claude",
+      generation: CLAUDE_GENERATION,
+      agent_home: "/home/a/.claude",
+      turn_id: null
+    })
+    expect(judgeCapture(JSON.stringify(claude), expected)).toEqual(Either.right(claude))
+    const crossed = judgeCapture(JSON.stringify(record({ agent: "claude" })), expected)
+    expect(Either.isLeft(crossed) && crossed.left).toBe(
+      `hook generation ${GENERATION} is registered for codex, not claude`
+    )
+    const otherWay = judgeCapture(JSON.stringify(record({ generation: CLAUDE_GENERATION })), expected)
+    expect(Either.isLeft(otherWay) && otherWay.left).toContain("is registered for claude, not codex")
   })
 })
 

@@ -5,7 +5,7 @@ import * as v from "valibot"
 import { type FsError, SafeFs } from "../fs/safe-fs.js"
 import type { StoreError } from "../store/store-error.js"
 import type { CaptureStore } from "./capture-drain-store.js"
-import { CaptureRecord } from "./capture-record.js"
+import { type CaptureAgent, CaptureRecord } from "./capture-record.js"
 import { isSpoolTempName, SPOOL_RECORD_PATTERN } from "./spool-writer.js"
 
 /**
@@ -25,10 +25,14 @@ export const SPOOL_TEMP_MAX_AGE_MS = 5 * 60 * 1000
 /** A capture is a few hundred bytes; a file larger than this is refused unread. */
 export const MAX_SPOOL_FILE_BYTES = 64 * 1024
 
-/** What the drain accepts: records of this installation, from a hook generation the manifest registers. */
+/**
+ * What the drain accepts: records of this installation, from a hook generation the manifest
+ * registers, for the agent that registration is for (a generation of `claude_hooks` captures
+ * only `claude` records).
+ */
 export interface DrainExpectations {
   readonly installationId: string
-  readonly generations: ReadonlySet<string>
+  readonly generations: ReadonlyMap<string, CaptureAgent>
 }
 
 /** What the name of an entry of the spool says it is. */
@@ -62,8 +66,12 @@ export const judgeCapture = (text: string, expected: DrainExpectations): Either.
   if (record.installation_id !== expected.installationId) {
     return Either.left(`written for installation ${record.installation_id}, not this one`)
   }
-  if (!expected.generations.has(record.generation)) {
+  const agent = expected.generations.get(record.generation)
+  if (agent === undefined) {
     return Either.left(`hook generation ${record.generation} is not registered now (a stale hook)`)
+  }
+  if (agent !== record.agent) {
+    return Either.left(`hook generation ${record.generation} is registered for ${agent}, not ${record.agent}`)
   }
   return Either.right(record)
 }

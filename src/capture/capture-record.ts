@@ -9,6 +9,10 @@ import { HOOK_EVENTS, MAX_EVENT_SESSION_ID_CHARS, MAX_HOOK_PATH_CHARS } from "./
  */
 export const CAPTURE_RECORD_VERSION = 1
 
+/** The agents whose hooks blctx registers: `codex_hooks` and `claude_hooks` in the manifest. */
+export const CAPTURE_AGENTS = ["codex", "claude"] as const
+export type CaptureAgent = (typeof CAPTURE_AGENTS)[number]
+
 const Uuid = v.pipe(v.string(), v.uuid())
 const Absolute = v.pipe(
   v.string(),
@@ -21,8 +25,11 @@ export const CaptureRecord = v.object({
   installation_id: Uuid,
   /** The hook registration's generation: a capture from an older one is discarded at drain. */
   generation: Uuid,
-  agent: v.literal("codex"),
-  /** CODEX_HOME of the hook's registration: the scope the event session id is a hint within. */
+  agent: v.picklist(CAPTURE_AGENTS),
+  /**
+   * The agent's home of the hook's registration (CODEX_HOME, or Claude Code's CLAUDE_CONFIG_DIR):
+   * the scope the event session id is a hint within.
+   */
   agent_home: Absolute,
   event: v.picklist(HOOK_EVENTS),
   /** The agent's session id: a lookup hint only, never blctx's identity for the session. */
@@ -31,6 +38,7 @@ export const CaptureRecord = v.object({
   binding_key: Uuid,
   /** blctx's own session UUID for the binding. */
   session_uuid: Uuid,
+  /** Codex's turn id, or Claude Code's prompt id (it has no turn id). */
   turn_id: v.nullable(v.pipe(v.string(), v.maxLength(MAX_EVENT_SESSION_ID_CHARS))),
   cwd: Absolute,
   transcript_path: v.nullable(Absolute),

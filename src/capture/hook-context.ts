@@ -3,8 +3,10 @@ import type { HookEventName } from "./hook-event.js"
 import type { RecallAnswer } from "./prompt-recall-client.js"
 
 /**
- * The text the hook hands Codex as `additionalContext` (Codex adds it to the model's input as a
- * developer message), and the one JSON document that carries it. Kept short: it is paid for in
+ * The text the hook hands the agent as `additionalContext` (Codex adds it to the model's input as a
+ * developer message; Claude Code as a system reminder in the user's turn, recorded in its
+ * transcript as a `hook_additional_context` attachment), and the one JSON document that carries
+ * it: both agents read the same `hookSpecificOutput` shape. Kept short: it is paid for in
  * every conversation. Must not import `effect`.
  */
 

@@ -4,6 +4,8 @@ import * as v from "valibot"
  * What Codex sends a command hook on stdin, as far as blctx reads it (seen from Codex 0.171):
  * `{session_id, transcript_path, cwd, hook_event_name, ...}`, plus `turn_id` and `prompt` on
  * UserPromptSubmit, `turn_id` on Stop, `source` on SessionStart and `reason` on SessionEnd.
+ * Claude Code (2.1) sends the same fields without `turn_id`; it sends `prompt_id` instead on
+ * UserPromptSubmit, Stop and SessionEnd.
  * Other fields are ignored, so a newer Codex adding some does not break capture.
  *
  * Written with valibot, not effect/Schema: the hook handler starts on every prompt and its
@@ -42,6 +44,8 @@ export const HookEvent = v.looseObject({
     )
   ),
   turn_id: v.optional(v.pipe(v.string(), v.maxLength(MAX_EVENT_SESSION_ID_CHARS))),
+  /** Claude Code's id of the prompt a UserPromptSubmit, Stop or SessionEnd belongs to (it sends no turn_id). */
+  prompt_id: v.optional(v.pipe(v.string(), v.maxLength(MAX_EVENT_SESSION_ID_CHARS))),
   prompt: v.optional(v.string())
 })
 export type HookEvent = v.InferOutput<typeof HookEvent>

@@ -1,5 +1,6 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
+import type { CaptureAgent } from "./capture-record.js"
 import { privateDirState } from "./private-dir.js"
 
 /** `<state-home>/blctx` and its manifest, as src/paths/paths.ts names them (it imports effect). */
@@ -9,7 +10,7 @@ export const MANIFEST_FILE = "installation.json"
 export const MAX_MANIFEST_BYTES = 1_048_576
 
 export type GateResult =
-  | { readonly open: true; readonly agentHome: string }
+  | { readonly open: true; readonly agent: CaptureAgent; readonly agentHome: string }
   | {
       readonly open: false
       readonly reason:
@@ -39,6 +40,16 @@ const readManifestText = (path: string): string | "missing" | "unreadable" => {
   }
 }
 
+/** Where the manifest records each agent's hooks, and the field naming that agent's home. */
+const REGISTRATIONS: ReadonlyArray<{
+  readonly agent: CaptureAgent
+  readonly records: string
+  readonly homeKey: string
+}> = [
+  { agent: "codex", records: "codex_hooks", homeKey: "codex_home" },
+  { agent: "claude", records: "claude_hooks", homeKey: "claude_home" }
+]
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -46,9 +57,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * Whether this handler may capture: the installation's manifest exists, is active, is the
  * installation argv names, and still registers hooks of argv's generation. An uninstalled or
  * reinstalled blctx thus stops an old handler (even one already running) from enqueueing; the
- * daemon checks the generation again when it drains. The registration's Codex home is the agent
- * home the captured session id belongs to. Plain JSON: a schema library would cost start-up time,
- * and only four fields are read.
+ * daemon checks the generation again when it drains. The registration holding the generation
+ * (`codex_hooks` or `claude_hooks`) says which agent ran the hook, and its home (`codex_home` or
+ * `claude_home`) is the agent home the captured session id belongs to. Plain JSON: a schema
+ * library would cost start-up time, and only a few fields are read.
  */
 export const openGate = (stateHome: string, installationId: string, generation: string): GateResult => {
   const stateDir = NodePath.join(stateHome, APP_DIR)
@@ -72,14 +84,16 @@ export const openGate = (stateHome: string, installationId: string, generation: 
   ) {
     return { open: false, reason: "other_installation" }
   }
-  const hooks = Array.isArray(manifest.codex_hooks) ? manifest.codex_hooks : []
-  const registration = hooks.find(
-    (h): h is Record<string, unknown> =>
-      isRecord(h) && typeof h.generation === "string" && h.generation.toLowerCase() === generation.toLowerCase()
-  )
-  if (registration === undefined) return { open: false, reason: "stale_generation" }
-  const home = registration.codex_home
-  if (typeof home !== "string" || !NodePath.isAbsolute(home) || home.includes("\0"))
-    return { open: false, reason: "manifest_unreadable" }
-  return { open: true, agentHome: home }
+  const sameGeneration = (h: unknown): h is Record<string, unknown> =>
+    isRecord(h) && typeof h.generation === "string" && h.generation.toLowerCase() === generation.toLowerCase()
+  for (const { agent, records, homeKey } of REGISTRATIONS) {
+    const list = manifest[records]
+    const registration = (Array.isArray(list) ? list : []).find(sameGeneration)
+    if (registration === undefined) continue
+    const home = registration[homeKey]
+    if (typeof home !== "string" || !NodePath.isAbsolute(home) || home.includes("\0"))
+      return { open: false, reason: "manifest_unreadable" }
+    return { open: true, agent, agentHome: home }
+  }
+  return { open: false, reason: "stale_generation" }
 }

@@ -3,7 +3,7 @@ import type { Readable } from "node:stream"
 import * as v from "valibot"
 import { type Binding, bindingFor } from "./binding-store.js"
 import { bindingsDirIn, captureDirIn, spoolDirIn } from "./capture-paths.js"
-import { CAPTURE_RECORD_VERSION, CaptureRecord } from "./capture-record.js"
+import { CAPTURE_RECORD_VERSION, type CaptureAgent, CaptureRecord } from "./capture-record.js"
 import { type HookArgs, parseHookArgv } from "./hook-command.js"
 import { hookOutput, recallContext, sessionStartContext } from "./hook-context.js"
 import { type HookEvent, MAX_EVENT_BYTES } from "./hook-event.js"
@@ -18,7 +18,8 @@ import { recallQueryOf } from "./recall-query.js"
 import { writeSpoolRecord } from "./spool-writer.js"
 
 /**
- * One run of the Codex lifecycle hook, start to end, as a function (programs/hook.ts only adds
+ * One run of a lifecycle hook (Codex's or Claude Code's: the manifest registration holding argv's
+ * generation says which), start to end, as a function (programs/hook.ts only adds
  * the process around it): argv and stdin in, at most one stdout document and one receipt reason
  * out. Nothing here throws for bad input or a closed gate; it answers with the reason instead.
  * Must not import `effect` (the handler's start-up budget: Node's own start-up and little more).
@@ -40,7 +41,13 @@ export const daemonSocketIn = (stateHome: string) => NodePath.join(stateHome, AP
 type Capture = { readonly ok: true; readonly binding: Binding } | { readonly ok: false; readonly reason: ReceiptReason }
 
 /** Binds the session and spools the event; the directories must be private and this user's. */
-const capture = (args: HookArgs, event: HookEvent, agentHome: string, receivedAt: Date): Capture => {
+const capture = (
+  args: HookArgs,
+  event: HookEvent,
+  agent: CaptureAgent,
+  agentHome: string,
+  receivedAt: Date
+): Capture => {
   const dataDir = NodePath.join(args.dataHome, APP_DIR)
   const dataState = privateDirState(dataDir)
   if (dataState !== "private")
@@ -60,13 +67,13 @@ const capture = (args: HookArgs, event: HookEvent, agentHome: string, receivedAt
     v: CAPTURE_RECORD_VERSION,
     installation_id: args.installationId,
     generation: args.generation,
-    agent: "codex",
+    agent,
     agent_home: agentHome,
     event: event.hook_event_name,
     event_session_id: event.session_id,
     binding_key: binding.binding_key,
     session_uuid: binding.session_uuid,
-    turn_id: event.turn_id ?? null,
+    turn_id: event.turn_id ?? event.prompt_id ?? null,
     cwd: event.cwd,
     transcript_path: event.transcript_path,
     received_at: receivedAt.toISOString()
@@ -120,7 +127,7 @@ export const runHook = async (
   if (!gate.open) return only(gate.reason)
 
   const recall = event.hook_event_name === "UserPromptSubmit" ? startRecall(args, event.prompt, startedAt) : undefined
-  const captured = capture(args, event, gate.agentHome, now())
+  const captured = capture(args, event, gate.agent, gate.agentHome, now())
   if (!captured.ok) return only(captured.reason)
 
   switch (event.hook_event_name) {

@@ -68,6 +68,16 @@ const root = Options.text("root").pipe(
   Options.optional
 )
 
+const agent = Options.choice(
+  "agent",
+  TRANSCRIPT_FORMATS.map((f) => f.agent)
+).pipe(
+  Options.withDescription(
+    `List only this agent's transcripts (${TRANSCRIPT_FORMATS.map((f) => `${f.agent}: ${f.label}`).join(", ")}). Default: every agent. Only without PATH.`
+  ),
+  Options.optional
+)
+
 const usage = (message: string) => Effect.fail(new CliUsageError({ message }))
 
 const positive = (name: string, value: Option.Option<number>, fallback: number) =>
@@ -141,7 +151,7 @@ const targetOf = (o: { readonly path: Option.Option<string>; readonly root: Opti
  * `blctx explore`: read-only. Lists transcripts, or shows one file as a conversation, its
  * candidate messages, its raw records, or the proposed index decisions. Creates no state.
  */
-export const exploreCommand = Command.make("explore", { path, view, details, startLine, limit, root }, (o) =>
+export const exploreCommand = Command.make("explore", { path, view, details, startLine, limit, root, agent }, (o) =>
   Effect.gen(function* () {
     const mode = yield* OutputMode
     const out = (json: unknown, text: () => string) =>
@@ -153,15 +163,22 @@ export const exploreCommand = Command.make("explore", { path, view, details, sta
       if (Option.isSome(o.startLine)) return yield* usage("--start-line needs a transcript PATH")
       const n = yield* positive("limit", o.limit, DEFAULT_LIST_LIMIT)
       const paths = yield* Paths
+      const formats = Option.match(o.agent, {
+        onNone: () => TRANSCRIPT_FORMATS,
+        onSome: (a) => TRANSCRIPT_FORMATS.filter((f) => f.agent === a)
+      })
       const targets = Option.match(o.root, {
-        onNone: () => defaultTargets(paths),
-        onSome: (r) => targetsUnder(NodePath.resolve(r))
+        onNone: () => defaultTargets(paths, formats),
+        onSome: (r) => targetsUnder(NodePath.resolve(r), formats)
       })
       const result = yield* listTranscripts(targets, n)
       return yield* out(result, () => renderList(result))
     }
 
     if (Option.isSome(o.root)) return yield* usage("--root lists transcripts; it cannot be combined with a PATH")
+    if (Option.isSome(o.agent)) {
+      return yield* usage("--agent narrows the list of transcripts; it cannot be combined with a PATH")
+    }
     const n = yield* positive("limit", o.limit, DEFAULT_FILE_LIMIT)
     const from = yield* positive("start-line", o.startLine, 1)
     const chosen: ExploreView = Option.getOrElse(o.view, (): ExploreView => "conversation")

@@ -3,9 +3,11 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Duration, Effect, Option, Schema } from "effect"
 import { withDaemon as ensureDaemon } from "../daemon/ensure-daemon.js"
 import { ExitCode } from "../domain/report.js"
+import { KNOWN_SOURCE_TYPES } from "../history/source-type.js"
 import { ansiStyle, plainStyle, progressBar } from "../installer/render-text.js"
 import { JobId, type JobView } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
+import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } from "../transcripts/discovery.js"
@@ -229,6 +231,14 @@ const until = Options.text("until").pipe(
   Options.withDescription(`Only before this time (exclusive). ${TIME_FORMAT}`),
   Options.optional
 )
+/** `--agent`: the known agents are the choices, so a misspelt one is a usage error listing them. */
+const agent = (what: string) =>
+  Options.choice("agent", KNOWN_AGENTS).pipe(
+    Options.withDescription(
+      `Only ${what} of this agent: codex (Codex) or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
+    ),
+    Options.optional
+  )
 const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
 const defined = <T extends Record<string, unknown>>(record: T) =>
   Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as {
@@ -247,17 +257,18 @@ export const searchCommand = Command.make(
     project,
     session: Options.text("session").pipe(
       Options.withPseudoName("ID"),
-      Options.withDescription("Only this Codex session, by its session id (as results and explore show it)."),
+      Options.withDescription("Only this session, by its session id (as results and explore show it)."),
       Options.optional
     ),
     since,
     until,
-    sourceType: Options.choice("source-type", ["codex_transcript", "authored_update"]).pipe(
+    sourceType: Options.choice("source-type", KNOWN_SOURCE_TYPES).pipe(
       Options.withDescription(
-        "Only this kind of text: codex_transcript (messages read from your Codex transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
+        "Only this kind of text: codex_transcript or claude_transcript (messages read from your Codex or Claude Code transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
       ),
       Options.optional
     ),
+    agent: agent("results"),
     pretty
   },
   (o) =>
@@ -275,7 +286,8 @@ export const searchCommand = Command.make(
               session: optional(o.session),
               since: optional(o.since),
               until: optional(o.until),
-              source_type: optional(o.sourceType)
+              source_type: optional(o.sourceType),
+              agent: optional(o.agent)
             })
           })
         )
@@ -286,7 +298,7 @@ export const searchCommand = Command.make(
   Command.withDescription(
     commandDescription(
       "Search your indexed history",
-      "Matches words (BM25) and, once the embedding model has embedded every chunk, meaning too; query_mode in the answer says which, and why. Every result carries its exact text, a context_id for blctx context, and its source file with line and byte range. An answer holds at most 24,000 characters of text. Searching never imports anything."
+      "Searches every agent's history (Codex and Claude Code) unless --agent narrows it. Matches words (BM25) and, once the embedding model has embedded every chunk, meaning too; query_mode in the answer says which, and why. Every result carries its exact text, its agent and source_type, a context_id for blctx context, and its source file with line and byte range. An answer holds at most 24,000 characters of text. Searching never imports anything."
     )
   )
 )
@@ -302,6 +314,7 @@ export const recentCommand = Command.make(
     since,
     until,
     project,
+    agent: agent("turns"),
     limit: limit(20, 200, "turns"),
     offset: offset("turns"),
     pretty
@@ -316,6 +329,7 @@ export const recentCommand = Command.make(
               since: optional(o.since),
               until: optional(o.until),
               project: optional(o.project),
+              agent: optional(o.agent),
               limit: o.limit,
               offset: o.offset
             })
@@ -327,8 +341,8 @@ export const recentCommand = Command.make(
 ).pipe(
   Command.withDescription(
     commandDescription(
-      "Show the most recent turns of your Codex sessions",
-      "Turns with activity in the time range, newest activity first; without --days or --since, from the beginning. A message whose time is unknown is never in a bounded range."
+      "Show the most recent turns of your coding sessions",
+      "Turns of every agent's sessions (Codex and Claude Code) and notes, with activity in the time range, newest activity first; without --days or --since, from the beginning. --agent keeps one agent's. A message whose time is unknown is never in a bounded range."
     )
   )
 )
@@ -354,6 +368,12 @@ export const contextCommand = Command.make(
       ),
       Options.withDefault(0)
     ),
+    agent: Options.choice("agent", KNOWN_AGENTS).pipe(
+      Options.withDescription(
+        "Answer only when the result comes from this agent's history (codex or claude), or is a note no other agent's session wrote; otherwise fail saying whose it is."
+      ),
+      Options.optional
+    ),
     pretty
   },
   (o) =>
@@ -361,7 +381,13 @@ export const contextCommand = Command.make(
       Effect.gen(function* () {
         const response = yield* withDaemon((client) =>
           client.context(
-            defined({ context_id: o.contextId, offset: optional(o.offset), limit: o.limit, char_offset: o.charOffset })
+            defined({
+              context_id: o.contextId,
+              offset: optional(o.offset),
+              limit: o.limit,
+              char_offset: o.charOffset,
+              agent: optional(o.agent)
+            })
           )
         )
         yield* emit(response, (r) => r, renderContext, o.pretty)

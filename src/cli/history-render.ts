@@ -28,6 +28,10 @@ export const highlight = (text: string, query: string, style: Style): string => 
 
 const when = (ts: string | null) => (ts === null ? "unknown time" : ts.replace("T", " ").replace(/\.\d+Z$|Z$/, "Z"))
 
+/** Whose history a result is: its agent, or `note` for a note no agent is recorded for. */
+const whose = (item: { readonly agent: string | null; readonly source_type: string }) =>
+  item.source_type === "authored_update" ? (item.agent === null ? "note" : `note/${item.agent}`) : (item.agent ?? "?")
+
 const scoreLabel = (kind: string, value: number) =>
   kind === "similarity"
     ? `similarity ${value.toFixed(3)}`
@@ -43,7 +47,7 @@ export const renderSearch = (answer: SearchResponse, style: Style): string => {
   ]
   r.results.forEach((hit, i) => {
     lines.push(
-      `${style.bold(`${r.offset + i + 1}.`)} ${when(hit.timestamp)}  ${hit.role}/${hit.kind}  ${style.dim(hit.project ?? "no project")}  ${style.dim(scoreLabel(hit.score.kind, hit.score.value))}`
+      `${style.bold(`${r.offset + i + 1}.`)} ${when(hit.timestamp)}  ${whose(hit)}  ${hit.role}/${hit.kind}  ${style.dim(hit.project ?? "no project")}  ${style.dim(scoreLabel(hit.score.kind, hit.score.value))}`
     )
     lines.push(
       `   ${highlight(oneLine(hit.text), r.query, style)}${hit.text_truncated ? style.dim(" [truncated]") : ""}`
@@ -59,8 +63,9 @@ export const renderRecent = (answer: RecentResponse, style: Style): string => {
   const r = sanitizeDeep(answer)
   const lines = [style.bold(`${r.turns.length} turns`) + style.dim(` (${r.since ?? "…"} to ${r.until ?? "now"})`)]
   for (const turn of r.turns) {
+    const first = turn.messages[0]
     lines.push(
-      `${style.bold(when(turn.last_activity))}  ${style.dim(turn.project ?? "no project")}  ${style.dim(turn.session_id ?? "")}`
+      `${style.bold(when(turn.last_activity))}  ${first === undefined ? "" : `${whose(first)}  `}${style.dim(turn.project ?? "no project")}  ${style.dim(turn.session_id ?? "")}`
     )
     for (const m of turn.messages) lines.push(`   ${m.role === "user" ? "›" : "‹"} ${oneLine(m.text, 200)}`)
     if (turn.messages_not_shown > 0) lines.push(style.dim(`   … ${turn.messages_not_shown} more messages`))
@@ -78,7 +83,7 @@ export const renderContext = (answer: ContextResponse, style: Style): string => 
   ]
   for (const m of r.messages) {
     const mark = m.is_anchor ? style.yellow("▶") : " "
-    lines.push(`${mark} ${style.bold(`#${m.index}`)} ${m.role}/${m.kind}  ${style.dim(when(m.timestamp))}`)
+    lines.push(`${mark} ${style.bold(`#${m.index}`)} ${whose(m)}  ${m.role}/${m.kind}  ${style.dim(when(m.timestamp))}`)
     lines.push(sanitizeForTerminal(m.text))
   }
   if (r.next_offset !== null) {

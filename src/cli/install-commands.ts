@@ -1,18 +1,24 @@
 import { Args, Command, type HelpDoc, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import type { ReportCommand } from "../domain/report.js"
-import { STEP_IDS, type StepId } from "../domain/step-id.js"
+import { AGENT_TARGETS, type AgentTarget, STEP_IDS, type StepId, targetOfStep } from "../domain/step-id.js"
 import { type RunRequest, runSteps, validateRequest } from "../installer/engine.js"
 import type { HooksChoice } from "../installer/step.js"
-import { installSteps } from "../installer/steps/registry.js"
+import { checklistFor, readInstalledTargets } from "../installer/steps/registry.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
 import { Prompter } from "./prompter.js"
 import { CliUsageError } from "./usage-error.js"
 
-const codex = Args.choice([["codex", "codex"]] as const, { name: "target" })
-const target = (description: string) => codex.pipe(Args.withDescription(description))
+const agent = Args.choice(
+  AGENT_TARGETS.map((t) => [t, t] as const),
+  { name: "target" }
+)
+const target = (description: string) => agent.pipe(Args.withDescription(description))
+
+/** How the agents are named in help and prompts. */
+const AGENT_NAMES: Readonly<Record<AgentTarget, string>> = { codex: "Codex", claude: "Claude Code" }
 
 const HISTORY_STEPS = "session_discovery, history_index and history_retrieval"
 const step = (description: string) =>
@@ -20,12 +26,12 @@ const step = (description: string) =>
 const noHistory = (description: string) => Options.boolean("no-history").pipe(Options.withDescription(description))
 const hooks = Options.boolean("hooks").pipe(
   Options.withDescription(
-    "Install the optional Codex hooks without asking. Without --hooks or --no-hooks, install asks when run at a terminal and installs them otherwise."
+    "Install the optional agent hooks without asking. Without --hooks or --no-hooks, install asks when run at a terminal and installs them otherwise."
   )
 )
 const noHooks = Options.boolean("no-hooks").pipe(
   Options.withDescription(
-    "Do not install the optional Codex hooks; the choice is remembered and codex_hooks then passes."
+    "Do not install the optional agent hooks; the choice is remembered and the hooks step (codex_hooks, claude_hooks) then passes."
   )
 )
 const purge = Options.boolean("purge").pipe(
@@ -34,7 +40,7 @@ const purge = Options.boolean("purge").pipe(
   )
 )
 
-const decideHooks = (flags: { hooks: boolean; noHooks: boolean }) =>
+const decideHooks = (flags: { hooks: boolean; noHooks: boolean }, target: AgentTarget) =>
   Effect.gen(function* () {
     if (flags.hooks && flags.noHooks) {
       return yield* new CliUsageError({ message: "--hooks and --no-hooks cannot be used together" })
@@ -45,15 +51,42 @@ const decideHooks = (flags: { hooks: boolean; noHooks: boolean }) =>
     // Nobody was asked: keep whatever choice was recorded before.
     if (!mode.interactive) return "default" as HooksChoice
     const prompter = yield* Prompter
-    const yes = yield* prompter.confirm("Install the optional Codex hooks (capture new sessions and notes)?", true)
+    const yes = yield* prompter.confirm(
+      `Install the optional ${AGENT_NAMES[target]} hooks (capture new sessions and notes)?`,
+      true
+    )
     return (yes ? "install" : "decline") as HooksChoice
   })
 
-const runChecklist = (command: ReportCommand, request: Omit<RunRequest, "command">) =>
+/**
+ * The targets a command covers: the one named; else, for status and doctor, the target owning the
+ * selected step, or every target the manifest records as installed (codex when none is).
+ */
+const targetsOf = (named: Option.Option<AgentTarget>, step: StepId | null) =>
   Effect.gen(function* () {
-    const full: RunRequest = { command, ...request }
+    if (Option.isSome(named)) return [named.value]
+    const owner = step === null ? undefined : targetOfStep(step)
+    if (owner !== undefined) return [owner]
+    const installed = yield* readInstalledTargets
+    return installed.length > 0 ? installed : (["codex"] as const)
+  })
+
+const runChecklist = (
+  command: ReportCommand,
+  targets: ReadonlyArray<AgentTarget>,
+  request: Omit<RunRequest, "command" | "targets">
+) =>
+  Effect.gen(function* () {
+    const full: RunRequest = { command, targets, ...request }
     yield* validateRequest(full).pipe(Effect.mapError((e) => new CliUsageError({ message: e.message })))
-    const steps = yield* installSteps
+    const steps = yield* checklistFor(command, targets)
+    const selected = full.selected
+    if (selected !== null && !steps.some((s) => s.id === selected)) {
+      const owner = targetOfStep(selected)
+      return yield* new CliUsageError({
+        message: `--step ${selected} is not a step of ${targets.join(" and ")}${owner === undefined || targets.includes(owner) ? "" : ` (it is ${owner}'s: blctx ${command} ${owner} --step ${selected})`}; the steps are: ${steps.map((s) => s.id).join(", ")}`
+      })
+    }
     const report = yield* runSteps(steps, full)
     yield* Effect.flatMap(ExitStatus, (s) => s.set(report.exit_code))
   })
@@ -63,7 +96,7 @@ const selected = (o: Option.Option<StepId>) => Option.getOrNull(o)
 export const installCommand = Command.make(
   "install",
   {
-    target: target("The agent to set blctx up for (Codex is the only one so far)."),
+    target: target("The agent to set blctx up for: codex or claude (Claude Code)."),
     step: step("Run only this step, after the steps it needs (its prerequisites)."),
     noHistory: noHistory(`Skip the history steps (${HISTORY_STEPS}): nothing is indexed.`),
     hooks,
@@ -76,14 +109,14 @@ export const installCommand = Command.make(
       yield* validateRequest({ command: "install", ...base }).pipe(
         Effect.mapError((e) => new CliUsageError({ message: e.message }))
       )
-      const wantsHooks = o.step._tag === "None" || o.step.value === "codex_hooks"
-      const choice = wantsHooks ? yield* decideHooks(o) : base.hooks
-      yield* runChecklist("install", { ...base, hooks: choice })
+      const wantsHooks = o.step._tag === "None" || o.step.value === `${o.target}_hooks`
+      const choice = wantsHooks ? yield* decideHooks(o, o.target) : base.hooks
+      yield* runChecklist("install", [o.target], { ...base, hooks: choice })
     })
 ).pipe(
   Command.withDescription(
     commandDescription(
-      "Set up blctx for Codex and verify it, step by step",
+      "Set up blctx for an agent and verify it, step by step",
       "Runs an ordered checklist (private data directory, daemon, MCP server, skill, embedding model, history index, optional hooks) and verifies every step after it runs. A step whose prerequisite did not pass is blocked. Exit 0 when every selected step passed, 1 otherwise."
     )
   )
@@ -97,7 +130,15 @@ const verifyCommand = (
   Command.make(
     name,
     { target: target(words.target).pipe(Args.optional), step: step(words.step), noHistory: noHistory(words.noHistory) },
-    (o) => runChecklist(name, { selected: selected(o.step), noHistory: o.noHistory, purge: false, hooks: "install" })
+    (o) =>
+      Effect.flatMap(targetsOf(o.target, selected(o.step)), (targets) =>
+        runChecklist(name, targets, {
+          selected: selected(o.step),
+          noHistory: o.noHistory,
+          purge: false,
+          hooks: "install"
+        })
+      )
   ).pipe(Command.withDescription(description))
 
 export const statusCommand = verifyCommand(
@@ -107,7 +148,7 @@ export const statusCommand = verifyCommand(
     "Verifies every step as install left it and prints the checklist. It only looks: it never installs, starts, repairs, downloads or removes anything. Exit 0 when every selected check passed, 1 otherwise."
   ),
   {
-    target: "The agent whose setup to check: codex (the default).",
+    target: "The agent whose setup to check: codex or claude. Without it, every installed one.",
     step: "Check only this step; the steps it needs are not checked with it.",
     noHistory: `Leave out the history checks (${HISTORY_STEPS}).`
   }
@@ -120,7 +161,7 @@ export const doctorCommand = verifyCommand(
     "Runs the checks of status and deeper diagnoses where a step has them, and gives a remediation (what to run or change) for every step that fails. Like status, it never changes anything. Exit 0 when every selected check passed, 1 otherwise."
   ),
   {
-    target: "The agent whose setup to diagnose: codex (the default).",
+    target: "The agent whose setup to diagnose: codex or claude. Without it, every installed one.",
     step: "Diagnose only this step; the steps it needs are not diagnosed with it.",
     noHistory: `Leave out the history diagnoses (${HISTORY_STEPS}).`
   }
@@ -128,13 +169,18 @@ export const doctorCommand = verifyCommand(
 
 export const uninstallCommand = Command.make(
   "uninstall",
-  { target: target("The agent to remove blctx from (Codex is the only one so far)."), purge },
-  (o) => runChecklist("uninstall", { selected: null, noHistory: false, purge: o.purge, hooks: "install" })
+  {
+    target: target(
+      "The agent to remove blctx from: codex or claude. What the other one still uses (data, daemon, model) stays."
+    ),
+    purge
+  },
+  (o) => runChecklist("uninstall", [o.target], { selected: null, noHistory: false, purge: o.purge, hooks: "install" })
 ).pipe(
   Command.withDescription(
     commandDescription(
-      "Stop blctx for Codex and remove what install set up",
-      "Stops the daemon and removes its service and socket, and what install set up for Codex. Your indexed history, the configuration and the downloaded model are kept unless --purge."
+      "Stop blctx for an agent and remove what install set up",
+      "Removes what install set up for the agent (its MCP registration, skill and hooks). When no other agent is installed, it also stops the daemon and removes its service and socket. Your indexed history, the configuration and the downloaded model are kept unless --purge."
     )
   )
 )

@@ -8,6 +8,8 @@ import type { HookEventName } from "../capture/hook-event.js"
  *
  * The file is shared with the person and other tools, so only what blctx judges is checked and
  * everything else is kept as it was: unknown top-level keys, events, groups, handlers and fields.
+ * Claude Code's settings.json holds its hooks in the same shape beside its other settings
+ * (`src/claude/settings-file.ts`), so everything here serves that file too.
  */
 
 /** Where Codex reads hook definitions in a Codex home. */
@@ -69,11 +71,12 @@ const pathOf = (path: ReadonlyArray<PropertyKey>) =>
   )
 
 /**
- * Parses hooks.json text, or says why it is not one (a JSON error, or the first field that is not
- * what Codex reads there). On success the parsed value itself is returned, not the decoded copy:
- * decoding reorders keys, and a person's file keeps its order through blctx's edits.
+ * Parses hooks.json (or Claude Code settings.json) text, or says why it is not one (a JSON error,
+ * or the first field that is not what `agent` reads there). On success the parsed value itself is
+ * returned, not the decoded copy: decoding reorders keys, and a person's file keeps its order
+ * through blctx's edits.
  */
-export const parseHooksDocument = (text: string): Either.Either<HooksDocument, string> => {
+export const parseHooksDocument = (text: string, agent = "Codex"): Either.Either<HooksDocument, string> => {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -84,7 +87,7 @@ export const parseHooksDocument = (text: string): Either.Either<HooksDocument, s
     onLeft: (error) => {
       const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const where = first === undefined || first.path.length === 0 ? "the document" : pathOf(first.path)
-      return Either.left(`${where} ${first?.message ?? "is not what Codex reads"}`)
+      return Either.left(`${where} ${first?.message ?? `is not what ${agent} reads`}`)
     },
     onRight: () => Either.right(json as HooksDocument)
   })

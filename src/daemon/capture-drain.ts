@@ -45,9 +45,9 @@ export const CaptureDrainLive = Layer.scopedDiscard(
     const onWriter = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | SafeFs>) =>
       effect.pipe(Effect.provideService(SqlClient.SqlClient, writer.sql), Effect.provideService(SafeFs, fs))
 
-    const expectations = Effect.map(facts.generations, (generations) => ({
+    const expectations = Effect.map(facts.hookGenerations, (registered) => ({
       installationId: config["installation-id"],
-      generations: new Set(generations)
+      generations: new Map(registered.map((h) => [h.generation, h.agent] as const))
     }))
 
     const submitImport = (paths: ReadonlyArray<string>) =>

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { spoolEntryKind } from "../capture/capture-drain.js"
 import { spoolDirIn } from "../capture/capture-paths.js"
+import type { CaptureAgent } from "../capture/capture-record.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
@@ -14,17 +15,26 @@ export const makeCaptureFacts = Effect.gen(function* () {
   const paths = yield* Paths
   const manifests = yield* ManifestStore
   const spoolDir = spoolDirIn(paths.dataDir)
+  const hookGenerations = manifests.read().pipe(
+    Effect.map((m) =>
+      Option.match(m, {
+        onNone: () => [] as ReadonlyArray<{ readonly generation: string; readonly agent: CaptureAgent }>,
+        onSome: (m) => [
+          ...(m.codex_hooks ?? []).map((h) => ({ generation: h.generation, agent: "codex" as const })),
+          ...(m.claude_hooks ?? []).map((h) => ({ generation: h.generation, agent: "claude" as const }))
+        ]
+      })
+    )
+  )
   return {
     spoolDir,
-    /** The generations of every codex_hooks registration in the manifest (none: hooks not installed). */
-    generations: manifests.read().pipe(
-      Effect.map((m) =>
-        Option.match(m, {
-          onNone: () => [] as ReadonlyArray<string>,
-          onSome: (m) => (m.codex_hooks ?? []).map((h) => h.generation)
-        })
-      )
-    ),
+    /**
+     * The generation of every hook registration in the manifest (codex_hooks, then claude_hooks),
+     * with the agent it is for (none: no hooks installed).
+     */
+    hookGenerations,
+    /** The generations alone (what capture status counts). */
+    generations: Effect.map(hookGenerations, (all) => all.map((h) => h.generation)),
     /** Records in the spool not drained yet (temp files are not records); a missing spool holds none. */
     spoolRecords: fs.readDirectory(spoolDir).pipe(
       Effect.map((names) => names.filter((n) => spoolEntryKind(n) === "record").length),

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { StepId } from "./step-id.js"
+import { AgentTarget, StepId } from "./step-id.js"
 
 export const CheckStatus = Schema.Literal("passed", "failed", "blocked", "skipped")
 export type CheckStatus = typeof CheckStatus.Type
@@ -23,7 +23,13 @@ export type ReportCommand = typeof ReportCommand.Type
 
 export class Report extends Schema.Class<Report>("Report")({
   command: ReportCommand,
-  target: Schema.Literal("codex"),
+  /**
+   * The agent the run is for; `all` when status or doctor, run without a target, checked every
+   * installed target at once (then `targets` names them).
+   */
+  target: Schema.Literal(...AgentTarget.literals, "all"),
+  /** The targets the checklist covers (absent in reports of older builds, which only knew codex). */
+  targets: Schema.optional(Schema.Array(AgentTarget)),
   ready: Schema.Boolean,
   exit_code: Schema.Number,
   selected_step: Schema.NullOr(StepId),

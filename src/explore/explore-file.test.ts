@@ -8,12 +8,14 @@ import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import { resolvePaths } from "../paths/paths.js"
 import { defaultTargets, targetsUnder } from "../transcripts/discovery.js"
+import { claudeFormat } from "../transcripts/formats/claude-format.js"
 import { type ExploreFileRequest, exploreFile } from "./explore-file.js"
 import { listTranscripts } from "./list-transcripts.js"
 import { renderFile, renderList } from "./render-explore-text.js"
 
 const fixtures = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "codex")
 const oldFormat = NodePath.join(fixtures, "old-format-no-turn-ids.jsonl")
+const claudeFixtures = NodePath.resolve(NodePath.dirname(fixtures), "claude")
 
 const explore = (request: Partial<ExploreFileRequest> & { path: string }) =>
   exploreFile({ view: "conversation", details: false, startLine: 1, limit: 20, ...request }).pipe(
@@ -130,15 +132,22 @@ describe("exploreFile", () => {
     Effect.gen(function* () {
       const codex = yield* explore({ path: oldFormat, view: "preview" })
       expect([codex.format, codex.agent]).toEqual(["codex", "codex"])
-      const path = NodePath.join(dir, "5f0c3a9e.jsonl")
-      Fs.writeFileSync(path, `${JSON.stringify({ sessionId: "5f0c3a9e", type: "user", message: { content: "hi" } })}\n`)
+      const claude = NodePath.join(dir, "5f0c3a9e.jsonl")
+      Fs.writeFileSync(
+        claude,
+        `${JSON.stringify({ sessionId: "5f0c3a9e", type: "user", message: { content: "hi" } })}\n`
+      )
+      const read = yield* explore({ path: claude })
+      expect([read.format, read.agent]).toEqual(["claude", "claude"])
+      const path = NodePath.join(dir, "notes.jsonl")
+      Fs.writeFileSync(path, `${JSON.stringify({ kind: "note", text: "hi" })}\n`)
       const refused = yield* Effect.flip(explore({ path }))
       expect(refused._tag).toBe("ExploreFailure")
       expect(refused.path).toBe(path)
       expect(refused.message).toBe(
         `${path} is not a transcript blctx can read: its name and first line match no transcript format blctx knows`
       )
-      expect(refused.remediation).toContain("Codex")
+      expect(refused.remediation).toContain("Codex, Claude Code")
     })
   )
 })
@@ -151,7 +160,10 @@ describe("listTranscripts", () => {
       Fs.mkdirSync(NodePath.dirname(placed), { recursive: true })
       Fs.copyFileSync(oldFormat, placed)
       const listed = yield* listTranscripts(defaultTargets(resolvePaths({ home: dir, CODEX_HOME: codexHome })), 10)
-      expect(listed.homes.map((h) => [h.format, h.home, h.total])).toEqual([["codex", codexHome, 1]])
+      expect(listed.homes.map((h) => [h.format, h.home, h.total])).toEqual([
+        ["codex", codexHome, 1],
+        ["claude", NodePath.join(dir, ".claude"), 0]
+      ])
       expect(listed.transcripts).toEqual([
         expect.objectContaining({
           path: placed,
@@ -164,6 +176,73 @@ describe("listTranscripts", () => {
       expect(renderList(listed)).toContain(`Codex transcripts in ${codexHome}: 1 (1 active, 0 archived)`)
       const elsewhere = yield* listTranscripts(targetsUnder(NodePath.join(dir, "nowhere")), 10)
       expect([elsewhere.total, elsewhere.transcripts]).toEqual([0, []])
+    }).pipe(Effect.provide(Layer.merge(NodeSafeFsLive, NodeTranscriptFilesLive)))
+  )
+})
+
+describe("Claude Code transcripts in explore", () => {
+  it.effect("shows a Claude Code session as a conversation, its agent named, nothing injected indexed", () =>
+    Effect.gen(function* () {
+      const path = NodePath.join(claudeFixtures, "api-requests-and-attachments.jsonl")
+      const result = yield* explore({ path })
+      expect([result.format, result.agent]).toEqual(["claude", "claude"])
+      const texts = (result.turns ?? []).flatMap((t) => t.messages.map((m) => m.text))
+      expect(texts).toEqual(["What is the deploy command?", "Run make ship-it from the repository root."])
+      const text = renderFile(result, false)
+      expect(text).toContain("Claude Code 2.1.332")
+      expect(text).toContain("  claude (final answer) [line 13")
+      expect(text).not.toContain("blctx recall")
+      const preview = yield* explore({ path, view: "preview", details: true })
+      const decisions = (preview.turns ?? []).flatMap((t) => t.decisions ?? [])
+      expect(decisions.filter((d) => d.record_type.startsWith("api-request")).map((d) => d.decision)).toEqual([
+        "excluded",
+        "excluded",
+        "excluded"
+      ])
+      expect(decisions.find((d) => d.record_type === "attachment/hook_additional_context")?.decision).toBe(
+        "context_only"
+      )
+      const sub = yield* explore({
+        path: NodePath.join(
+          claudeFixtures,
+          "55555555-5555-4555-8555-555555555555/subagents/agent-a1b2c3d4e5f6a7b8.jsonl"
+        )
+      })
+      expect(renderFile(sub, false)).toContain(
+        "sidechain sub-agent, spawned by session 55555555-5555-4555-8555-555555555555"
+      )
+    })
+  )
+
+  it.effect("lists Claude Code sessions beside Codex ones; narrowed to one agent, only that agent's", () =>
+    Effect.gen(function* () {
+      const codexHome = NodePath.join(dir, "codex")
+      const codex = NodePath.join(codexHome, "sessions", "2026", "03", "01", "rollout-2026-03-01T10-00-00-a.jsonl")
+      Fs.mkdirSync(NodePath.dirname(codex), { recursive: true })
+      Fs.copyFileSync(oldFormat, codex)
+      const claude = NodePath.join(
+        dir,
+        ".claude",
+        "projects",
+        "-home-user-project",
+        "88888888-8888-4888-8888-888888888888.jsonl"
+      )
+      Fs.mkdirSync(NodePath.dirname(claude), { recursive: true })
+      Fs.copyFileSync(NodePath.join(claudeFixtures, "api-requests-and-attachments.jsonl"), claude)
+      const paths = resolvePaths({ home: dir, CODEX_HOME: codexHome })
+      const both = yield* listTranscripts(defaultTargets(paths), 10)
+      expect(new Set(both.transcripts.map((t) => [t.format, t.agent, t.path].join(" ")))).toEqual(
+        new Set([`codex codex ${codex}`, `claude claude ${claude}`])
+      )
+      expect(both.transcripts.find((t) => t.format === "claude")?.session_id).toBe(
+        "88888888-8888-4888-8888-888888888888"
+      )
+      const text = renderList(both)
+      expect(text).toContain(`Claude Code transcripts in ${NodePath.join(dir, ".claude")}: 1 (1 active, 0 archived)`)
+      expect(text).toContain("  Claude Code  ")
+      const only = yield* listTranscripts(defaultTargets(paths, [claudeFormat]), 10)
+      expect(only.transcripts.map((t) => t.path)).toEqual([claude])
+      expect(only.homes.map((h) => h.format)).toEqual(["claude"])
     }).pipe(Effect.provide(Layer.merge(NodeSafeFsLive, NodeTranscriptFilesLive)))
   )
 })

@@ -1,4 +1,6 @@
+import { Option } from "effect"
 import { sanitizeForTerminal } from "../installer/render-text.js"
+import { formatById } from "../transcripts/formats/registry.js"
 import type { SourcePosition } from "../transcripts/record.js"
 import type { ExploreFileResult, ExploreMessage, ExploreTurn } from "./explore-file.js"
 import type { ExploreListResult } from "./list-transcripts.js"
@@ -23,6 +25,9 @@ const counts = (record: Readonly<Record<string, number>>) =>
     .map(([k, n]) => `${safe(k)} ${n}`)
     .join(", ")
 
+/** The format's name for people (`Codex`, `Claude Code`), or its id when this build does not know it. */
+const labelOf = (format: string) => Option.match(formatById(format), { onNone: () => format, onSome: (f) => f.label })
+
 export const renderList = (r: ExploreListResult): string => {
   const lines = r.homes.map(
     (h) => `${safe(h.label)} transcripts in ${safe(h.home)}: ${h.total} (${h.active} active, ${h.archived} archived)`
@@ -37,7 +42,9 @@ export const renderList = (r: ExploreListResult): string => {
     lines.push(safe(t.path))
     const where = t.cwd === null ? "" : `  cwd ${safe(t.cwd)}`
     const id = t.session_id === null ? "" : `  session ${safe(t.session_id)}`
-    lines.push(`  ${t.modified_at}  ${t.size} bytes${t.archived ? "  archived" : ""}${id}${where}`)
+    lines.push(
+      `  ${t.modified_at}  ${safe(labelOf(t.format))}  ${t.size} bytes${t.archived ? "  archived" : ""}${id}${where}`
+    )
   }
   if (r.total > r.transcripts.length) {
     lines.push("", `Showing the newest ${r.transcripts.length} of ${r.total}; use --limit N for more.`)
@@ -56,11 +63,12 @@ const header = (r: ExploreFileResult): Array<string> => {
     const s = r.session
     const parts = [
       s.id === null ? null : `session ${safe(s.id)}`,
-      s.cli_version === null ? null : `Codex ${safe(s.cli_version)}`,
+      s.cli_version === null ? null : `${safe(labelOf(r.format))} ${safe(s.cli_version)}`,
       s.cwd === null ? null : `cwd ${safe(s.cwd)}`,
       s.forked_from_id === null ? null : `forked from ${safe(s.forked_from_id)}`,
       s.parent_history_from_line === null ? null : `parent history copied from line ${s.parent_history_from_line}`,
-      s.subagent === null ? null : `${safe(s.subagent)} sub-agent`
+      s.subagent === null ? null : `${safe(s.subagent)} sub-agent`,
+      s.parent_session_id == null ? null : `spawned by session ${safe(s.parent_session_id)}`
     ].filter((p) => p !== null)
     lines.push(`  ${parts.join(", ")}`)
   }
@@ -70,7 +78,9 @@ const header = (r: ExploreFileResult): Array<string> => {
   return lines
 }
 
-const who = (m: ExploreMessage) => (m.role === "user" ? "you" : m.role === "assistant" ? "codex" : safe(m.role))
+/** Who wrote a message: you, the agent (`codex`, `claude`), or the role as written. */
+const who = (m: ExploreMessage, agent: string) =>
+  m.role === "user" ? "you" : m.role === "assistant" ? safe(agent) : safe(m.role)
 
 const flagText = (t: ExploreTurn) =>
   t.flags.length === 0 ? "" : `  ⚠ ${t.flags.map((f) => (f === "no_request" ? "no request" : "no answer")).join(", ")}`
@@ -101,7 +111,7 @@ export const renderFile = (r: ExploreFileResult, details: boolean): string => {
         lines.push("", turnTitle(t))
         for (const m of t.messages) {
           const label = m.kind === "request" ? "" : ` (${m.kind.replace("_", " ")})`
-          lines.push(`  ${who(m)}${label} [${at(m.source)}]`, indent(m.text))
+          lines.push(`  ${who(m, r.agent)}${label} [${at(m.source)}]`, indent(m.text))
         }
       }
       lines.push(...footer(r, ""))

@@ -4,7 +4,7 @@
  * a value without a migration. The values known to this build:
  *
  * - `codex_transcript`: a Codex rollout file (`$CODEX_HOME/sessions`, `archived_sessions`).
- * - `claude_transcript`: a Claude Code transcript (its format is not registered yet).
+ * - `claude_transcript`: a Claude Code transcript (`$CLAUDE_CONFIG_DIR/projects`, default `~/.claude`).
  * - `authored_update`: a note written on purpose, stored as one of its revisions.
  *
  * A value is lowercase letters, digits and `_`, starting with a letter, at most 64 characters;

@@ -177,12 +177,23 @@ describe("runSteps", () => {
       const calls: Array<string> = []
       const events: Array<string> = []
       const report = yield* run(makeSteps(calls), request({ command: "uninstall" }), events)
-      expect(calls[0]).toBe("uninstall:codex_hooks")
+      expect(calls[0]).toBe(`uninstall:${STEP_IDS.at(-1)}`)
       expect(calls.at(-1)).toBe("uninstall:data_directory")
       expect(report.checks.map((c) => c.id)).toEqual([...STEP_IDS])
       expect(report.ready).toBe(false)
       expect(events[0]).toBe(`begin:uninstall:${STEP_IDS.length}`)
       expect(events.at(-1)).toBe("end:0")
+    })
+  )
+
+  it.effect("the report names its target: codex by default, the one asked for, or all with the targets covered", () =>
+    Effect.gen(function* () {
+      const codex = yield* run(makeSteps([]), request({ command: "status" }))
+      expect([codex.target, codex.targets]).toEqual(["codex", ["codex"]])
+      const claude = yield* run(makeSteps([]), request({ command: "status", targets: ["claude"] }))
+      expect([claude.target, claude.targets]).toEqual(["claude", ["claude"]])
+      const both = yield* run(makeSteps([]), request({ command: "status", targets: ["codex", "claude"] }))
+      expect([both.target, both.targets]).toEqual(["all", ["codex", "claude"]])
     })
   )
 

@@ -1,6 +1,6 @@
 import { Cause, Data, Effect, Either, Option } from "effect"
 import { Check, ExitCode, Report, type ReportCommand } from "../domain/report.js"
-import { displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
+import { type AgentTarget, displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
 import { Renderer } from "./renderer.js"
 import { type HooksChoice, type Step, StepFailure, type StepOutcome, type StepRun } from "./step.js"
 
@@ -11,6 +11,8 @@ export interface RunRequest {
   readonly noHistory: boolean
   readonly purge: boolean
   readonly hooks: HooksChoice
+  /** The agents the checklist is for (`blctx install <target>`); codex when not said. */
+  readonly targets?: ReadonlyArray<AgentTarget>
 }
 
 /** A request the engine refuses before running anything (exit code 2). */
@@ -201,9 +203,11 @@ export const runSteps = <R>(
       return c === undefined ? [] : [c]
     })
     const allGood = checks.every((c) => c.status === "passed" || c.status === "skipped")
+    const targets = request.targets ?? ["codex"]
     const report = new Report({
       command: request.command,
-      target: "codex",
+      target: targets.length === 1 ? (targets[0] ?? "codex") : "all",
+      targets: [...targets],
       ready: request.selected === null && request.command !== "uninstall" && allGood,
       exit_code: allGood ? ExitCode.ok : ExitCode.failed,
       selected_step: request.selected,

@@ -42,6 +42,7 @@ export const hit = (overrides: Partial<ConstructorParameters<typeof SearchHit>[0
     text: "We chose a blue-green rollout.",
     text_truncated: false,
     source_type: "codex_transcript",
+    agent: "codex",
     session_id: "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000",
     turn_id: "turn-3",
     turn_number: 3,
@@ -72,6 +73,7 @@ export const recentResponse = new RecentResponse({
   since: "2026-02-01T00:00:00.000Z",
   until: null,
   project: null,
+  agent: null,
   turns: [
     new RecentTurn({
       session_id: "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000",
@@ -89,6 +91,8 @@ export const recentResponse = new RecentResponse({
           timestamp: "2026-02-02T09:00:05.000Z",
           text: "We chose a blue-green rollout.",
           text_truncated: false,
+          source_type: "codex_transcript",
+          agent: "codex",
           source: span
         })
       ],
@@ -111,6 +115,7 @@ export const contextMessage = (sourceType: string, index = 0) =>
     role: "assistant",
     kind: "final_answer",
     source_type: sourceType,
+    agent: sourceType === "authored_update" ? null : "codex",
     turn_number: 3,
     turn_id: "turn-3",
     timestamp: "2026-02-02T09:00:05.000Z",

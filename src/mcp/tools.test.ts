@@ -4,7 +4,14 @@ import { ContextRequest } from "../retrieval/context.js"
 import { SearchRequest } from "../retrieval/contract.js"
 import { RecentRequest } from "../retrieval/recent.js"
 import { toolJsonSchema } from "./json-schema.js"
-import { contextMessage, contextResponse, fakeClient, hit, searchResponse } from "./mcp-fixtures.test-support.js"
+import {
+  contextMessage,
+  contextResponse,
+  fakeClient,
+  hit,
+  recentResponse,
+  searchResponse
+} from "./mcp-fixtures.test-support.js"
 import { McpContextResponse, McpRecentResponse, McpSearchResponse } from "./tool-results.js"
 import { READ_ONLY_ANNOTATIONS, READ_TOOLS, SEARCH_TOOL_DEFAULT_LIMIT } from "./tools.js"
 
@@ -96,6 +103,64 @@ describe("the read tools", () => {
       // No arguments at all is an empty object (MCP lets a client leave them out).
       expect(Either.isRight(yield* prepared("context_status", undefined))).toBe(true)
       expect(Either.isRight(yield* prepared("recent", undefined))).toBe(true)
+    })
+  )
+
+  it.effect("take an optional agent on search, recent and context, pass it on, and say what it means", () =>
+    Effect.gen(function* () {
+      const inputs = {
+        search: tool("search").definition.inputSchema as unknown as {
+          properties: { filters: { properties: Record<string, { type?: string; description?: string }> } }
+        },
+        recent: tool("recent").definition.inputSchema as {
+          properties: Record<string, { type?: string; description?: string }>
+          required?: ReadonlyArray<string>
+        },
+        context: tool("context").definition.inputSchema as {
+          properties: Record<string, { type?: string; description?: string }>
+          required?: ReadonlyArray<string>
+        }
+      }
+      for (const property of [
+        inputs.search.properties.filters.properties.agent,
+        inputs.recent.properties.agent,
+        inputs.context.properties.agent
+      ]) {
+        // An open string on the wire; the description names the known agents.
+        expect(property).toMatchObject({ type: "string", maxLength: 64 })
+        expect(property?.description).toMatch(/codex or claude/)
+      }
+      expect(inputs.recent.required ?? []).not.toContain("agent")
+      expect(inputs.context.required ?? []).not.toContain("agent")
+      for (const name of ["search", "recent", "context"]) {
+        expect(tool(name).definition.description).toMatch(/`agent`/)
+      }
+
+      const { client, calls } = fakeClient({
+        search: () => searchResponse([hit({ agent: "claude", source_type: "claude_transcript" })]),
+        recent: () => recentResponse,
+        context: () => contextResponse([contextMessage("codex_transcript")])
+      })
+      const found = yield* (yield* tool("search").prepare({ query: "x", filters: { agent: "claude" } }))(client)
+      expect(found).toMatchObject({ results: [{ agent: "claude", source_type: "claude_transcript" }] })
+      yield* (yield* tool("recent").prepare({ agent: "codex" }))(client)
+      const context = yield* (yield* tool("context").prepare({ context_id: "m40", agent: "codex" }))(client)
+      expect(context).toMatchObject({ messages: [{ agent: "codex", source_type: "codex_transcript" }] })
+      expect(calls.map((c) => c.request)).toEqual([
+        { query: "x", filters: { agent: "claude" }, limit: 5, offset: 0 },
+        { agent: "codex", limit: 20, offset: 0 },
+        { context_id: "m40", agent: "codex", limit: 20, char_offset: 0 }
+      ])
+      // Not a string, or longer than any agent name: refused before the daemon is asked.
+      for (const [name, args, field] of [
+        ["search", { query: "x", filters: { agent: 7 } }, "filters.agent"],
+        ["recent", { agent: "a".repeat(65) }, "agent"],
+        ["context", { context_id: "m1", agent: null }, "agent"]
+      ] as const) {
+        const result = yield* prepared(name, args)
+        if (Either.isRight(result)) return expect.fail(`${name} ${JSON.stringify(args)} is refused`)
+        expect(result.left.issues.map((i) => i.field)).toContain(field)
+      }
     })
   )
 

@@ -123,7 +123,9 @@ const EVIDENCE =
 const UTC =
   "Times you pass (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM) mean UTC when they have no offset; `since` is inclusive, `until` exclusive. Timestamps in answers are ISO 8601, in UTC unless they carry an offset."
 const SESSIONS =
-  "Each result names its source: `source_type` (`codex_transcript` or another transcript type, or `authored_update`), with `source_session_id` (the agent's own session id, for provenance) for a transcript or `context_session_id` for an authored update."
+  "Each result names its source: `agent` (`codex`, `claude`; null for a note no agent is recorded for) and `source_type` (`codex_transcript`, `claude_transcript` or another transcript type, or `authored_update`), with `source_session_id` (the agent's own session id, for provenance) for a transcript or `context_session_id` for an authored update."
+const AGENTS =
+  "Every agent's history (Codex and Claude Code) by default; `agent` (`codex` or `claude`) keeps one agent's transcripts, and notes (authored updates are shared) unless their session was opened by another agent's hooks. Another agent name is an invalid_query error listing the known ones."
 const COVERAGE =
   "Only history already imported into the local index is searched; querying never imports anything (context_status shows what is covered)."
 
@@ -131,11 +133,12 @@ const searchTool = readTool({
   name: "search",
   title: "Search your coding history",
   description: [
-    "Search the person's own coding-agent history (past Codex sessions, indexed locally by blctx) for passages about a topic, best match first.",
+    "Search the person's own coding-agent history (past Codex and Claude Code sessions and notes, indexed locally by blctx) for passages about a topic, best match first.",
     `Returns up to \`limit\` results (default ${SEARCH_TOOL_DEFAULT_LIMIT}, at most 100). Each has its exact text (secrets redacted), a citation in \`source\` (the transcript file with line and byte range, or a note revision), project (working directory), timestamp, score, and a \`context_id\` to pass to the \`context\` tool for the surrounding messages.`,
     SESSIONS,
     "`query_mode` says how it matched: `lexical` (words, BM25) or `hybrid` (words and meaning); `query_mode_reason` says why it is lexical.",
-    "Optional `filters`: `project` (a directory and everything below it), `session` (a session id), `since`/`until`, `source_type`.",
+    "Optional `filters`: `project` (a directory and everything below it), `session` (a session id), `since`/`until`, `source_type`, `agent`.",
+    AGENTS,
     UTC,
     `An answer holds at most ${BUDGET} characters of text: \`truncated\` and each result's \`text_truncated\` say what was cut, and \`next_offset\`, passed as \`offset\`, continues.`,
     "An empty `results` list means nothing matched: that is an answer, not an error.",
@@ -153,8 +156,9 @@ const recentTool = readTool({
   description: [
     "List the most recent turns of the person's coding-agent sessions, newest activity first: each turn's session, project, first and last activity, and up to 20 of its messages with exact text, a citation in `source` and a `context_id` for the `context` tool.",
     "Choose the window with `days` (the last N days; fractions work) or `since`/`until` (not `days` with `since`); without them, from the beginning. `project` keeps one directory and everything below it.",
+    AGENTS,
     `\`limit\` turns (default 20, at most 200); \`next_offset\`, passed as \`offset\`, continues. At most ${BUDGET} characters of text per answer (\`truncated\`, \`text_truncated\`, \`messages_not_shown\`).`,
-    "Turns name their session as `source_session_id` (transcripts).",
+    "Each message says its `agent` and `source_type`; turns name their session as `source_session_id` (transcripts) or `context_session_id` (notes).",
     UTC,
     "A message whose time is unknown never falls in a bounded window (`unknown_timestamps` counts them). An empty `turns` list means nothing happened in the window: an answer, not an error.",
     COVERAGE,
@@ -170,7 +174,8 @@ const contextTool = readTool({
   title: "Messages around a result",
   description: [
     "Show the messages around a `search` or `recent` result: pass its `context_id`.",
-    "By default the result's whole turn and what follows it in the session (`limit` messages, default 20, at most 200), each with its exact text, role, timestamp, `source_type` and citation in `source`; `is_anchor` marks the result itself.",
+    "By default the result's whole turn and what follows it in the session (`limit` messages, default 20, at most 200), each with its exact text, role, timestamp, `agent`, `source_type` and citation in `source`; `is_anchor` marks the result itself.",
+    "With `agent` (`codex` or `claude`), a context_id from another agent's history is an invalid_query error instead of an answer.",
     `At most ${BUDGET} characters of text per answer: when \`truncated\`, call again with \`next_offset\` as \`offset\` and \`next_char_offset\` (when set) as \`char_offset\` to continue exactly where it stopped.`,
     "The session is `source_session_id` for a transcript, `context_session_id` for an authored update.",
     "An unknown context_id is an error saying so.",

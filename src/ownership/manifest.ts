@@ -96,8 +96,14 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
   cli: AbsolutePath,
   created_at: Schema.String,
   updated_at: Schema.String,
-  /** Explicit choices a person made at install time (e.g. declining the optional hooks). */
-  choices: Schema.optionalWith(Schema.Struct({ hooks: Schema.optional(HooksDecision) }), { default: () => ({}) }),
+  /**
+   * Explicit choices a person made at install time (e.g. declining the optional hooks): `hooks`
+   * for Codex's, `claude_hooks` for Claude Code's, each agent's choice its own.
+   */
+  choices: Schema.optionalWith(
+    Schema.Struct({ hooks: Schema.optional(HooksDecision), claude_hooks: Schema.optional(HooksDecision) }),
+    { default: () => ({}) }
+  ),
   /**
    * MCP server registrations blctx wrote with `codex mcp add`, one per Codex home. Recorded
    * before the registration is written, so an interrupted install is retried as blctx's own.

@@ -23,7 +23,8 @@ export const redactSession = (
     originator: field(session.originator),
     started_at: field(session.started_at),
     forked_from_id: field(session.forked_from_id),
-    subagent: field(session.subagent)
+    subagent: field(session.subagent),
+    ...(session.parent_session_id === undefined ? {} : { parent_session_id: field(session.parent_session_id) })
   }
   return { session: redacted, redactions }
 }

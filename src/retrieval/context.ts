@@ -1,9 +1,25 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
-import { type ProvenanceRow, RESPONSE_TEXT_BUDGET, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
+import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
+import {
+  type ProvenanceRow,
+  RESPONSE_TEXT_BUDGET,
+  ResultAgent,
+  SourceLocation,
+  SourceType,
+  sourceLocationOf
+} from "./contract.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}
+
+/** A context id whose source the request's `agent` filter leaves out: nothing of it is returned. */
+export class ContextOfOtherAgent extends Data.TaggedError("ContextOfOtherAgent")<{
+  readonly context_id: string
+  readonly agent: string
+  /** The anchor's agent, when one is recorded. */
+  readonly found: string | null
+}> {}
 
 export class ContextMessage extends Schema.Class<ContextMessage>("ContextMessage")({
   context_id: Schema.String,
@@ -13,6 +29,7 @@ export class ContextMessage extends Schema.Class<ContextMessage>("ContextMessage
   role: Schema.String,
   kind: Schema.String,
   source_type: SourceType,
+  agent: ResultAgent,
   turn_number: Schema.Int,
   turn_id: Schema.NullOr(Schema.String),
   timestamp: Schema.NullOr(Schema.String),
@@ -53,7 +70,9 @@ export const ContextRequest = Schema.Struct({
   offset: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
   /** Character offset inside the first message returned. */
-  char_offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 })
+  char_offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 }),
+  /** Answer only when the context id's source passes this agent filter (as search's `agent`). */
+  agent: Schema.optional(AgentFilter)
 })
 export type ContextRequest = typeof ContextRequest.Type
 
@@ -72,7 +91,10 @@ interface Row extends ProvenanceRow {
 
 /**
  * The messages around a result, with exact text: by default the anchor's whole turn and what
- * follows, paged by messages (`offset`, `limit`) and, for a long message, by characters.
+ * follows, paged by messages (`offset`, `limit`) and, for a long message, by characters. With
+ * `agent`, a context id whose source that filter leaves out (another agent's transcript, or a
+ * note bound to another agent) is `ContextOfOtherAgent`: one source is one agent's, so the filter
+ * keeps all of it or none.
  */
 export const expandContext = (request: ContextRequest, budget: number = RESPONSE_TEXT_BUDGET) =>
   Effect.gen(function* () {
@@ -86,16 +108,24 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
             SELECT message_id, char_start, char_end FROM chunks WHERE id = ${id}`)[0]
         : { message_id: id, char_start: null, char_end: null }
     if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
+    const agent = yield* checkAgent(request.agent)
     const head = (yield* sql<{
       source_file_id: number | null
       note_id: string | null
-    }>`SELECT source_file_id, note_id FROM messages WHERE id = ${anchor.message_id}`)[0]
+      agent: string | null
+      passes: number
+    }>`SELECT m.source_file_id, m.note_id, ${sql.literal(MESSAGE_AGENT)} AS agent,
+         ${agent === undefined ? sql`1` : agentClause(sql, agent)} AS passes
+       FROM messages m WHERE m.id = ${anchor.message_id}`)[0]
     if (head === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
+    if (agent !== undefined && !head.passes) {
+      return yield* new ContextOfOtherAgent({ context_id: request.context_id, agent, found: head.agent })
+    }
 
     // A transcript's messages in file order; a note's revisions in order.
     const all = yield* sql<Row>`
       SELECT m.id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd, m.timestamp, m.text,
-             m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
+             ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
       FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
       WHERE ${
         head.source_file_id !== null
@@ -135,6 +165,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
           role: row.role,
           kind: row.kind,
           source_type: row.source_type,
+          agent: row.agent,
           turn_number: row.turn_number,
           turn_id: row.turn_id,
           timestamp: row.timestamp,

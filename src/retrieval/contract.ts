@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
+import { AgentFilter, KNOWN_AGENTS } from "./agent-filter.js"
 
 /** Every response caps the text it returns at this many characters and says when it did. */
 export const RESPONSE_TEXT_BUDGET = 24_000
@@ -23,6 +24,15 @@ export type QueryMode = typeof QueryMode.Type
 /** Whether the index is usable and complete: the daemon's judgement, reported by Ping and context_status. */
 export const IndexState = Schema.Literal("ready", "indexing", "repairing", "empty", "model_missing")
 export type IndexState = typeof IndexState.Type
+
+/**
+ * Which agent a result came from: a transcript's agent (`codex`, `claude`); for a note, the agent
+ * whose hook binding opened its blctx session, or null when no agent is recorded (notes are
+ * shared by every agent).
+ */
+export const ResultAgent = Schema.NullOr(Schema.String).annotations({
+  description: `The agent whose history this is (${KNOWN_AGENTS.join(", ")}); null for a note no agent is recorded for`
+})
 
 /** Provenance in a transcript file, exactly: `dd`/`tail -c` at these offsets shows the line. */
 export class TranscriptSpan extends Schema.Class<TranscriptSpan>("TranscriptSpan")({
@@ -50,8 +60,10 @@ export const SourceLocation = Schema.Union(TranscriptSpan, NoteRevision).annotat
 export type SourceLocation = typeof SourceLocation.Type
 
 /**
- * The provenance columns a reader selects: `m.agent, f.path, m.line, m.byte_start, m.byte_end,
- * m.note_id, m.note_revision` with `source_files f` LEFT JOINed (a note has no source file).
+ * The provenance columns a reader selects: `MESSAGE_AGENT AS agent, f.path, m.line, m.byte_start,
+ * m.byte_end, m.note_id, m.note_revision` with `source_files f` LEFT JOINed (a note has no source
+ * file). `agent` is the message's own for a transcript, and for a note the agent its session is
+ * bound to, or null (`agent-filter.ts`).
  */
 export interface ProvenanceRow {
   readonly agent: string | null
@@ -98,6 +110,7 @@ export class SearchHit extends Schema.Class<SearchHit>("SearchHit")({
   text: Schema.String,
   text_truncated: Schema.Boolean,
   source_type: SourceType,
+  agent: ResultAgent,
   session_id: Schema.NullOr(Schema.String),
   turn_id: Schema.NullOr(Schema.String),
   turn_number: Schema.Int,
@@ -132,7 +145,8 @@ export const SearchFilters = Schema.Struct({
   session: Schema.optional(BoundedId),
   since: Schema.optional(BoundedDate),
   until: Schema.optional(BoundedDate),
-  source_type: Schema.optional(SourceType)
+  source_type: Schema.optional(SourceType),
+  agent: Schema.optional(AgentFilter)
 })
 export type SearchFilters = typeof SearchFilters.Type
 

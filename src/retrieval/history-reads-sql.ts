@@ -4,6 +4,7 @@ import { SafeFs } from "../fs/safe-fs.js"
 import { readJob } from "../jobs/job-reads.js"
 import { StoreError } from "../store/store-error.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
+import { checkAgent } from "./agent-filter.js"
 import { readCaptureCounts } from "./capture-counts.js"
 import { expandContext } from "./context.js"
 import { countAuthoredUpdatesPending, IndexStatus } from "./context-status.js"
@@ -66,7 +67,10 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
             )
           )
         }).pipe(
-          Effect.catchTag("TimeRangeError", (e) => Effect.fail(invalidQuery(e))),
+          Effect.catchTags({
+            TimeRangeError: (e) => Effect.fail(invalidQuery(e)),
+            UnknownAgent: (e) => Effect.fail(invalidQuery(e))
+          }),
           Effect.mapError((e) => (e._tag === "InvalidQuery" ? e : storeError(e)))
         ),
       recent: (request) =>
@@ -74,13 +78,18 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
           const nowMs = yield* Clock.currentTimeMillis
           const range = resolveRange({ days: request.days, since: request.since, until: request.until, nowMs })
           if (range instanceof TimeRangeError) return yield* invalidQuery(range)
-          return yield* onConnection(recentTurns(range, request.project ?? null, request.limit, request.offset)).pipe(
-            Effect.mapError(storeError)
-          )
+          const agent = yield* checkAgent(request.agent).pipe(Effect.mapError(invalidQuery))
+          return yield* onConnection(
+            recentTurns(range, request.project ?? null, request.limit, request.offset, agent ?? null)
+          ).pipe(Effect.mapError(storeError))
         }),
       context: (request) =>
         onConnection(expandContext(request)).pipe(
-          Effect.catchTag("ContextNotFound", (e) => Effect.fail(invalidQuery(e))),
+          Effect.catchTags({
+            ContextNotFound: (e) => Effect.fail(invalidQuery(e)),
+            ContextOfOtherAgent: (e) => Effect.fail(invalidQuery(e)),
+            UnknownAgent: (e) => Effect.fail(invalidQuery(e))
+          }),
           Effect.mapError((e) => (e._tag === "InvalidQuery" ? e : storeError(e)))
         ),
       coverage: onConnection(coverage).pipe(Effect.mapError(storeError)),

@@ -1,8 +1,9 @@
 import { Schema } from "effect"
-import type { ContextNotFound } from "./context.js"
+import { KNOWN_AGENTS, type UnknownAgent } from "./agent-filter.js"
+import type { ContextNotFound, ContextOfOtherAgent } from "./context.js"
 import type { TimeRangeError } from "./time-range.js"
 
-/** A query that cannot be run as asked (a bad date, an unknown context id): says what to send instead. */
+/** A query that cannot be run as asked (a bad date, an unknown context id or agent): says what to send instead. */
 export class InvalidQuery extends Schema.TaggedError<InvalidQuery>()("InvalidQuery", {
   reason: Schema.String,
   remediation: Schema.String
@@ -12,14 +13,33 @@ export class InvalidQuery extends Schema.TaggedError<InvalidQuery>()("InvalidQue
   }
 }
 
+/** The rejections a read can end in, each worded once below. */
+export type QueryRejection = TimeRangeError | ContextNotFound | UnknownAgent | ContextOfOtherAgent
+
+const AGENTS = KNOWN_AGENTS.join(" or ")
+
 /** The one wording of each rejection, wherever the read runs (a query worker or in process). */
-export const invalidQuery = (e: TimeRangeError | ContextNotFound): InvalidQuery =>
-  e._tag === "TimeRangeError"
-    ? new InvalidQuery({
+export const invalidQuery = (e: QueryRejection): InvalidQuery => {
+  switch (e._tag) {
+    case "TimeRangeError":
+      return new InvalidQuery({
         reason: `${e.input}: ${e.message}`,
         remediation: "Dates are YYYY-MM-DD or ISO 8601 date-times; without an offset they mean UTC."
       })
-    : new InvalidQuery({
+    case "ContextNotFound":
+      return new InvalidQuery({
         reason: `no result has context id ${e.context_id}`,
         remediation: "Use a context_id from a search or recent answer."
       })
+    case "UnknownAgent":
+      return new InvalidQuery({
+        reason: `unknown agent ${JSON.stringify(e.agent)}: blctx keeps the history of ${AGENTS}`,
+        remediation: `Pass agent ${AGENTS}, or leave agent out to search every agent's history.`
+      })
+    case "ContextOfOtherAgent":
+      return new InvalidQuery({
+        reason: `context id ${e.context_id} comes from ${e.found === null ? "a note of another agent" : `${e.found}'s history`}, not ${e.agent}'s`,
+        remediation: `Leave agent out, or use a context_id from a search or recent answer filtered to ${e.agent}.`
+      })
+  }
+}

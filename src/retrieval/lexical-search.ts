@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
+import { agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import type { ProvenanceRow, SearchFilters } from "./contract.js"
 import { parseInstant, TimeRangeError } from "./time-range.js"
 
@@ -38,7 +39,10 @@ export const ftsQuery = (query: string): string | null => {
 /** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
 const epochMs = (column: string) => `((julianday(${column}) - 2440587.5) * 86400000.0)`
 
-/** The WHERE clauses of the explicit filters. Recall is global unless a filter narrows it. */
+/**
+ * The WHERE clauses of the explicit filters. Recall is global, across every agent, unless a
+ * filter narrows it; an agent filter naming no known agent fails with `UnknownAgent`.
+ */
 export const filterClauses = (sql: SqlClient.SqlClient, filters: SearchFilters) =>
   Effect.gen(function* () {
     const clauses = []
@@ -49,6 +53,8 @@ export const filterClauses = (sql: SqlClient.SqlClient, filters: SearchFilters) 
     }
     if (filters.session !== undefined) clauses.push(sql`m.session_id = ${filters.session}`)
     if (filters.source_type !== undefined) clauses.push(sql`m.source_type = ${filters.source_type}`)
+    const agent = yield* checkAgent(filters.agent)
+    if (agent !== undefined) clauses.push(agentClause(sql, agent))
     for (const [bound, op] of [
       [filters.since, ">="],
       [filters.until, "<"]
@@ -64,7 +70,7 @@ export const filterClauses = (sql: SqlClient.SqlClient, filters: SearchFilters) 
 /** What every chunk query selects; `f` is LEFT JOINed, since a note revision has no source file. */
 const CHUNK_COLUMNS = `c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.text,
   m.id AS message_id, m.session_id, m.turn_id, m.turn_number, m.role, m.kind, m.cwd, m.timestamp, m.source_type,
-  m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision`
+  ${MESSAGE_AGENT} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision`
 
 /**
  * BM25 over the chunks' FTS5 index. Ties (the same text) put authored notes ahead of transcript

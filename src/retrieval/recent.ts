@@ -1,7 +1,16 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { redactSecrets } from "../redaction/redact.js"
-import { BoundedDate, BoundedPath, type ProvenanceRow, SourceLocation, sourceLocationOf } from "./contract.js"
+import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
+import {
+  BoundedDate,
+  BoundedPath,
+  type ProvenanceRow,
+  ResultAgent,
+  SourceLocation,
+  SourceType,
+  sourceLocationOf
+} from "./contract.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
 
@@ -15,6 +24,8 @@ export class TurnMessage extends Schema.Class<TurnMessage>("TurnMessage")({
   timestamp: Schema.NullOr(Schema.String),
   text: Schema.String,
   text_truncated: Schema.Boolean,
+  source_type: SourceType,
+  agent: ResultAgent,
   source: SourceLocation
 }) {}
 
@@ -31,12 +42,13 @@ export class RecentTurn extends Schema.Class<RecentTurn>("RecentTurn")({
   messages_not_shown: Schema.Int
 }) {}
 
-/** Recent activity: a day count or a `[since, until)` range, optionally one project. */
+/** Recent activity: a day count or a `[since, until)` range, optionally one project and one agent. */
 export const RecentRequest = Schema.Struct({
   days: Schema.optional(Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(36_500))),
   since: Schema.optional(BoundedDate),
   until: Schema.optional(BoundedDate),
   project: Schema.optional(BoundedPath),
+  agent: Schema.optional(AgentFilter),
   limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
   offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 })
 })
@@ -46,6 +58,8 @@ export class RecentResponse extends Schema.Class<RecentResponse>("RecentResponse
   since: Schema.NullOr(Schema.String),
   until: Schema.NullOr(Schema.String),
   project: Schema.NullOr(Schema.String),
+  /** The agent filter, as asked; null for every agent. */
+  agent: Schema.NullOr(Schema.String),
   turns: Schema.Array(RecentTurn),
   offset: Schema.Int,
   limit: Schema.Int,
@@ -78,15 +92,24 @@ interface MessageRow extends ProvenanceRow {
   readonly kind: string
   readonly timestamp: string | null
   readonly text: string
+  readonly source_type: string
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Math.round(ms)).toISOString())
 
 /**
  * Turns with message activity in `[since, until)`, newest activity first. A turn matches when
- * any of its messages does; messages without a time never match a bounded range.
+ * any of its messages does; messages without a time never match a bounded range. `agent` (a
+ * known agent, checked by the caller) keeps that agent's transcript turns and the notes
+ * `agentClause` keeps; null keeps every agent's.
  */
-export const recentTurns = (range: TimeRange, project: string | null, limit: number, offset: number) =>
+export const recentTurns = (
+  range: TimeRange,
+  project: string | null,
+  limit: number,
+  offset: number,
+  agent: string | null = null
+) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // A transcript's turns, whichever agent wrote them, and notes: each note (with its revisions)
@@ -99,6 +122,7 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
       const p = redactSecrets(project.replace(/\/+$/, "")).text
       where.push(sql`(m.cwd = ${p} OR substr(m.cwd, 1, ${p.length + 1}) = ${`${p}/`})`)
     }
+    if (agent !== null) where.push(agentClause(sql, agent))
     const turns = yield* sql<TurnRow>`
       SELECT m.source_file_id, m.note_id, max(m.session_id) AS session_id, m.turn_number, max(m.turn_id) AS turn_id,
              max(m.cwd) AS cwd, min(${sql.literal(epochMs)}) AS first_ms, max(${sql.literal(epochMs)}) AS last_ms,
@@ -117,8 +141,8 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
           ? sql`m.source_file_id IS NULL AND m.note_id = ${turn.note_id}`
           : sql`m.source_file_id = ${turn.source_file_id} AND m.turn_number = ${turn.turn_number}`
       const messages = yield* sql<MessageRow>`
-        SELECT m.id, m.role, m.kind, m.timestamp, m.text,
-               m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
+        SELECT m.id, m.role, m.kind, m.timestamp, m.text, m.source_type,
+               ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
         FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
         WHERE ${group}
         ORDER BY m.line, m.note_revision
@@ -146,6 +170,8 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
               timestamp: x.m.timestamp,
               text: x.text,
               text_truncated: x.cut,
+              source_type: x.m.source_type,
+              agent: x.m.agent,
               source: sourceLocationOf(x.m)
             })
         )
@@ -165,6 +191,7 @@ export const recentTurns = (range: TimeRange, project: string | null, limit: num
       since: iso(range.sinceMs),
       until: iso(range.untilMs),
       project,
+      agent,
       turns: shown,
       offset,
       limit,

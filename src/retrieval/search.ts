@@ -21,6 +21,7 @@ export const toHit = (row: ChunkRow, score: Score): SearchHit =>
     text: row.text,
     text_truncated: false,
     source_type: row.source_type,
+    agent: row.agent,
     session_id: row.session_id,
     turn_id: row.turn_id,
     turn_number: row.turn_number,

@@ -19,8 +19,11 @@ export const DECISIONS: ReadonlyArray<Decision> = [
   "unclassified"
 ]
 
-/** Which copy of a message a record is: Codex writes the UI copy and the model copy. */
-export type Representation = "event_msg" | "response_item" | "turn_item"
+/**
+ * Which copy of a message a record is: Codex writes the UI copy and the model copy; `record` is a
+ * format that writes each message once (Claude Code), so no copy of it is ever a duplicate.
+ */
+export type Representation = "event_msg" | "response_item" | "turn_item" | "record"
 
 export type MessageKind = "request" | "commentary" | "final_answer"
 
@@ -92,6 +95,11 @@ export interface SessionInfo {
    * replayed `session_meta`). Its messages also live in the parent's own file.
    */
   readonly parent_history_from_line: number | null
+  /**
+   * A sub-agent's session: the session that spawned it (Claude Code writes a sub-agent's file under
+   * its parent's `<session id>/subagents/`). Absent or null otherwise.
+   */
+  readonly parent_session_id?: string | null
 }
 
 export interface ClassificationTotals {

@@ -10,14 +10,14 @@ const orList = (words: ReadonlyArray<string>) =>
  * What capture has not done yet, each a phrase a person can act on; empty when every event type
  * has arrived, captured content is indexed and nothing is pending or failed.
  */
-export const captureProblems = (c: CaptureStatus): ReadonlyArray<string> => {
+export const captureProblems = (c: CaptureStatus, agent = "Codex"): ReadonlyArray<string> => {
   const silent = HOOK_EVENTS.filter((event) => c.events[event] === 0)
   return [
     ...(silent.length > 0 ? [`no ${orList(silent)} event has arrived`] : []),
     ...(c.pending > 0 ? [`${plural(c.pending, "capture")} pending`] : []),
     ...(c.pending === 0 && c.indexed_sessions === 0 ? ["no captured session is indexed yet"] : []),
     ...(c.null_paths > 0
-      ? [`${plural(c.null_paths, "captured session")} still without a transcript path from Codex`]
+      ? [`${plural(c.null_paths, "captured session")} still without a transcript path from ${agent}`]
       : []),
     ...(c.errors > 0
       ? [`${plural(c.errors, "capture error")}${c.last_error === null ? "" : ` (last: ${c.last_error})`}`]

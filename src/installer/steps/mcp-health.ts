@@ -1,15 +1,28 @@
 import { Clock, Duration, Effect, Either, Option, Schema } from "effect"
 import {
+  CLAUDE_BIN_VARIABLE,
+  CLAUDE_INSTALL_COMMAND,
+  ClaudeCli,
+  type ClaudeError,
+  claudeConfigFile,
+  describeClaudeEntry,
+  sameClaudeServer
+} from "../../claude/claude-cli.js"
+import {
   CODEX_INSTALL_COMMAND,
   CodexCli,
   type CodexError,
   codexConfigFile,
   describeEntry
 } from "../../codex/codex-cli.js"
+import type { AgentTarget, StepId } from "../../domain/step-id.js"
 import { McpProbe, type McpProbeFailed, type McpProbeSession, type McpServerCommand } from "../../mcp/mcp-probe.js"
 import { MCP_TOOLS } from "../../mcp/mcp-server.js"
+import type { Manifest } from "../../ownership/manifest.js"
+import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
+import { CLAUDE_MCP_NAME } from "./claude-mcp.js"
 import { CODEX_MCP_NAME } from "./codex-mcp.js"
 
 /** Launch, initialise, list and call within this: a cold start plus a daemon round trip, generously. */
@@ -91,16 +104,20 @@ export const requireTools = (session: McpProbeSession, server: McpServerCommand,
   })
 
 const REREGISTER = "Run: blctx install codex --step codex_mcp"
+const CLAUDE_REREGISTER = "Run: blctx install claude --step claude_mcp"
 const RECHECK = "Check the daemon: blctx status --step service_health; then run: blctx status --step mcp_health"
 
-/**
- * Launches the exact command Codex has registered as `base-layer-context` (read back from Codex,
- * as codex_mcp's verify does), initialises MCP over stdio, requires the six tools and calls
- * `context_status`. Nothing to install or remove: install is verify, uninstall says so.
- */
-export const mcpHealthStep = Effect.gen(function* () {
+/** Where a target's agent says what it launches for blctx, and how to register it again. */
+export interface McpRegistrationSource {
+  readonly target: AgentTarget
+  readonly reregister: string
+  /** The stdio command the agent has registered as base-layer-context. */
+  readonly registered: Effect.Effect<McpServerCommand, StepFailure>
+}
+
+/** What Codex would launch: the registered stdio entry, enabled (read back as codex_mcp's verify does). */
+export const codexMcpSource = Effect.gen(function* () {
   const codex = yield* CodexCli
-  const probe = yield* McpProbe
   const paths = yield* Paths
   const codexHome = paths.codexHome
   const configFile = codexConfigFile(codexHome)
@@ -114,7 +131,6 @@ export const mcpHealthStep = Effect.gen(function* () {
         )
       : fail(e.message, `Fix what codex reports in ${codexConfigFile(e.codexHome)}, then run: ${REREGISTER}`, e._tag)
 
-  /** What Codex would launch: the registered stdio entry, enabled. */
   const registered = Effect.gen(function* () {
     const found = yield* codex.getMcpServer(codexHome, CODEX_MCP_NAME).pipe(Effect.mapError(fromCodex))
     if (Option.isNone(found)) {
@@ -145,35 +161,108 @@ export const mcpHealthStep = Effect.gen(function* () {
     }
     return server
   })
+  const source: McpRegistrationSource = { target: "codex", reregister: REREGISTER, registered }
+  return source
+})
 
-  const verify = Effect.fn("McpHealth.verify")(function* () {
-    const server = yield* registered
-    const remediation = `${RECHECK}; if the server itself fails: ${REREGISTER}`
-    const t0 = yield* Clock.currentTimeMillis
-    const { status, listed, ready } = yield* probe
-      .withSession(server, MCP_PROBE_TIMEOUT, (session) =>
-        Effect.gen(function* () {
-          const listed = yield* requireTools(session, server, remediation)
-          const ready = yield* Clock.currentTimeMillis
-          const status = yield* callDecoded(session, server, "context_status", {}, IndexStatus, remediation)
-          return { status, listed, ready }
-        })
+/**
+ * What Claude Code would launch: its user-scope entry, when it runs what blctx recorded. `claude
+ * mcp get` prints the arguments joined by spaces, so the exact command is the manifest's record,
+ * once Claude reports exactly that.
+ */
+export const claudeMcpSource = Effect.gen(function* () {
+  const claude = yield* ClaudeCli
+  const manifests = yield* ManifestStore
+  const paths = yield* Paths
+  const claudeHome = paths.claudeHome
+  const claudeFile = claudeConfigFile(claudeHome, paths.home)
+
+  const fromClaude = (e: ClaudeError): StepFailure =>
+    e._tag === "ClaudeNotFound"
+      ? fail(
+          `${e.message}; blctx reads its MCP registration through Claude Code's CLI`,
+          `Install Claude Code: ${CLAUDE_INSTALL_COMMAND} (or put claude on PATH, or set ${CLAUDE_BIN_VARIABLE}), then run: blctx status --step mcp_health`,
+          e._tag
+        )
+      : fail(e.message, `Fix what claude reports about ${claudeFile}, then run: ${CLAUDE_REREGISTER}`, e._tag)
+
+  const registered = Effect.gen(function* () {
+    const found = yield* claude.getMcpServer(claudeHome, CLAUDE_MCP_NAME).pipe(Effect.mapError(fromClaude))
+    if (Option.isNone(found)) {
+      return yield* fail(
+        `${CLAUDE_MCP_NAME} is not registered with Claude Code (${claudeFile}), so it has no blctx server to start`,
+        CLAUDE_REREGISTER
       )
-      .pipe(Effect.mapError((e) => (e._tag === "McpProbeFailed" ? probeFailure(server, remediation)(e) : e)))
-    const t1 = yield* Clock.currentTimeMillis
-    const reason = status.query_mode_reason === null ? "" : ` (${status.query_mode_reason})`
-    return {
-      detail: `${CODEX_MCP_NAME} answered over stdio in ${t1 - t0} ms (${ready - t0} ms to list its ${listed.length} tools, then context_status): index ${status.index_state}, queries ${status.query_mode}${reason}`
     }
+    const manifest = yield* manifests.read().pipe(Effect.orElseSucceed(() => Option.none<Manifest>()))
+    const record = Option.getOrUndefined(manifest)?.claude_mcp?.find(
+      (r) => r.claude_home === claudeHome && r.name === CLAUDE_MCP_NAME
+    )
+    if (record === undefined || !sameClaudeServer(found.value, record)) {
+      return yield* fail(
+        `${CLAUDE_MCP_NAME} in ${claudeFile} does not run what blctx registered (${describeClaudeEntry(found.value)})`,
+        CLAUDE_REREGISTER
+      )
+    }
+    const server: McpServerCommand = { command: record.command, args: record.args }
+    return server
+  })
+  const source: McpRegistrationSource = { target: "claude", reregister: CLAUDE_REREGISTER, registered }
+  return source
+})
+
+/**
+ * Launches the exact command each target's agent has registered as `base-layer-context`,
+ * initialises MCP over stdio, requires the six tools and calls `context_status`. Nothing to
+ * install or remove: install is verify, uninstall says so.
+ */
+export const makeMcpHealthStep = (sources: ReadonlyArray<McpRegistrationSource>) =>
+  Effect.gen(function* () {
+    const probe = yield* McpProbe
+
+    const checkOne = (source: McpRegistrationSource) =>
+      Effect.gen(function* () {
+        const server = yield* source.registered
+        const remediation = `${RECHECK}; if the server itself fails: ${source.reregister}`
+        const t0 = yield* Clock.currentTimeMillis
+        const { status, listed, ready } = yield* probe
+          .withSession(server, MCP_PROBE_TIMEOUT, (session) =>
+            Effect.gen(function* () {
+              const listed = yield* requireTools(session, server, remediation)
+              const ready = yield* Clock.currentTimeMillis
+              const status = yield* callDecoded(session, server, "context_status", {}, IndexStatus, remediation)
+              return { status, listed, ready }
+            })
+          )
+          .pipe(Effect.mapError((e) => (e._tag === "McpProbeFailed" ? probeFailure(server, remediation)(e) : e)))
+        const t1 = yield* Clock.currentTimeMillis
+        const reason = status.query_mode_reason === null ? "" : ` (${status.query_mode_reason})`
+        return `${CODEX_MCP_NAME} answered over stdio in ${t1 - t0} ms (${ready - t0} ms to list its ${listed.length} tools, then context_status): index ${status.index_state}, queries ${status.query_mode}${reason}`
+      })
+
+    const verify = Effect.fn("McpHealth.verify")(function* () {
+      const [only] = sources
+      if (sources.length === 1 && only !== undefined) return { detail: yield* checkOne(only) }
+      const details: Array<string> = []
+      for (const source of sources) {
+        const detail = yield* checkOne(source).pipe(
+          Effect.mapError((f) => fail(`${source.target}: ${f.detail}`, f.remediation, f.errorTag))
+        )
+        details.push(`${source.target}: ${detail}`)
+      }
+      return { detail: details.join("; ") }
+    })
+
+    const step: Step = {
+      id: "mcp_health",
+      title: "MCP health",
+      requires: [...sources.map((s): StepId => (s.target === "codex" ? "codex_mcp" : "claude_mcp")), "service_health"],
+      install: () => verify(),
+      verify: () => verify(),
+      uninstall: () => Effect.succeed({ detail: "nothing to remove: this check installs nothing" })
+    }
+    return step
   })
 
-  const step: Step = {
-    id: "mcp_health",
-    title: "MCP health",
-    requires: ["codex_mcp", "service_health"],
-    install: () => verify(),
-    verify: () => verify(),
-    uninstall: () => Effect.succeed({ detail: "nothing to remove: this check installs nothing" })
-  }
-  return step
-})
+/** The check for Codex alone (`blctx install codex`). */
+export const mcpHealthStep = Effect.flatMap(codexMcpSource, (source) => makeMcpHealthStep([source]))

@@ -121,16 +121,29 @@ describe("session_discovery step", () => {
             total: 9,
             active: 7,
             archived: 2
+          },
+          {
+            format: "claude",
+            agent: "claude",
+            label: "Claude Code",
+            home: paths().claudeHome,
+            folders: [NodePath.join(paths().claudeHome, "projects")],
+            total: 0,
+            active: 0,
+            archived: 0
           }
         ])
         expect(new Set(s.newest.map((f: { format: string }) => f.format))).toEqual(new Set(["codex"]))
-        // Written by the previous release: no homes, no formats. Described as before.
+        // Written by the previous release: no homes, no formats. Described as before: Codex's
+        // files only, since that release knew no other agent.
         const { homes: _homes, ...older } = s
         Fs.writeFileSync(
           discoverySnapshotPath(paths().stateDir),
           JSON.stringify({ ...older, newest: s.newest.map(({ format: _f, ...f }: { format: string }) => f) })
         )
-        expect((yield* step.verify(run())).detail).toBe(installed.detail)
+        expect((yield* step.verify(run())).detail).toBe(
+          installed.detail.replace(/ no Claude Code session files yet under [^;]+;/, "")
+        )
       })
     )
   )

@@ -20,7 +20,7 @@ const fixtures = NodePath.resolve(import.meta.dirname, "..", "..", "..", "fixtur
 const fixture = NodePath.join(fixtures, "old-format-no-turn-ids.jsonl")
 const headOf = (path: string) => Fs.readFileSync(path).subarray(0, PROBE_BYTES)
 
-/** A Claude Code line: what the next format will claim and Codex must not. */
+/** A Claude Code line: what the Claude Code format claims and Codex must not. */
 const CLAUDE_LINE = JSON.stringify({
   parentUuid: null,
   isSidechain: false,
@@ -62,7 +62,7 @@ const write = (relative: string, content: string, minutesAgo = 0) => {
 
 describe("the transcript format registry", () => {
   it("lists formats with unique ids whose source types and agents are well formed", () => {
-    expect(TRANSCRIPT_FORMATS.map((f) => f.id)).toEqual(["codex"])
+    expect(TRANSCRIPT_FORMATS.map((f) => f.id)).toEqual(["codex", "claude"])
     expect(new Set(TRANSCRIPT_FORMATS.map((f) => f.id)).size).toBe(TRANSCRIPT_FORMATS.length)
     for (const format of TRANSCRIPT_FORMATS) {
       expect(KNOWN_SOURCE_TYPES).toContain(format.sourceType)
@@ -71,7 +71,10 @@ describe("the transcript format registry", () => {
     expect(Option.map(formatById("codex"), (f) => [f.agent, f.sourceType])).toEqual(
       Option.some(["codex", "codex_transcript"])
     )
-    expect(formatById("claude")).toEqual(Option.none())
+    expect(Option.map(formatById("claude"), (f) => [f.agent, f.sourceType])).toEqual(
+      Option.some(["claude", "claude_transcript"])
+    )
+    expect(formatById("other")).toEqual(Option.none())
   })
 
   it("detects Codex by its first record, whatever the file is called, or by its rollout-*.jsonl name", () => {
@@ -95,16 +98,19 @@ describe("the transcript format registry", () => {
 
   it("refuses a file no format claims, saying why and what it reads", () => {
     const claude = formatFor("/home/dev/.claude/projects/p/5f0c3a9e.jsonl", `${CLAUDE_LINE}\n`)
-    if (Either.isRight(claude)) return expect.fail("a Claude Code transcript is not Codex's")
-    expect(claude.left._tag).toBe("UnknownTranscriptFormat")
-    expect(claude.left.path).toBe("/home/dev/.claude/projects/p/5f0c3a9e.jsonl")
-    expect(claude.left.message).toBe(
-      "/home/dev/.claude/projects/p/5f0c3a9e.jsonl is not a transcript blctx can read: its name and first line match no transcript format blctx knows"
+    expect(Either.map(claude, (f) => f.id)).toEqual(Either.right("claude"))
+    const foreign = formatFor("/home/dev/notes/5f0c3a9e.jsonl", '{"secretValue":"kept out","kind":"note"}\n')
+    if (Either.isRight(foreign)) return expect.fail("a line of no known format is nobody's")
+    expect(foreign.left._tag).toBe("UnknownTranscriptFormat")
+    expect(foreign.left.path).toBe("/home/dev/notes/5f0c3a9e.jsonl")
+    expect(foreign.left.message).toBe(
+      "/home/dev/notes/5f0c3a9e.jsonl is not a transcript blctx can read: its name and first line match no transcript format blctx knows"
     )
-    expect(claude.left.remediation).toContain("Give a session file of a supported agent (Codex).")
-    expect(claude.left.remediation).toContain("rollout-*.jsonl")
+    expect(foreign.left.remediation).toContain("Give a session file of a supported agent (Codex, Claude Code).")
+    expect(foreign.left.remediation).toContain("rollout-*.jsonl")
+    expect(foreign.left.remediation).toContain("<session id>.jsonl")
     // Its content is never quoted back.
-    expect(claude.left.message).not.toContain("sessionId")
+    expect(foreign.left.message).not.toContain("secretValue")
 
     const empty = formatFor("/x/empty.jsonl", new Uint8Array(0))
     expect(Either.isLeft(empty) && empty.left.message).toBe(
@@ -112,7 +118,7 @@ describe("the transcript format registry", () => {
     )
     for (const head of [
       Buffer.from([0xff, 0xfe, 0x00, 0x01]),
-      '{"type":"summary","summary":"x"}\n',
+      '{"type":"note","summary":"x"}\n',
       '["type","session_meta"]\n',
       '{"payload":{"type":"session_meta"}}\n',
       '{"ordinal":1,"type":"user","message":{"type":"event_msg"}}\n'
@@ -133,7 +139,9 @@ describe("the transcript format registry", () => {
       const handle = yield* files.open(fixture)
       const format = yield* formatOfHandle(handle)
       expect(format.id).toBe("codex")
-      const odd = yield* files.open(write("odd.jsonl", `${CLAUDE_LINE}\n`))
+      const claude = yield* files.open(write("odd.jsonl", `${CLAUDE_LINE}\n`))
+      expect((yield* formatOfHandle(claude)).id).toBe("claude")
+      const odd = yield* files.open(write("odder.jsonl", '{"kind":"note"}\n'))
       const refused = yield* Effect.flip(formatOfHandle(odd))
       expect(refused._tag).toBe("UnknownTranscriptFormat")
       // An empty file: Codex's by its name, nobody's otherwise.
@@ -172,8 +180,11 @@ describe("discovery through the registry", () => {
     Effect.gen(function* () {
       const { newest, older, archived } = setup()
       const paths = resolvePaths({ home: dir, CODEX_HOME: codexHome() })
-      const targets = defaultTargets(paths)
-      expect(targets.map((t) => [t.format.id, t.home])).toEqual([["codex", codexHome()]])
+      expect(defaultTargets(paths).map((t) => [t.format.id, t.home])).toEqual([
+        ["codex", codexHome()],
+        ["claude", NodePath.join(dir, ".claude")]
+      ])
+      const targets = defaultTargets(paths, [codexFormat])
       expect(describeTargets(targets)).toBe(`${codexHome()}/sessions and ${codexHome()}/archived_sessions`)
       const found = yield* discoverTranscripts(targets)
       expect(found.files.map((f) => [f.path, f.format, f.archived])).toEqual([
@@ -197,7 +208,7 @@ describe("discovery through the registry", () => {
         }
       ])
       // --root names a home directly; a missing one holds nothing.
-      expect((yield* discoverTranscripts(targetsUnder(codexHome()))).files.length).toBe(3)
+      expect((yield* discoverTranscripts(targetsUnder(codexHome(), [codexFormat]))).files.length).toBe(3)
       expect((yield* discoverTranscripts(targetsUnder(NodePath.join(dir, "nowhere")))).files).toEqual([])
     }).pipe(Effect.provide(Layer.merge(NodeSafeFsLive, NodeTranscriptFilesLive)))
   )

@@ -1,5 +1,6 @@
 import { Data, Effect, Either, Option } from "effect"
 import type { TranscriptFileError, TranscriptHandle } from "../transcript-files.js"
+import { claudeFormat } from "./claude-format.js"
 import { codexFormat } from "./codex-format.js"
 import type { TranscriptFormat } from "./transcript-format.js"
 
@@ -7,7 +8,7 @@ import type { TranscriptFormat } from "./transcript-format.js"
  * Every transcript format this build reads, tried in this order. Supporting another agent is one
  * more entry here (and its `source_type` in `src/history/source-type.ts`).
  */
-export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat]
+export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat, claudeFormat]
 
 /** How much of a file's start `formatFor` is given: enough for any format's first record to show. */
 export const PROBE_BYTES = 64 * 1024

@@ -1,0 +1,150 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterEach, describe, expect, it } from "vitest"
+import { checkOf, type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
+import { bundledProgram, installationArgs, runProcess } from "./support/isolated-home.js"
+import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
+
+const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
+/** The real Codex CLI: the @openai/codex dev dependency, first on PATH. */
+const bin = NodePath.join(root, "node_modules", ".bin")
+/** The real Claude Code CLI, installed apart by `npm run test:tools`; CI installs it, so a missing one fails. */
+const claudeBin = NodePath.join(root, "test-tools", "node_modules", ".bin", "claude")
+const NAME = "base-layer-context"
+const packagedSkill = NodePath.join(root, "skills", NAME, "SKILL.md")
+
+interface Report {
+  readonly target: string
+  readonly targets?: ReadonlyArray<string>
+  readonly ready: boolean
+  readonly exit_code: number
+  readonly checks: ReadonlyArray<{ readonly id: string; readonly status: string; readonly detail: string }>
+}
+
+const requireClaude = () => {
+  if (!Fs.existsSync(claudeBin)) {
+    throw new Error(`the real Claude Code CLI is missing at ${claudeBin}: run npm run test:tools`)
+  }
+}
+
+describe("blctx install claude with the real Claude Code CLI, a detached daemon and the tiny model", () => {
+  let h: DaemonHome | undefined
+  afterEach(() => {
+    h?.dispose()
+    h = undefined
+  })
+
+  it.skipIf(modelData() === undefined)(
+    "install claude is ready beside codex; uninstall claude removes only its own and codex keeps working",
+    async () => {
+      requireClaude()
+      const home = makeDaemonHome("detached")
+      h = home
+      const data = modelData() as string
+      const server = await serveTinyModel(data)
+      try {
+        useTinyModel(home, data, server)
+        Fs.mkdirSync(home.codexHome, { recursive: true, mode: 0o700 })
+        // One Codex session, so the history steps have something to index and retrieve.
+        const sessions = NodePath.join(home.codexHome, "sessions", "2026", "02", "02")
+        Fs.mkdirSync(sessions, { recursive: true })
+        Fs.copyFileSync(
+          NodePath.join(root, "fixtures", "history", "session-1.jsonl"),
+          NodePath.join(sessions, "rollout-2026-02-02T09-00-00-session-1.jsonl")
+        )
+        const env = { PATH: `${bin}:${process.env.PATH ?? ""}`, BLCTX_CLAUDE_BIN: claudeBin }
+        const blctx = (args: ReadonlyArray<string>) => home.blctx(args, { env })
+        const claudeEnv = {
+          HOME: home.home,
+          PATH: process.env.PATH ?? "",
+          DISABLE_AUTOUPDATER: "1",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+        }
+        const claude = (args: ReadonlyArray<string>) => runProcess(claudeBin, args, { env: claudeEnv })
+        const report = (stdout: string) => JSON.parse(stdout) as Report
+        const failed = (r: Report) => r.checks.filter((c) => c.status !== "passed").map((c) => `${c.id}: ${c.detail}`)
+
+        // Someone else's MCP server and skill, which blctx must keep.
+        expect((await claude(["mcp", "add", "--scope", "user", "other", "--", "/bin/true"])).code).toBe(0)
+        const otherSkill = NodePath.join(home.home, ".claude", "skills", "other-skill", "SKILL.md")
+        Fs.mkdirSync(NodePath.dirname(otherSkill), { recursive: true })
+        Fs.writeFileSync(otherSkill, "---\nname: other-skill\ndescription: Someone else's.\n---\n")
+
+        const codex = await blctx(["install", "codex", "--no-hooks", "--json"])
+        expect(failed(report(codex.stdout)), codex.stderr).toEqual([])
+        expect(report(codex.stdout)).toMatchObject({ target: "codex", ready: true, exit_code: 0 })
+
+        const install = await blctx(["install", "claude", "--no-hooks", "--json"])
+        const installed = report(install.stdout)
+        expect(failed(installed), install.stderr).toEqual([])
+        expect(installed).toMatchObject({ target: "claude", targets: ["claude"], ready: true, exit_code: 0 })
+        expect(install.code).toBe(0)
+        // claude_hooks (declined here) joins the list once its step is wired in.
+        expect(installed.checks.map((c) => c.id).filter((id) => id !== "claude_hooks")).toEqual([
+          "data_directory",
+          "background_service",
+          "claude_mcp",
+          "claude_skills",
+          "embedding_model",
+          "session_discovery",
+          "history_index",
+          "service_health",
+          "mcp_health",
+          "history_retrieval"
+        ])
+        expect(checkOf(install.stdout, "claude_mcp").detail).toMatch(/^registered base-layer-context at user scope/)
+
+        // Claude itself: the registration runs the bundled MCP server and connects.
+        const list = await claude(["mcp", "list"])
+        expect(list.stdout).toMatch(new RegExp(`${NAME}: .*blctx-mcp\\.mjs .* - ✔ Connected`))
+        const config = JSON.parse(Fs.readFileSync(NodePath.join(home.home, ".claude.json"), "utf8"))
+        expect(config.mcpServers[NAME]).toMatchObject({
+          type: "stdio",
+          command: process.execPath,
+          args: [bundledProgram("blctx-mcp"), ...installationArgs(home, home.installationId())]
+        })
+        const skill = NodePath.join(home.home, ".claude", "skills", NAME, "SKILL.md")
+        expect(Fs.readFileSync(skill, "utf8")).toBe(Fs.readFileSync(packagedSkill, "utf8"))
+
+        // Without a target, status checks every installed target at once.
+        const all = await blctx(["status", "--json"])
+        expect(failed(report(all.stdout)), all.stderr).toEqual([])
+        expect(report(all.stdout)).toMatchObject({ target: "all", targets: ["codex", "claude"], ready: true })
+        expect(checkOf(all.stdout, "claude_mcp").detail).toMatch(/Claude reports it connected$/)
+        expect(checkOf(all.stdout, "mcp_health").detail).toMatch(/^codex: .*; claude: base-layer-context answered/)
+
+        const wrongStep = await blctx(["install", "claude", "--step", "codex_mcp", "--json"])
+        expect(wrongStep.code).toBe(2)
+        expect(wrongStep.stderr).toContain("--step codex_mcp is not a step of claude")
+
+        const uninstall = await blctx(["uninstall", "claude", "--json"])
+        expect(uninstall.code, uninstall.stdout + uninstall.stderr).toBe(0)
+        for (const id of ["data_directory", "background_service", "embedding_model"]) {
+          expect(checkOf(uninstall.stdout, id).detail).toMatch(/^kept: blctx is still installed for codex/)
+        }
+        const after = await claude(["mcp", "list"])
+        expect(after.stdout).not.toContain(NAME)
+        expect(after.stdout).toContain("other:")
+        expect(Fs.existsSync(skill)).toBe(false)
+        expect(Fs.readFileSync(otherSkill, "utf8")).toContain("other-skill")
+        const manifest = JSON.parse(Fs.readFileSync(NodePath.join(home.stateDir, "installation.json"), "utf8"))
+        expect([manifest.state, manifest.claude_mcp, manifest.claude_skills]).toEqual(["active", undefined, undefined])
+
+        const codexStatus = await blctx(["status", "codex", "--json"])
+        expect(failed(report(codexStatus.stdout)), codexStatus.stderr).toEqual([])
+        expect(report(codexStatus.stdout)).toMatchObject({ target: "codex", ready: true, exit_code: 0 })
+        // Without a target, only codex is installed now.
+        expect(report((await blctx(["status", "--json"])).stdout).target).toBe("codex")
+
+        // The last target takes the shared steps with it.
+        const last = await blctx(["uninstall", "codex", "--json"])
+        expect(last.code, last.stdout + last.stderr).toBe(0)
+        expect(checkOf(last.stdout, "data_directory").detail).not.toMatch(/^kept/)
+      } finally {
+        await server.close()
+      }
+    },
+    300_000
+  )
+})

@@ -1,0 +1,470 @@
+import { randomUUID } from "node:crypto"
+import { DateTime, Effect, Either, Option } from "effect"
+import { hookCommandLine } from "../../capture/hook-command.js"
+import { HOOK_EVENTS, type HookEventName } from "../../capture/hook-event.js"
+import {
+  CLAUDE_MANAGED_SETTINGS,
+  claudeSettingsFile,
+  hooksDisabled,
+  managedHooksRestriction
+} from "../../claude/settings-file.js"
+import {
+  addEntries,
+  HOOK_TIMEOUTS,
+  type HookEntry,
+  type HooksDocument,
+  hasEntry,
+  type ModifiedEntry,
+  modifiedEntries,
+  parseHooksDocument,
+  removeEntries,
+  renderHooksDocument
+} from "../../codex/hooks-file.js"
+import { SafeFs } from "../../fs/safe-fs.js"
+import { type ClaudeHooksRegistration, Manifest } from "../../ownership/manifest.js"
+import { ManifestStore } from "../../ownership/manifest-store.js"
+import { Paths } from "../../paths/paths.js"
+import { ProgramPaths } from "../program-paths.js"
+import { fail, type Step, type StepFailure } from "../step.js"
+import { captureProblems, describeCapture } from "./capture-health.js"
+import { daemonSession } from "./daemon-session.js"
+import { INDEX_STATUS_TIMEOUT } from "./service-health.js"
+
+export const CLAUDE_DECLINED_DETAIL = "optional Claude Code hooks declined (explicit choice recorded at install)"
+
+const REINSTALL = "blctx install claude --step claude_hooks"
+const DECLINE = "blctx install claude --no-hooks"
+const DOCTOR = "blctx doctor --step claude_hooks"
+
+const sameEntry = (a: HookEntry, b: HookEntry) => a.event === b.event && a.command === b.command
+const sameEntries = (a: ReadonlyArray<HookEntry>, b: ReadonlyArray<HookEntry>) =>
+  a.length === b.length && a.every((e) => b.some((f) => sameEntry(e, f)))
+/** Seconds, as Claude Code reads `timeout` (a 2 s hook under timeout 3 finishes; a 4 s one under 1 is cancelled). */
+const timeoutOf = (event: string) => HOOK_TIMEOUTS[event as HookEventName] ?? 5
+const eventsOf = (entries: ReadonlyArray<{ readonly event: string }>) => entries.map((e) => e.event).join(", ")
+
+/**
+ * The optional Claude Code lifecycle hooks (SessionStart, UserPromptSubmit, Stop, SessionEnd),
+ * running the same handler as Codex's (`dist/bin/blctx-hook.mjs`) so Claude Code sessions are
+ * captured as they happen and prompts get recalled history. The handler knows it runs for Claude
+ * Code from the generation in its command: the manifest's `claude_hooks` record holds it.
+ *
+ * The choice works as codex_hooks' does, recorded apart (`choices.claude_hooks`): declining is
+ * recorded, removes blctx's hooks and passes; asking for them clears an earlier decline; `default`
+ * keeps an earlier decline and otherwise installs.
+ *
+ * The hooks live in `<claude home>/settings.json`, Claude Code's user settings, shared with the
+ * person: blctx adds one group per event and owns exactly the commands the manifest's
+ * `claude_hooks` record lists (recorded before the file is written). Every other setting and hook
+ * is kept. A settings.json that is a link, not a regular file, or malformed, and a blctx entry
+ * someone changed, are refused, touching nothing.
+ *
+ * Claude Code asks no approval for hooks in user settings (`claude -p` runs them at once); a
+ * settings.json with `"disableAllHooks": true` runs none, which blctx reports and never changes.
+ */
+export const claudeHooksStep = Effect.gen(function* () {
+  const manifests = yield* ManifestStore
+  const paths = yield* Paths
+  const programs = yield* ProgramPaths
+  const fs = yield* SafeFs
+  const daemon = yield* daemonSession
+
+  const claudeHome = paths.claudeHome
+  const settingsFile = claudeSettingsFile(claudeHome)
+
+  const readManifest = manifests
+    .read()
+    .pipe(
+      Effect.mapError((e) =>
+        fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
+      )
+    )
+  const declined = Effect.map(
+    readManifest,
+    Option.exists((m) => m.choices.claude_hooks === "declined")
+  )
+  const readActive = Effect.gen(function* () {
+    const manifest = yield* readManifest
+    if (Option.isNone(manifest)) {
+      return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, "Run: blctx install claude")
+    }
+    if (manifest.value.state !== "active") {
+      return yield* fail(
+        `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
+        "Run: blctx install claude"
+      )
+    }
+    return manifest.value
+  })
+
+  const writeManifest = (m: Manifest, changes: Partial<Pick<Manifest, "choices" | "claude_hooks">>) =>
+    Effect.gen(function* () {
+      const { claude_hooks: _previous, ...rest } = m
+      const records = "claude_hooks" in changes ? changes.claude_hooks : m.claude_hooks
+      const updated_at = DateTime.formatIso(yield* DateTime.now)
+      const next = new Manifest({
+        ...rest,
+        ...(changes.choices === undefined ? {} : { choices: changes.choices }),
+        ...(records !== undefined && records.length > 0 ? { claude_hooks: records } : {}),
+        updated_at
+      })
+      yield* manifests
+        .write(next)
+        .pipe(
+          Effect.mapError((e) =>
+            fail(`could not record the hooks in ${manifests.path}: ${e.message}`, "Check the state directory.")
+          )
+        )
+      return next
+    })
+
+  const recordChoice = (choice: "declined" | undefined) =>
+    Effect.gen(function* () {
+      const manifest = yield* readManifest
+      if (Option.isNone(manifest)) {
+        return yield* fail("no manifest to record the choice in", "Run: blctx install claude")
+      }
+      const m = manifest.value
+      if (m.choices.claude_hooks === choice) return
+      const { claude_hooks: _previous, ...others } = m.choices
+      yield* writeManifest(m, { choices: choice === undefined ? others : { ...others, claude_hooks: choice } })
+    })
+
+  const recordOf = (m: Manifest, home: string) => (m.claude_hooks ?? []).find((r) => r.claude_home === home)
+  const withRecord = (m: Manifest, record: ClaudeHooksRegistration) => [
+    ...(m.claude_hooks ?? []).filter((r) => r.claude_home !== record.claude_home),
+    record
+  ]
+
+  /** The entries this installation writes for a generation: the same every time for the same paths. */
+  const desiredEntries = (m: Manifest, generation: string): ReadonlyArray<HookEntry> =>
+    HOOK_EVENTS.map((event) => ({
+      event,
+      command: hookCommandLine(programs.node, programs.hook, {
+        event,
+        installationId: m.installation_id,
+        generation,
+        dataHome: paths.dataHome,
+        configHome: paths.configHome,
+        cacheHome: paths.cacheHome,
+        stateHome: paths.stateHome
+      })
+    }))
+
+  /** The handler and its interpreter must exist, or every hook would fail in Claude Code. */
+  const checkPrograms = Effect.gen(function* () {
+    for (const program of [programs.node, programs.hook]) {
+      if (!(yield* fs.exists(program))) {
+        return yield* fail(
+          `${program} does not exist, so Claude Code could not run blctx's hooks`,
+          `Reinstall or rebuild blctx (npm run build in its folder), then run: ${REINSTALL}`
+        )
+      }
+    }
+  })
+
+  /** settings.json as it is now: none when absent; a link, another kind of file or malformed JSON is refused. */
+  const readSettings = (path: string, next: string) =>
+    Effect.gen(function* () {
+      const entry = yield* fs
+        .lstat(path)
+        .pipe(Effect.mapError((e) => fail(`could not inspect ${path}: ${e.message}`, `Check it, then run: ${next}`)))
+      if (Option.isNone(entry)) return Option.none<{ doc: HooksDocument; mode: number }>()
+      if (entry.value.kind === "symlink") {
+        return yield* fail(
+          `${path} is a symbolic link; blctx edits settings.json only as a regular file, so nothing was changed`,
+          `Replace the link with the file it points to (cp --remove-destination "$(readlink -f ${path})" ${path}), then run: ${next}`
+        )
+      }
+      if (entry.value.kind !== "file") {
+        return yield* fail(
+          `${path} is a ${entry.value.kind}, not a file; nothing was changed`,
+          `Move it away, then run: ${next}`
+        )
+      }
+      const text = yield* fs
+        .readText(path)
+        .pipe(Effect.mapError((e) => fail(`could not read ${path}: ${e.message}`, `Check it, then run: ${next}`)))
+      const parsed = parseHooksDocument(text, "Claude Code")
+      if (Either.isLeft(parsed)) {
+        return yield* fail(
+          `${path} is not a settings file Claude Code can read: ${parsed.left}; nothing was changed`,
+          `Fix it (Claude Code cannot load its settings from it as it is), then run: ${next}`
+        )
+      }
+      return Option.some({ doc: parsed.right, mode: entry.value.mode })
+    })
+
+  /** What the administrator's managed settings say of user hooks; an absent or unreadable file says nothing. */
+  const managedRestriction = fs.readText(CLAUDE_MANAGED_SETTINGS).pipe(
+    Effect.map(managedHooksRestriction),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+  const writeSettings = (path: string, doc: HooksDocument, mode: number) =>
+    fs
+      .writeAtomic(path, renderHooksDocument(doc), mode)
+      .pipe(
+        Effect.mapError((e) =>
+          fail(`could not write ${path}: ${e.message}`, `Check the folder, then run: ${REINSTALL}`)
+        )
+      )
+
+  const modifiedFailure = (path: string, modified: ReadonlyArray<ModifiedEntry>, record: ClaudeHooksRegistration) =>
+    fail(
+      `${modified
+        .map((x) => {
+          const wrote = record.entries.find((e) => e.event === x.event)
+          return `blctx's ${x.event} hook in ${path} was changed after blctx wrote it (it now runs ${x.command}${wrote === undefined ? "" : `; blctx wrote ${wrote.command}`})`
+        })
+        .join("; ")}; ${modified.length === 1 ? "it was" : "they were"} left untouched`,
+      `To let blctx write its hooks again, delete ${modified.length === 1 ? "that handler" : "those handlers"} from ${path}, then run: ${REINSTALL}. To keep your version, leave it: blctx will not change it.`
+    )
+
+  /** What blctx's record and settings.json say: the record, the entries in place and current, hooks not disabled. */
+  const checkInstalled = (m: Manifest, next: string) =>
+    Effect.gen(function* () {
+      const record = recordOf(m, claudeHome)
+      if (record === undefined) {
+        return yield* fail(
+          `blctx's hooks are not installed in ${settingsFile}`,
+          `Run: ${REINSTALL} (or go without them: ${DECLINE})`
+        )
+      }
+      const existing = yield* readSettings(record.settings_file, next)
+      if (Option.isNone(existing)) {
+        return yield* fail(
+          `${record.settings_file} is gone, so Claude Code runs none of blctx's hooks`,
+          `Run: ${REINSTALL}`
+        )
+      }
+      const doc = existing.value.doc
+      const modified = modifiedEntries(doc, record.entries, m.installation_id)
+      if (modified.length > 0) return yield* modifiedFailure(record.settings_file, modified, record)
+      const desired = desiredEntries(m, record.generation)
+      if (!sameEntries(record.entries, desired)) {
+        return yield* fail(
+          `blctx's hooks in ${record.settings_file} run ${record.entries[0]?.command ?? "nothing"} (and the like), not what this installation writes (${desired[0]?.command ?? ""})`,
+          `Run: ${REINSTALL}`
+        )
+      }
+      const missing = record.entries.filter((e) => !hasEntry(doc, e))
+      if (missing.length > 0) {
+        return yield* fail(
+          `blctx's ${eventsOf(missing)} hook${missing.length === 1 ? " is" : "s are"} no longer in ${record.settings_file} (removed after install)`,
+          `Run: ${REINSTALL}`
+        )
+      }
+      const managed = yield* managedRestriction
+      if (managed !== undefined) {
+        return yield* fail(
+          `Claude Code's managed settings (${CLAUDE_MANAGED_SETTINGS}) set "${managed}": true, so it runs none of the hooks in ${record.settings_file}, blctx's included`,
+          `Ask whoever manages this machine's Claude Code settings to allow user hooks, or go without them: ${DECLINE}`
+        )
+      }
+      if (hooksDisabled(doc)) {
+        return yield* fail(
+          `${record.settings_file} sets "disableAllHooks": true, so Claude Code runs none of blctx's hooks`,
+          `Remove "disableAllHooks" from ${record.settings_file} (blctx never changes it), or go without the hooks: ${DECLINE}`
+        )
+      }
+      return record
+    })
+
+  const installedState = (m: Manifest) =>
+    Effect.gen(function* () {
+      const record = yield* checkInstalled(m, REINSTALL)
+      yield* checkPrograms
+      return {
+        detail: `${record.entries.length} hooks (${eventsOf(record.entries)}) in ${record.settings_file}; Claude Code runs them without approval`
+      }
+    })
+
+  const installHooks = Effect.fn("ClaudeHooks.install")(function* () {
+    const m = yield* readActive
+    yield* checkPrograms
+    if (!(yield* fs.exists(claudeHome))) {
+      return yield* fail(
+        `Claude Code's configuration folder ${claudeHome} does not exist, so there is no Claude Code to add hooks to`,
+        `Run Claude Code once (or set CLAUDE_CONFIG_DIR to its folder), then run: ${REINSTALL}`
+      )
+    }
+    const existing = yield* readSettings(settingsFile, REINSTALL)
+    const doc: HooksDocument = Option.match(existing, { onNone: () => ({ hooks: {} }), onSome: (e) => e.doc })
+    const record = recordOf(m, claudeHome)
+    const owned = record?.entries ?? []
+    if (record !== undefined) {
+      const modified = modifiedEntries(doc, owned, m.installation_id)
+      if (modified.length > 0) return yield* modifiedFailure(settingsFile, modified, record)
+    }
+    // The same generation while blctx's entries are in place and current; otherwise a new one, and
+    // captures of any older hook set are refused.
+    const current =
+      record !== undefined &&
+      record.settings_file === settingsFile &&
+      sameEntries(record.entries, desiredEntries(m, record.generation)) &&
+      record.entries.some((e) => hasEntry(doc, e))
+    const generation = current ? record.generation : randomUUID()
+    const desired = desiredEntries(m, generation)
+    const stale = owned.filter((e) => !desired.some((d) => sameEntry(d, e)))
+    const changed = stale.some((e) => hasEntry(doc, e)) || desired.some((d) => !hasEntry(doc, d))
+    const final: ClaudeHooksRegistration = {
+      claude_home: claudeHome,
+      settings_file: settingsFile,
+      generation,
+      entries: desired
+    }
+    let latest = m
+    if (changed) {
+      // Recorded first, old and new entries alike: if anything stops us before the file is
+      // written, every blctx entry in it is still recognised as blctx's on the next run.
+      const union = [...owned, ...desired.filter((d) => !owned.some((o) => sameEntry(o, d)))]
+      latest = yield* writeManifest(m, { claude_hooks: withRecord(m, { ...final, entries: union }) })
+      const mode = Option.match(existing, { onNone: () => 0o600, onSome: (e) => e.mode })
+      yield* writeSettings(settingsFile, addEntries(removeEntries(doc, stale), desired, timeoutOf), mode)
+    }
+    if (record === undefined || changed || !sameEntries(record.entries, final.entries)) {
+      yield* writeManifest(latest, { claude_hooks: withRecord(latest, final) })
+    }
+    return yield* installedState(yield* readActive)
+  })
+
+  const verify = Effect.fn("ClaudeHooks.verify")(function* () {
+    if (yield* declined) return { detail: CLAUDE_DECLINED_DETAIL }
+    return yield* installedState(yield* readActive)
+  })
+
+  /**
+   * Doctor: green only when the hooks are in place and capture works end to end: every event type
+   * has arrived, captured content is indexed, nothing is pending or failed.
+   */
+  const diagnose = Effect.fn("ClaudeHooks.diagnose")(function* () {
+    if (yield* declined) return { detail: "optional Claude Code hooks declined: nothing to diagnose" }
+    const m = yield* readActive
+    const problems: Array<string> = []
+    const remedies: Array<string> = []
+    const hooks = yield* Effect.either(Effect.zipLeft(checkInstalled(m, DOCTOR), checkPrograms))
+    if (Either.isLeft(hooks)) {
+      problems.push(hooks.left.detail)
+      remedies.push(hooks.left.remediation)
+    }
+    const status = yield* Effect.either(
+      daemon.session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.contextStatus())
+    )
+    let captured = ""
+    if (Either.isLeft(status)) {
+      problems.push(`capture status not known: ${status.left.detail}`)
+      remedies.push(status.left.remediation)
+    } else {
+      const capture = status.right.capture
+      const missing = captureProblems(capture, "Claude Code")
+      problems.push(...missing)
+      if (missing.length > 0) {
+        remedies.push(
+          `Use Claude Code as usual (start a session, send a prompt, let it answer, exit) so every hook fires; blctxd indexes captures in the background; if the counts stay, check ${daemon.logHint(m)}`
+        )
+      }
+      captured = describeCapture(capture)
+    }
+    if (problems.length > 0) return yield* fail(problems.join("; "), remedies.join("; "))
+    return { detail: `${HOOK_EVENTS.length} hooks in place; ${captured}` }
+  })
+
+  /**
+   * Removes blctx's exact entries from every settings file it recorded (so a change of
+   * CLAUDE_CONFIG_DIR orphans nothing), then forgets the records of the files it is done with. An
+   * entry someone changed is left in place and its record kept, with a failure saying so.
+   */
+  const removeHooks = Effect.fn("ClaudeHooks.remove")(function* () {
+    const manifest = yield* readManifest
+    if (Option.isNone(manifest)) return { detail: "nothing to remove: no manifest, so blctx installed no hooks" }
+    const m = manifest.value
+    const records = m.claude_hooks ?? []
+    if (records.length === 0) return { detail: "nothing to remove: blctx has no hooks registered with Claude Code" }
+    const kept: Array<ClaudeHooksRegistration> = []
+    const removed: Array<string> = []
+    const gone: Array<string> = []
+    const problems: Array<StepFailure> = []
+    for (const record of records) {
+      const file = record.settings_file
+      const next = `blctx uninstall claude, or delete blctx's handlers from ${file} yourself`
+      const existing = yield* Effect.either(readSettings(file, next))
+      if (Either.isLeft(existing)) {
+        kept.push(record)
+        problems.push(existing.left)
+        continue
+      }
+      if (Option.isNone(existing.right)) {
+        gone.push(file)
+        continue
+      }
+      const { doc, mode } = existing.right.value
+      const present = record.entries.filter((e) => hasEntry(doc, e))
+      if (present.length > 0) {
+        const written = yield* Effect.either(writeSettings(file, removeEntries(doc, record.entries), mode))
+        if (Either.isLeft(written)) {
+          kept.push(record)
+          problems.push(written.left)
+          continue
+        }
+        removed.push(file)
+      } else {
+        gone.push(file)
+      }
+      const modified = modifiedEntries(doc, record.entries, m.installation_id)
+      if (modified.length > 0) {
+        kept.push(record)
+        problems.push(
+          fail(
+            modifiedFailure(file, modified, record).detail,
+            `If you no longer need ${modified.length === 1 ? "it" : "them"}, delete ${modified.length === 1 ? "that handler" : "those handlers"} from ${file} yourself`
+          )
+        )
+      }
+    }
+    if (kept.length !== records.length) yield* writeManifest(m, { claude_hooks: kept })
+    const alreadyGone = gone.length > 0 ? `; already gone from ${gone.join(", ")}` : ""
+    if (problems.length > 0) {
+      const done = removed.length > 0 ? `removed blctx's hooks from ${removed.join(", ")}; ` : ""
+      return yield* fail(
+        `${done}${problems.map((p) => p.detail).join("; ")}`,
+        problems.map((p) => p.remediation).join("; "),
+        problems[0]?.errorTag
+      )
+    }
+    if (removed.length === 0)
+      return { detail: `nothing to remove: blctx's hooks were already gone from ${gone.join(", ")}` }
+    return { detail: `removed blctx's hooks from ${removed.join(", ")}${alreadyGone}` }
+  })
+
+  const decline = Effect.gen(function* () {
+    yield* recordChoice("declined")
+    const manifest = yield* readManifest
+    const installed = Option.exists(manifest, (m) => (m.claude_hooks ?? []).length > 0)
+    if (!installed) return { detail: CLAUDE_DECLINED_DETAIL }
+    const removal = yield* removeHooks()
+    return { detail: `${CLAUDE_DECLINED_DETAIL}; ${removal.detail}` }
+  })
+
+  const step: Step = {
+    id: "claude_hooks",
+    title: "Claude Code lifecycle hooks (optional)",
+    requires: ["data_directory"],
+    install: (run) =>
+      Effect.gen(function* () {
+        switch (run.hooks) {
+          case "decline":
+            return yield* decline
+          case "install":
+            yield* recordChoice(undefined)
+            return yield* installHooks()
+          case "default":
+            return (yield* declined) ? { detail: CLAUDE_DECLINED_DETAIL } : yield* installHooks()
+        }
+      }),
+    verify: () => verify(),
+    diagnose: () => diagnose(),
+    uninstall: () => removeHooks()
+  }
+  return step
+})
