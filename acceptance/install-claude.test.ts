@@ -75,13 +75,13 @@ describe("blctx install claude with the real Claude Code CLI, a detached daemon 
         expect(failed(report(codex.stdout)), codex.stderr).toEqual([])
         expect(report(codex.stdout)).toMatchObject({ target: "codex", ready: true, exit_code: 0 })
 
-        const install = await blctx(["install", "claude", "--no-hooks", "--json"])
+        // No TTY and no flag: the hooks are installed (the default).
+        const install = await blctx(["install", "claude", "--json"])
         const installed = report(install.stdout)
         expect(failed(installed), install.stderr).toEqual([])
         expect(installed).toMatchObject({ target: "claude", targets: ["claude"], ready: true, exit_code: 0 })
         expect(install.code).toBe(0)
-        // claude_hooks (declined here) joins the list once its step is wired in.
-        expect(installed.checks.map((c) => c.id).filter((id) => id !== "claude_hooks")).toEqual([
+        expect(installed.checks.map((c) => c.id)).toEqual([
           "data_directory",
           "background_service",
           "claude_mcp",
@@ -91,7 +91,8 @@ describe("blctx install claude with the real Claude Code CLI, a detached daemon 
           "history_index",
           "service_health",
           "mcp_health",
-          "history_retrieval"
+          "history_retrieval",
+          "claude_hooks"
         ])
         expect(checkOf(install.stdout, "claude_mcp").detail).toMatch(/^registered base-layer-context at user scope/)
 
@@ -105,6 +106,17 @@ describe("blctx install claude with the real Claude Code CLI, a detached daemon 
           args: [bundledProgram("blctx-mcp"), ...installationArgs(home, home.installationId())]
         })
         const skill = NodePath.join(home.home, ".claude", "skills", NAME, "SKILL.md")
+        const settingsFile = NodePath.join(home.home, ".claude", "settings.json")
+        const hookCommands = () => {
+          if (!Fs.existsSync(settingsFile)) return []
+          const settings = JSON.parse(Fs.readFileSync(settingsFile, "utf8")) as {
+            hooks?: Record<string, ReadonlyArray<{ hooks: ReadonlyArray<{ command: string }> }>>
+          }
+          return Object.entries(settings.hooks ?? {}).flatMap(([event, groups]) =>
+            groups.flatMap((g) => g.hooks.filter((x) => x.command.includes("blctx-hook")).map(() => event))
+          )
+        }
+        expect(hookCommands().sort()).toEqual(["SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"])
         expect(Fs.readFileSync(skill, "utf8")).toBe(Fs.readFileSync(packagedSkill, "utf8"))
 
         // Without a target, status checks every installed target at once.
@@ -127,9 +139,15 @@ describe("blctx install claude with the real Claude Code CLI, a detached daemon 
         expect(after.stdout).not.toContain(NAME)
         expect(after.stdout).toContain("other:")
         expect(Fs.existsSync(skill)).toBe(false)
+        expect(hookCommands()).toEqual([])
         expect(Fs.readFileSync(otherSkill, "utf8")).toContain("other-skill")
         const manifest = JSON.parse(Fs.readFileSync(NodePath.join(home.stateDir, "installation.json"), "utf8"))
-        expect([manifest.state, manifest.claude_mcp, manifest.claude_skills]).toEqual(["active", undefined, undefined])
+        expect([manifest.state, manifest.claude_mcp, manifest.claude_skills, manifest.claude_hooks]).toEqual([
+          "active",
+          undefined,
+          undefined,
+          undefined
+        ])
 
         const codexStatus = await blctx(["status", "codex", "--json"])
         expect(failed(report(codexStatus.stdout)), codexStatus.stderr).toEqual([])
