@@ -155,6 +155,8 @@ describe("blctx-hook, the bundled handler", () => {
   })
 
   it("prompt recall: hits become cited context; a silent daemon costs only the deadline and prints nothing", async () => {
+    // A loaded machine gets time to answer: this half is about what an answer becomes.
+    home.writeConfig({ prompt_recall: { deadline_ms: 5_000 } })
     const answering = await listenRecallServer(home.socketPath, (r) => exitSuccess(r.id, sampleRecallResponse))
     try {
       const result = await run("UserPromptSubmit", payloadFor("UserPromptSubmit", home))

@@ -91,8 +91,9 @@ type Recall = RecallResult | { readonly ok: false; readonly reason: "recall_disa
 
 /**
  * Prompt-time recall, started before the capture so the daemon works while the files are written.
- * The deadline counts from the handler's start, not from the request, so reading stdin and the
- * gate come out of it: the whole prompt hook then costs at most Node's start-up plus the deadline.
+ * The deadline counts from `startedAt` (the hook program passes the end of Node's start-up), not
+ * from the request, so loading the handler, reading stdin and the gate come out of it: the whole
+ * prompt hook then costs at most Node's start-up plus the deadline.
  */
 const startRecall = (args: HookArgs, prompt: string | undefined, startedAt: number): Promise<Recall> => {
   const settings = readPromptRecallSettings(args.configHome)
@@ -109,9 +110,10 @@ const startRecall = (args: HookArgs, prompt: string | undefined, startedAt: numb
 export const runHook = async (
   argv: ReadonlyArray<string>,
   stdin: Readable,
-  now: () => Date = () => new Date()
+  now: () => Date = () => new Date(),
+  /** When the deadline starts, on `performance.now()`'s clock: 0 is this process's start. */
+  startedAt: number = performance.now()
 ): Promise<HookRunResult> => {
-  const startedAt = performance.now()
   const parsed = parseHookArgv(argv)
   if (!parsed.ok) return { event: argv[0] ?? "", reason: "bad_arguments" }
   const args = parsed.args
