@@ -11,7 +11,7 @@ import {
 } from "./codex-records.js"
 import { injectedContextKind } from "./injected-context.js"
 import { positionOf, type TranscriptRecord } from "./record.js"
-import { makeTurnTracker, type RecordBase } from "./turn-tracker.js"
+import { classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
 
 /** Fed one record at a time, in file order; `finish` once, after the last. */
 export interface Classifier<R> {
@@ -82,22 +82,7 @@ const classifier = <R>(keepDecisions: boolean, result: (summary: TranscriptClass
 
   const finish = (): R => {
     const tracked = tracker.finish()
-    return result({
-      session,
-      decisions: tracked.decisions,
-      turns: tracked.turns,
-      totals: {
-        records: tracked.records,
-        parse_errors: parseErrors,
-        turns: tracked.turns.filter((t) => t.number > 0).length,
-        by_decision: tracked.by_decision,
-        by_type: byType,
-        by_reason: tracked.by_reason,
-        unknown_types: unknownTypes,
-        unknown_fields: unknownFields
-      },
-      unreadable_lines: tracked.unreadable_lines
-    })
+    return result(classificationOf(tracked, session, { parseErrors, byType, unknownTypes, unknownFields }))
   }
 
   return { push, finish }

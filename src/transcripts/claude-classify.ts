@@ -10,7 +10,7 @@ import {
   stringField
 } from "./claude-records.js"
 import { positionOf, type TranscriptRecord } from "./record.js"
-import { makeTurnTracker, type RecordBase } from "./turn-tracker.js"
+import { classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
 
 /** What a Claude Code sub-agent's session is called in `SessionInfo.subagent`. */
 export const CLAUDE_SUBAGENT = "sidechain"
@@ -105,22 +105,14 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
 
   const finish = (): R => {
     const tracked = tracker.finish()
-    return result({
-      session: sessionOf(facts, subagentFile === true),
-      decisions: tracked.decisions,
-      turns: tracked.turns,
-      totals: {
-        records: tracked.records,
-        parse_errors: parseErrors,
-        turns: tracked.turns.filter((t) => t.number > 0).length,
-        by_decision: tracked.by_decision,
-        by_type: byType,
-        by_reason: tracked.by_reason,
-        unknown_types: unknownTypes,
-        unknown_fields: unknownFields
-      },
-      unreadable_lines: tracked.unreadable_lines
-    })
+    return result(
+      classificationOf(tracked, sessionOf(facts, subagentFile === true), {
+        parseErrors,
+        byType,
+        unknownTypes,
+        unknownFields
+      })
+    )
   }
 
   return { push, finish }

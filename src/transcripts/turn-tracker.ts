@@ -7,6 +7,7 @@ import {
   type RecordDecision,
   type Representation,
   type SelectedMessage,
+  type TranscriptClassification,
   type Turn,
   type TurnFlag,
   type UnreadableLine
@@ -80,6 +81,36 @@ export interface TrackedTurns {
   readonly by_reason: Readonly<Record<string, number>>
   readonly unreadable_lines: ReadonlyArray<UnreadableLine>
 }
+
+/** What a classifier counts itself, beside what the tracker counts. */
+export interface ClassifierCounts {
+  readonly parseErrors: number
+  readonly byType: TranscriptClassification["totals"]["by_type"]
+  readonly unknownTypes: TranscriptClassification["totals"]["unknown_types"]
+  readonly unknownFields: TranscriptClassification["totals"]["unknown_fields"]
+}
+
+/** A format's classification from the tracker's result, its session and its own counts: one shape for every format. */
+export const classificationOf = (
+  tracked: TrackedTurns,
+  session: TranscriptClassification["session"],
+  counts: ClassifierCounts
+): TranscriptClassification => ({
+  session,
+  decisions: tracked.decisions,
+  turns: tracked.turns,
+  totals: {
+    records: tracked.records,
+    parse_errors: counts.parseErrors,
+    turns: tracked.turns.filter((t) => t.number > 0).length,
+    by_decision: tracked.by_decision,
+    by_type: counts.byType,
+    by_reason: tracked.by_reason,
+    unknown_types: counts.unknownTypes,
+    unknown_fields: counts.unknownFields
+  },
+  unreadable_lines: tracked.unreadable_lines
+})
 
 const increment = (counts: Record<string, number>, key: string) => {
   counts[key] = (counts[key] ?? 0) + 1
