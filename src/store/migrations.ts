@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createAuthoredUpdatesSchema } from "../history/authored-updates-schema.js"
 import { createCaptureSchema } from "../history/capture-schema.js"
+import { createForgetSchema } from "../history/forget-schema.js"
 import { createHistorySchema } from "../history/history-schema.js"
 import { migrateToSourceNeutral } from "../history/source-neutral-schema.js"
 
@@ -59,7 +60,12 @@ export const migrations = {
    * Capture: the bindings the hooks report (`capture_bindings`), each drained hook event
    * (`capture_events`) and the spool files the drain refused (`capture_rejections`).
    */
-  "6_capture": createCaptureSchema
+  "6_capture": createCaptureSchema,
+  /**
+   * Forgetting: tombstones of confirmed forgets (selector and counts, never content), the byte
+   * spans of transcripts the importer must not store again, forgotten note ids; FTS5 secure-delete.
+   */
+  "7_forget": createForgetSchema
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
 const versionOf = (key: string) => Number.parseInt(key, 10)
