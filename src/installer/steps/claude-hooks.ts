@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { DateTime, Effect, Either, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { hookCommandLine } from "../../capture/hook-command.js"
 import { HOOK_EVENTS, type HookEventName } from "../../capture/hook-event.js"
 import {
@@ -21,13 +21,14 @@ import {
   renderHooksDocument
 } from "../../codex/hooks-file.js"
 import { SafeFs } from "../../fs/safe-fs.js"
-import { type ClaudeHooksRegistration, Manifest } from "../../ownership/manifest.js"
+import type { ClaudeHooksRegistration, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
 import { captureProblems, describeCapture } from "./capture-health.js"
 import { daemonSession } from "./daemon-session.js"
+import { makeHooksManifest } from "./hooks-manifest.js"
 import { INDEX_STATUS_TIMEOUT } from "./service-health.js"
 
 export const CLAUDE_DECLINED_DETAIL = "optional Claude Code hooks declined (explicit choice recorded at install)"
@@ -72,63 +73,14 @@ export const claudeHooksStep = Effect.gen(function* () {
   const claudeHome = paths.claudeHome
   const settingsFile = claudeSettingsFile(claudeHome)
 
-  const readManifest = manifests
-    .read()
-    .pipe(
-      Effect.mapError((e) =>
-        fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
-      )
-    )
-  const declined = Effect.map(
-    readManifest,
-    Option.exists((m) => m.choices.claude_hooks === "declined")
-  )
-  const readActive = Effect.gen(function* () {
-    const manifest = yield* readManifest
-    if (Option.isNone(manifest)) {
-      return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, "Run: blctx install claude")
-    }
-    if (manifest.value.state !== "active") {
-      return yield* fail(
-        `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
-        "Run: blctx install claude"
-      )
-    }
-    return manifest.value
+  const hooksManifest = makeHooksManifest(manifests, {
+    records: "claude_hooks",
+    choice: "claude_hooks",
+    install: "blctx install claude"
   })
-
-  const writeManifest = (m: Manifest, changes: Partial<Pick<Manifest, "choices" | "claude_hooks">>) =>
-    Effect.gen(function* () {
-      const { claude_hooks: _previous, ...rest } = m
-      const records = "claude_hooks" in changes ? changes.claude_hooks : m.claude_hooks
-      const updated_at = DateTime.formatIso(yield* DateTime.now)
-      const next = new Manifest({
-        ...rest,
-        ...(changes.choices === undefined ? {} : { choices: changes.choices }),
-        ...(records !== undefined && records.length > 0 ? { claude_hooks: records } : {}),
-        updated_at
-      })
-      yield* manifests
-        .write(next)
-        .pipe(
-          Effect.mapError((e) =>
-            fail(`could not record the hooks in ${manifests.path}: ${e.message}`, "Check the state directory.")
-          )
-        )
-      return next
-    })
-
-  const recordChoice = (choice: "declined" | undefined) =>
-    Effect.gen(function* () {
-      const manifest = yield* readManifest
-      if (Option.isNone(manifest)) {
-        return yield* fail("no manifest to record the choice in", "Run: blctx install claude")
-      }
-      const m = manifest.value
-      if (m.choices.claude_hooks === choice) return
-      const { claude_hooks: _previous, ...others } = m.choices
-      yield* writeManifest(m, { choices: choice === undefined ? others : { ...others, claude_hooks: choice } })
-    })
+  const { read: readManifest, declined, readActive, recordChoice } = hooksManifest
+  const writeManifest = (m: Manifest, records: NonNullable<Manifest["claude_hooks"]>) =>
+    hooksManifest.write(m, { records })
 
   const recordOf = (m: Manifest, home: string) => (m.claude_hooks ?? []).find((r) => r.claude_home === home)
   const withRecord = (m: Manifest, record: ClaudeHooksRegistration) => [
@@ -319,12 +271,12 @@ export const claudeHooksStep = Effect.gen(function* () {
       // Recorded first, old and new entries alike: if anything stops us before the file is
       // written, every blctx entry in it is still recognised as blctx's on the next run.
       const union = [...owned, ...desired.filter((d) => !owned.some((o) => sameEntry(o, d)))]
-      latest = yield* writeManifest(m, { claude_hooks: withRecord(m, { ...final, entries: union }) })
+      latest = yield* writeManifest(m, withRecord(m, { ...final, entries: union }))
       const mode = Option.match(existing, { onNone: () => 0o600, onSome: (e) => e.mode })
       yield* writeSettings(settingsFile, addEntries(removeEntries(doc, stale), desired, timeoutOf), mode)
     }
     if (record === undefined || changed || !sameEntries(record.entries, final.entries)) {
-      yield* writeManifest(latest, { claude_hooks: withRecord(latest, final) })
+      yield* writeManifest(latest, withRecord(latest, final))
     }
     return yield* installedState(yield* readActive)
   })
@@ -422,7 +374,7 @@ export const claudeHooksStep = Effect.gen(function* () {
         )
       }
     }
-    if (kept.length !== records.length) yield* writeManifest(m, { claude_hooks: kept })
+    if (kept.length !== records.length) yield* writeManifest(m, kept)
     const alreadyGone = gone.length > 0 ? `; already gone from ${gone.join(", ")}` : ""
     if (problems.length > 0) {
       const done = removed.length > 0 ? `removed blctx's hooks from ${removed.join(", ")}; ` : ""

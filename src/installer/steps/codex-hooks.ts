@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { DateTime, Effect, Either, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import toml from "toml"
 import { hookCommandLine } from "../../capture/hook-command.js"
 import { HOOK_EVENTS, type HookEventName } from "../../capture/hook-event.js"
@@ -28,13 +28,14 @@ import {
   pendingEvents
 } from "../../codex/hooks-listing.js"
 import { SafeFs } from "../../fs/safe-fs.js"
-import { type CodexHooksRegistration, Manifest } from "../../ownership/manifest.js"
+import type { CodexHooksRegistration, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
 import { captureProblems, describeCapture } from "./capture-health.js"
 import { daemonSession } from "./daemon-session.js"
+import { makeHooksManifest } from "./hooks-manifest.js"
 import { INDEX_STATUS_TIMEOUT } from "./service-health.js"
 
 export const DECLINED_DETAIL = "optional hooks declined (explicit choice recorded at install)"
@@ -82,63 +83,14 @@ export const codexHooksStep = Effect.gen(function* () {
   const hooksFile = codexHooksFile(codexHome)
   const configFile = codexConfigFile(codexHome)
 
-  const readManifest = manifests
-    .read()
-    .pipe(
-      Effect.mapError((e) =>
-        fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
-      )
-    )
-  const declined = Effect.map(
-    readManifest,
-    Option.exists((m) => m.choices.hooks === "declined")
-  )
-  const readActive = Effect.gen(function* () {
-    const manifest = yield* readManifest
-    if (Option.isNone(manifest)) {
-      return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, "Run: blctx install codex")
-    }
-    if (manifest.value.state !== "active") {
-      return yield* fail(
-        `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
-        "Run: blctx install codex"
-      )
-    }
-    return manifest.value
+  const hooksManifest = makeHooksManifest(manifests, {
+    records: "codex_hooks",
+    choice: "hooks",
+    install: "blctx install codex"
   })
-
-  const writeManifest = (m: Manifest, changes: Partial<Pick<Manifest, "choices" | "codex_hooks">>) =>
-    Effect.gen(function* () {
-      const { codex_hooks: _previous, ...rest } = m
-      const records = "codex_hooks" in changes ? changes.codex_hooks : m.codex_hooks
-      const updated_at = DateTime.formatIso(yield* DateTime.now)
-      const next = new Manifest({
-        ...rest,
-        ...(changes.choices === undefined ? {} : { choices: changes.choices }),
-        ...(records !== undefined && records.length > 0 ? { codex_hooks: records } : {}),
-        updated_at
-      })
-      yield* manifests
-        .write(next)
-        .pipe(
-          Effect.mapError((e) =>
-            fail(`could not record the hooks in ${manifests.path}: ${e.message}`, "Check the state directory.")
-          )
-        )
-      return next
-    })
-
-  const recordChoice = (hooks: "declined" | undefined) =>
-    Effect.gen(function* () {
-      const manifest = yield* readManifest
-      if (Option.isNone(manifest)) {
-        return yield* fail("no manifest to record the choice in", "Run: blctx install codex")
-      }
-      const m = manifest.value
-      if (m.choices.hooks === hooks) return
-      const { hooks: _previous, ...others } = m.choices
-      yield* writeManifest(m, { choices: hooks === undefined ? others : { ...others, hooks } })
-    })
+  const { read: readManifest, declined, readActive, recordChoice } = hooksManifest
+  const writeManifest = (m: Manifest, records: NonNullable<Manifest["codex_hooks"]>) =>
+    hooksManifest.write(m, { records })
 
   const recordOf = (m: Manifest, home: string) => (m.codex_hooks ?? []).find((r) => r.codex_home === home)
   const withRecord = (m: Manifest, record: CodexHooksRegistration) => [
@@ -363,12 +315,12 @@ export const codexHooksStep = Effect.gen(function* () {
       // Recorded first, old and new entries alike: if anything stops us before the file is
       // written, every blctx entry in it is still recognised as blctx's on the next run.
       const union = [...owned, ...desired.filter((d) => !owned.some((o) => sameEntry(o, d)))]
-      latest = yield* writeManifest(m, { codex_hooks: withRecord(m, { ...final, entries: union }) })
+      latest = yield* writeManifest(m, withRecord(m, { ...final, entries: union }))
       const mode = Option.match(existing, { onNone: () => 0o600, onSome: (e) => e.mode })
       yield* writeHooks(hooksFile, addEntries(removeEntries(doc, stale), desired, timeoutOf), mode)
     }
     if (record === undefined || changed || !sameEntries(record.entries, final.entries)) {
-      yield* writeManifest(latest, { codex_hooks: withRecord(latest, final) })
+      yield* writeManifest(latest, withRecord(latest, final))
     }
     // Install says what status will say, so the two always agree.
     return yield* installedState(yield* readActive)
@@ -477,7 +429,7 @@ export const codexHooksStep = Effect.gen(function* () {
         )
       }
     }
-    if (kept.length !== records.length) yield* writeManifest(m, { codex_hooks: kept })
+    if (kept.length !== records.length) yield* writeManifest(m, kept)
     const alreadyGone = gone.length > 0 ? `; already gone from ${gone.join(", ")}` : ""
     if (problems.length > 0) {
       const done = removed.length > 0 ? `removed blctx's hooks from ${removed.join(", ")}; ` : ""

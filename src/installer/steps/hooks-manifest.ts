@@ -1,0 +1,89 @@
+import { DateTime, Effect, Option } from "effect"
+import { Manifest } from "../../ownership/manifest.js"
+import type { ManifestStore } from "../../ownership/manifest-store.js"
+import { fail } from "../step.js"
+
+/** Where a hooks step keeps its registrations in the manifest. */
+type RecordsKey = "codex_hooks" | "claude_hooks"
+/** Where it keeps the person's choice (`declined`, or nothing). */
+type ChoiceKey = keyof Manifest["choices"]
+
+export interface HooksManifestOptions<K extends RecordsKey> {
+  readonly records: K
+  readonly choice: ChoiceKey
+  /** The command that installs this agent's target, named when there is no active installation. */
+  readonly install: string
+}
+
+/**
+ * The manifest as the hooks steps (codex_hooks, claude_hooks) use it: the same reads, the same
+ * refusals, and one write that replaces the step's own registrations and choice and nothing else.
+ * Each step keeps its records and its choice under its own keys, so one agent's hooks never touch
+ * the other's.
+ */
+export const makeHooksManifest = <K extends RecordsKey>(
+  manifests: ManifestStore,
+  { records: recordsKey, choice: choiceKey, install }: HooksManifestOptions<K>
+) => {
+  const read = manifests
+    .read()
+    .pipe(
+      Effect.mapError((e) =>
+        fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
+      )
+    )
+
+  /** True when the person declined these hooks (recorded at install). */
+  const declined = Effect.map(
+    read,
+    Option.exists((m) => m.choices[choiceKey] === "declined")
+  )
+
+  /** The active installation's manifest, or a failure saying how to install. */
+  const readActive = Effect.gen(function* () {
+    const manifest = yield* read
+    if (Option.isNone(manifest)) {
+      return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, `Run: ${install}`)
+    }
+    if (manifest.value.state !== "active") {
+      return yield* fail(`installation ${manifest.value.installation_id} is inactive (uninstalled)`, `Run: ${install}`)
+    }
+    return manifest.value
+  })
+
+  /** Writes `m` with new choices and/or registrations; an empty list of registrations drops the key. */
+  const write = (m: Manifest, changes: { readonly choices?: Manifest["choices"]; readonly records?: Manifest[K] }) =>
+    Effect.gen(function* () {
+      const { [recordsKey]: current, ...rest } = m
+      const records = "records" in changes ? changes.records : current
+      // A computed key loses its type in a spread; the Manifest constructor still validates it.
+      const fields = {
+        ...rest,
+        ...(changes.choices === undefined ? {} : { choices: changes.choices }),
+        ...(records !== undefined && records.length > 0 ? { [recordsKey]: records } : {}),
+        updated_at: DateTime.formatIso(yield* DateTime.now)
+      } as ConstructorParameters<typeof Manifest>[0]
+      const next = new Manifest(fields)
+      yield* manifests
+        .write(next)
+        .pipe(
+          Effect.mapError((e) =>
+            fail(`could not record the hooks in ${manifests.path}: ${e.message}`, "Check the state directory.")
+          )
+        )
+      return next
+    })
+
+  /** Records the person's choice (`declined`, or `undefined` to clear an earlier decline). */
+  const recordChoice = (choice: "declined" | undefined) =>
+    Effect.gen(function* () {
+      const manifest = yield* read
+      if (Option.isNone(manifest)) return yield* fail("no manifest to record the choice in", `Run: ${install}`)
+      const m = manifest.value
+      if (m.choices[choiceKey] === choice) return
+      const { [choiceKey]: _previous, ...others } = m.choices
+      yield* write(m, { choices: choice === undefined ? others : { ...others, [choiceKey]: choice } })
+    })
+
+  return { read, declined, readActive, write, recordChoice } as const
+}
