@@ -14,21 +14,19 @@ import {
   type HookEntry,
   type HooksDocument,
   hasEntry,
-  type ModifiedEntry,
   modifiedEntries,
-  parseHooksDocument,
-  removeEntries,
-  renderHooksDocument
+  removeEntries
 } from "../../codex/hooks-file.js"
 import { SafeFs } from "../../fs/safe-fs.js"
 import type { ClaudeHooksRegistration, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
-import { fail, type Step, type StepFailure } from "../step.js"
+import { fail, type Step } from "../step.js"
 import { captureProblems, describeCapture } from "./capture-health.js"
 import { daemonSession } from "./daemon-session.js"
 import { makeHooksManifest } from "./hooks-manifest.js"
+import { makeOwnedHooksFile } from "./owned-hooks-file.js"
 import { INDEX_STATUS_TIMEOUT } from "./service-health.js"
 
 export const CLAUDE_DECLINED_DETAIL = "optional Claude Code hooks declined (explicit choice recorded at install)"
@@ -82,6 +80,15 @@ export const claudeHooksStep = Effect.gen(function* () {
   const writeManifest = (m: Manifest, records: NonNullable<Manifest["claude_hooks"]>) =>
     hooksManifest.write(m, { records })
 
+  const owned = makeOwnedHooksFile(fs, {
+    fileName: "settings.json",
+    agent: "Claude Code",
+    unparsable: "Claude Code cannot load its settings from it as it is",
+    reinstall: REINSTALL,
+    uninstall: "blctx uninstall claude"
+  })
+  const { read: readSettings, write: writeSettings, modifiedFailure } = owned
+
   const recordOf = (m: Manifest, home: string) => (m.claude_hooks ?? []).find((r) => r.claude_home === home)
   const withRecord = (m: Manifest, record: ClaudeHooksRegistration) => [
     ...(m.claude_hooks ?? []).filter((r) => r.claude_home !== record.claude_home),
@@ -115,63 +122,11 @@ export const claudeHooksStep = Effect.gen(function* () {
     }
   })
 
-  /** settings.json as it is now: none when absent; a link, another kind of file or malformed JSON is refused. */
-  const readSettings = (path: string, next: string) =>
-    Effect.gen(function* () {
-      const entry = yield* fs
-        .lstat(path)
-        .pipe(Effect.mapError((e) => fail(`could not inspect ${path}: ${e.message}`, `Check it, then run: ${next}`)))
-      if (Option.isNone(entry)) return Option.none<{ doc: HooksDocument; mode: number }>()
-      if (entry.value.kind === "symlink") {
-        return yield* fail(
-          `${path} is a symbolic link; blctx edits settings.json only as a regular file, so nothing was changed`,
-          `Replace the link with the file it points to (cp --remove-destination "$(readlink -f ${path})" ${path}), then run: ${next}`
-        )
-      }
-      if (entry.value.kind !== "file") {
-        return yield* fail(
-          `${path} is a ${entry.value.kind}, not a file; nothing was changed`,
-          `Move it away, then run: ${next}`
-        )
-      }
-      const text = yield* fs
-        .readText(path)
-        .pipe(Effect.mapError((e) => fail(`could not read ${path}: ${e.message}`, `Check it, then run: ${next}`)))
-      const parsed = parseHooksDocument(text, "Claude Code")
-      if (Either.isLeft(parsed)) {
-        return yield* fail(
-          `${path} is not a settings file Claude Code can read: ${parsed.left}; nothing was changed`,
-          `Fix it (Claude Code cannot load its settings from it as it is), then run: ${next}`
-        )
-      }
-      return Option.some({ doc: parsed.right, mode: entry.value.mode })
-    })
-
   /** What the administrator's managed settings say of user hooks; an absent or unreadable file says nothing. */
   const managedRestriction = fs.readText(CLAUDE_MANAGED_SETTINGS).pipe(
     Effect.map(managedHooksRestriction),
     Effect.orElseSucceed(() => undefined)
   )
-
-  const writeSettings = (path: string, doc: HooksDocument, mode: number) =>
-    fs
-      .writeAtomic(path, renderHooksDocument(doc), mode)
-      .pipe(
-        Effect.mapError((e) =>
-          fail(`could not write ${path}: ${e.message}`, `Check the folder, then run: ${REINSTALL}`)
-        )
-      )
-
-  const modifiedFailure = (path: string, modified: ReadonlyArray<ModifiedEntry>, record: ClaudeHooksRegistration) =>
-    fail(
-      `${modified
-        .map((x) => {
-          const wrote = record.entries.find((e) => e.event === x.event)
-          return `blctx's ${x.event} hook in ${path} was changed after blctx wrote it (it now runs ${x.command}${wrote === undefined ? "" : `; blctx wrote ${wrote.command}`})`
-        })
-        .join("; ")}; ${modified.length === 1 ? "it was" : "they were"} left untouched`,
-      `To let blctx write its hooks again, delete ${modified.length === 1 ? "that handler" : "those handlers"} from ${path}, then run: ${REINSTALL}. To keep your version, leave it: blctx will not change it.`
-    )
 
   /** What blctx's record and settings.json say: the record, the entries in place and current, hooks not disabled. */
   const checkInstalled = (m: Manifest, next: string) =>
@@ -333,60 +288,9 @@ export const claudeHooksStep = Effect.gen(function* () {
     const m = manifest.value
     const records = m.claude_hooks ?? []
     if (records.length === 0) return { detail: "nothing to remove: blctx has no hooks registered with Claude Code" }
-    const kept: Array<ClaudeHooksRegistration> = []
-    const removed: Array<string> = []
-    const gone: Array<string> = []
-    const problems: Array<StepFailure> = []
-    for (const record of records) {
-      const file = record.settings_file
-      const next = `blctx uninstall claude, or delete blctx's handlers from ${file} yourself`
-      const existing = yield* Effect.either(readSettings(file, next))
-      if (Either.isLeft(existing)) {
-        kept.push(record)
-        problems.push(existing.left)
-        continue
-      }
-      if (Option.isNone(existing.right)) {
-        gone.push(file)
-        continue
-      }
-      const { doc, mode } = existing.right.value
-      const present = record.entries.filter((e) => hasEntry(doc, e))
-      if (present.length > 0) {
-        const written = yield* Effect.either(writeSettings(file, removeEntries(doc, record.entries), mode))
-        if (Either.isLeft(written)) {
-          kept.push(record)
-          problems.push(written.left)
-          continue
-        }
-        removed.push(file)
-      } else {
-        gone.push(file)
-      }
-      const modified = modifiedEntries(doc, record.entries, m.installation_id)
-      if (modified.length > 0) {
-        kept.push(record)
-        problems.push(
-          fail(
-            modifiedFailure(file, modified, record).detail,
-            `If you no longer need ${modified.length === 1 ? "it" : "them"}, delete ${modified.length === 1 ? "that handler" : "those handlers"} from ${file} yourself`
-          )
-        )
-      }
-    }
+    const { kept, report } = yield* owned.removeRecorded(records, (r) => r.settings_file, m.installation_id)
     if (kept.length !== records.length) yield* writeManifest(m, kept)
-    const alreadyGone = gone.length > 0 ? `; already gone from ${gone.join(", ")}` : ""
-    if (problems.length > 0) {
-      const done = removed.length > 0 ? `removed blctx's hooks from ${removed.join(", ")}; ` : ""
-      return yield* fail(
-        `${done}${problems.map((p) => p.detail).join("; ")}`,
-        problems.map((p) => p.remediation).join("; "),
-        problems[0]?.errorTag
-      )
-    }
-    if (removed.length === 0)
-      return { detail: `nothing to remove: blctx's hooks were already gone from ${gone.join(", ")}` }
-    return { detail: `removed blctx's hooks from ${removed.join(", ")}${alreadyGone}` }
+    return yield* report
   })
 
   const decline = Effect.gen(function* () {
