@@ -16,6 +16,7 @@ import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
 import { mcpServerCommand } from "./codex-mcp.js"
+import { stepManifest } from "./step-manifest.js"
 
 /** The name blctx's MCP server has in Claude Code (its tools are `mcp__base-layer-context__*`). */
 export const CLAUDE_MCP_NAME = "base-layer-context"
@@ -96,27 +97,7 @@ export const claudeMcpStep = Effect.gen(function* () {
             e._tag
           )
 
-  const readManifest = manifests
-    .read()
-    .pipe(
-      Effect.mapError((e) =>
-        fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
-      )
-    )
-
-  const readActive = Effect.gen(function* () {
-    const manifest = yield* readManifest
-    if (Option.isNone(manifest)) {
-      return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, "Run: blctx install claude")
-    }
-    if (manifest.value.state !== "active") {
-      return yield* fail(
-        `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
-        "Run: blctx install claude"
-      )
-    }
-    return manifest.value
-  })
+  const { read: readManifest, readActive } = stepManifest(manifests, "blctx install claude")
 
   const desiredFor = (m: Manifest): ClaudeMcpRegistration => ({
     claude_home: claudeHome,

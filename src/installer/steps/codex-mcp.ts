@@ -16,6 +16,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, type ResolvedPaths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
+import { stepManifest } from "./step-manifest.js"
 
 /** The name blctx's MCP server has in Codex (Codex shows its tools as `mcp__base_layer_context__*`). */
 export const CODEX_MCP_NAME = "base-layer-context"
@@ -126,27 +127,7 @@ export const codexMcpStep = Effect.gen(function* () {
             e._tag
           )
 
-  const readManifest = manifests
-    .read()
-    .pipe(
-      Effect.mapError((e) =>
-        fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
-      )
-    )
-
-  const readActive = Effect.gen(function* () {
-    const manifest = yield* readManifest
-    if (Option.isNone(manifest)) {
-      return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, "Run: blctx install codex")
-    }
-    if (manifest.value.state !== "active") {
-      return yield* fail(
-        `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
-        "Run: blctx install codex"
-      )
-    }
-    return manifest.value
-  })
+  const { read: readManifest, readActive } = stepManifest(manifests, "blctx install codex")
 
   /** What this installation registers: same program paths and arguments every time, so reinstalling changes nothing. */
   const desiredFor = (m: Manifest): CodexMcpRegistration => ({

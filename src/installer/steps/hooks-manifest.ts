@@ -2,6 +2,7 @@ import { DateTime, Effect, Option } from "effect"
 import { Manifest } from "../../ownership/manifest.js"
 import type { ManifestStore } from "../../ownership/manifest-store.js"
 import { fail } from "../step.js"
+import { stepManifest } from "./step-manifest.js"
 
 /** Where a hooks step keeps its registrations in the manifest. */
 type RecordsKey = "codex_hooks" | "claude_hooks"
@@ -25,31 +26,13 @@ export const makeHooksManifest = <K extends RecordsKey>(
   manifests: ManifestStore,
   { records: recordsKey, choice: choiceKey, install }: HooksManifestOptions<K>
 ) => {
-  const read = manifests
-    .read()
-    .pipe(
-      Effect.mapError((e) =>
-        fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
-      )
-    )
+  const { read, readActive } = stepManifest(manifests, install)
 
   /** True when the person declined these hooks (recorded at install). */
   const declined = Effect.map(
     read,
     Option.exists((m) => m.choices[choiceKey] === "declined")
   )
-
-  /** The active installation's manifest, or a failure saying how to install. */
-  const readActive = Effect.gen(function* () {
-    const manifest = yield* read
-    if (Option.isNone(manifest)) {
-      return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, `Run: ${install}`)
-    }
-    if (manifest.value.state !== "active") {
-      return yield* fail(`installation ${manifest.value.installation_id} is inactive (uninstalled)`, `Run: ${install}`)
-    }
-    return manifest.value
-  })
 
   /** Writes `m` with new choices and/or registrations; an empty list of registrations drops the key. */
   const write = (m: Manifest, changes: { readonly choices?: Manifest["choices"]; readonly records?: Manifest[K] }) =>

@@ -8,6 +8,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { VERSION } from "../../version.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type StepFailure } from "../step.js"
+import { stepManifest } from "./step-manifest.js"
 
 /**
  * The file-ownership rules of the bundled skill, shared by every agent's skill step (codex_skills,
@@ -107,27 +108,7 @@ export const makeSkillFile = (agent: SkillAgent) =>
       (e: FsError) =>
         fail(`${e.op} ${e.path} failed: ${e.message}`, `Check the permissions of ${e.path}, then run: ${next}`)
 
-    const readManifest = manifests
-      .read()
-      .pipe(
-        Effect.mapError((e) =>
-          fail(`manifest ${manifests.path} is unreadable (${e._tag})`, "Check it: blctx status --step data_directory")
-        )
-      )
-
-    const readActive = Effect.gen(function* () {
-      const manifest = yield* readManifest
-      if (Option.isNone(manifest)) {
-        return yield* fail(`blctx is not installed: no manifest at ${manifests.path}`, `Run: ${agent.installCommand}`)
-      }
-      if (manifest.value.state !== "active") {
-        return yield* fail(
-          `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
-          `Run: ${agent.installCommand}`
-        )
-      }
-      return manifest.value
-    })
+    const { read: readManifest, readActive } = stepManifest(manifests, agent.installCommand)
 
     /** The skill this build ships, read from the package. */
     const bundled = fs.readText(programs.skill).pipe(
