@@ -1,0 +1,187 @@
+import { execFileSync } from "node:child_process"
+import * as Fs from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterEach, describe, expect, it } from "vitest"
+import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
+import { runProcess } from "./support/isolated-home.js"
+import { type LocalRegistry, startLocalRegistry } from "./support/local-registry.js"
+import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
+
+const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
+const pkg = JSON.parse(Fs.readFileSync(NodePath.join(root, "package.json"), "utf8")) as {
+  readonly name: string
+  readonly version: string
+}
+/** The real Codex CLI (the @openai/codex dev dependency), first on PATH for `codex mcp add`. */
+const codexBin = NodePath.join(root, "node_modules", ".bin")
+
+interface PackedFile {
+  readonly path: string
+}
+
+/**
+ * better-sqlite3's prebuilt addon, packed the way its release host serves it
+ * (`prebuild-install`): the test machines cannot reach GitHub, and building it from source takes
+ * minutes. The addon is the one `npm ci` installed for this Node.
+ */
+const servePrebuiltSqlite = (registry: LocalRegistry, workDir: string) => {
+  const sqlite = JSON.parse(
+    Fs.readFileSync(NodePath.join(root, "node_modules", "better-sqlite3", "package.json"), "utf8")
+  ) as { readonly version: string }
+  const archive = NodePath.join(workDir, "better-sqlite3-prebuild.tar.gz")
+  execFileSync("tar", [
+    "czf",
+    archive,
+    "-C",
+    NodePath.join(root, "node_modules", "better-sqlite3"),
+    "build/Release/better_sqlite3.node"
+  ])
+  const name = `better-sqlite3-v${sqlite.version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
+  registry.serveFile(`/prebuilds/v${sqlite.version}/${name}`, Fs.readFileSync(archive))
+  return `${registry.url}/prebuilds`
+}
+
+describe("the packed package installed globally, offline", () => {
+  let home: DaemonHome | undefined
+  let registry: LocalRegistry | undefined
+  let work: string | undefined
+  afterEach(async () => {
+    home?.dispose()
+    home = undefined
+    await registry?.close()
+    registry = undefined
+    if (work !== undefined) Fs.rmSync(work, { recursive: true, force: true })
+    work = undefined
+  })
+
+  it.skipIf(modelData() === undefined)(
+    "npm pack, then npm install -g into a fresh prefix: blctx and blctxd work, and blctx install codex ends ready",
+    async () => {
+      work = Fs.realpathSync(Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-global-")))
+      const workDir = work
+
+      // The package as it would be published (built by `npm test` just before).
+      const packed = JSON.parse(
+        execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", workDir], {
+          cwd: root,
+          encoding: "utf8"
+        })
+      ) as ReadonlyArray<{ readonly filename: string; readonly files: ReadonlyArray<PackedFile> }>
+      const tarball = NodePath.join(workDir, packed[0]?.filename ?? "")
+      const files = (packed[0]?.files ?? []).map((f) => f.path)
+      expect(files).toEqual(
+        expect.arrayContaining([
+          "package.json",
+          "README.md",
+          "dist/bin/blctx.mjs",
+          "dist/bin/blctx-mcp.mjs",
+          "dist/bin/blctx-hook.mjs",
+          "dist/programs/daemon.js",
+          "skills/base-layer-context/SKILL.md"
+        ])
+      )
+      // No test data, test programs or fakes travel with it.
+      const unwanted = files.filter((f) =>
+        /^(fixtures|acceptance|bench|test-tools|dist\/test-programs|dist\/bench)\/|\.test\.|test-support|\/fake-|model-data/.test(
+          f
+        )
+      )
+      expect(unwanted).toEqual([])
+
+      registry = await startLocalRegistry(root)
+      const prebuilds = servePrebuiltSqlite(registry, workDir)
+      const prefix = NodePath.join(workDir, "prefix")
+      const npmHome = NodePath.join(workDir, "npm-home")
+      Fs.mkdirSync(npmHome)
+      const install = await runProcess(
+        "npm",
+        [
+          "install",
+          "--global",
+          "--prefix",
+          prefix,
+          "--registry",
+          registry.url,
+          "--cache",
+          NodePath.join(workDir, "npm-cache"),
+          "--no-audit",
+          "--no-fund",
+          "--no-update-notifier",
+          tarball
+        ],
+        {
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: npmHome,
+            // onnxruntime-node would download CUDA libraries on Linux x64; blctx runs on the CPU.
+            ONNXRUNTIME_NODE_INSTALL_CUDA: "skip",
+            npm_config_better_sqlite3_binary_host: prebuilds
+          }
+        }
+      )
+      expect(install.code, `${install.stderr}\nnot in the npm cache: ${registry.missing.join(", ")}`).toBe(0)
+      expect(registry.missing).toEqual([])
+
+      const bin = NodePath.join(prefix, "bin")
+      const version = await runProcess(NodePath.join(bin, "blctx"), ["--version"], {
+        env: { PATH: process.env.PATH ?? "", HOME: npmHome }
+      })
+      expect(version.code, version.stderr).toBe(0)
+      expect(version.stdout).toContain(pkg.version)
+      const installed = NodePath.join(prefix, "lib", "node_modules", pkg.name)
+      expect(Fs.realpathSync(NodePath.join(bin, "blctxd"))).toBe(
+        NodePath.join(installed, "dist", "programs", "daemon.js")
+      )
+
+      // blctx install codex from the global command, in an isolated home.
+      const data = modelData() as string
+      const server = await serveTinyModel(data)
+      try {
+        const h = makeDaemonHome("detached")
+        home = h
+        useTinyModel(h, data, server)
+        Fs.mkdirSync(h.codexHome, { recursive: true, mode: 0o700 })
+        const sessions = NodePath.join(h.codexHome, "sessions", "2026", "02", "02")
+        Fs.mkdirSync(sessions, { recursive: true })
+        Fs.copyFileSync(
+          NodePath.join(root, "fixtures", "history", "session-1.jsonl"),
+          NodePath.join(sessions, "rollout-2026-02-02T09-00-00-session-1.jsonl")
+        )
+        const env = { ...h.env, PATH: `${bin}:${codexBin}:${process.env.PATH ?? ""}` }
+        const blctx = (args: ReadonlyArray<string>) => runProcess(NodePath.join(bin, "blctx"), args, { env })
+
+        const run = await blctx(["install", "codex", "--no-hooks", "--json"])
+        const report = JSON.parse(run.stdout) as {
+          readonly ready: boolean
+          readonly exit_code: number
+          readonly checks: ReadonlyArray<{ readonly id: string; readonly status: string; readonly detail: string }>
+        }
+        console.log(`blctx install codex from the global install:\n${JSON.stringify(report, null, 2)}`)
+        expect(
+          report.checks.filter((c) => c.status !== "passed").map((c) => `${c.id}: ${c.detail}`),
+          run.stderr
+        ).toEqual([])
+        expect(report).toMatchObject({ ready: true, exit_code: 0 })
+
+        // The daemon, the MCP entry and the skill all come from the global install.
+        expect(h.processes().some((pid) => Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(installed))).toBe(
+          true
+        )
+        const mcp = await runProcess("codex", ["mcp", "get", "base-layer-context", "--json"], { env })
+        expect(mcp.code, mcp.stderr).toBe(0)
+        expect(mcp.stdout).toContain(NodePath.join(installed, "dist", "bin", "blctx-mcp.mjs"))
+        expect(Fs.readFileSync(NodePath.join(h.codexHome, "skills", "base-layer-context", "SKILL.md"), "utf8")).toBe(
+          Fs.readFileSync(NodePath.join(installed, "skills", "base-layer-context", "SKILL.md"), "utf8")
+        )
+
+        const uninstall = await blctx(["uninstall", "codex", "--json"])
+        expect(uninstall.code, uninstall.stdout).toBe(0)
+      } finally {
+        await server.close()
+      }
+    },
+    scaled(600_000)
+  )
+})
