@@ -26,12 +26,11 @@ export interface ServiceStatus {
   readonly commandLine: Option.Option<ReadonlyArray<string>>
 }
 
-export type SupervisorKind = "systemd-user" | "detached" | "fake-systemd"
+export type SupervisorKind = "systemd-user" | "launchd" | "detached" | "fake-systemd"
 
 /**
- * Keeps blctxd running for an installation: systemd user units on Linux, a detached
- * self-supervised process where no user manager exists, and a fake systemd for tests.
- * launchd (macOS) fits the same port.
+ * Keeps blctxd running for an installation: systemd user units on Linux, launchd user agents on
+ * macOS, a detached self-supervised process where neither exists, and a fake systemd for tests.
  */
 export class ServiceManager extends Context.Tag("blctx/ServiceManager")<
   ServiceManager,
