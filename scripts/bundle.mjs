@@ -19,9 +19,13 @@ const common = {
   }
 }
 
-// The product: `blctx`, and the stdio MCP server agents launch in every conversation.
+// The product: `blctx`, and the stdio MCP server agents launch in every conversation. Split into
+// chunks, so what `blctx` imports on demand (everything but `--version`) is a chunk loaded only
+// when a command needs it.
 await build({
   ...common,
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
   entryPoints: { blctx: "dist/programs/cli.js", "blctx-mcp": "dist/programs/mcp.js" },
   outdir: "dist/bin"
 })
