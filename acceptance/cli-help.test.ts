@@ -19,6 +19,10 @@ const COMMANDS = [
   "search",
   "recent",
   "context",
+  "notes",
+  "forget",
+  "export",
+  "import-notes",
   "ping"
 ] as const
 
@@ -196,6 +200,10 @@ describe("help for people", () => {
         search        Search your indexed history
         recent        Show the most recent turns of your coding sessions
         context       Show the messages around a search or recent result
+        notes         List and read the notes agents logged
+        forget        Forget part of your history, after a preview
+        export        Export your notes and indexed history as JSON lines
+        import-notes  Restore notes and their histories from an export
         ping          Check that the blctx daemon answers, starting it when needed
 
       Global flags (before the command or after its arguments):

@@ -104,7 +104,10 @@ describe("MCP open_session and log_update (blctx-mcp over the daemon)", () => {
       "context",
       "context_status",
       "open_session",
-      "log_update"
+      "log_update",
+      "update_note",
+      "note_history",
+      "forget"
     ])
     const { toolJsonSchema } = (await import(built("mcp/json-schema.js"))) as typeof import("../src/mcp/json-schema.js")
     const { LogUpdateRequest, OpenSessionRequest } = (await import(

@@ -110,7 +110,10 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
       "context",
       "context_status",
       "open_session",
-      "log_update"
+      "log_update",
+      "update_note",
+      "note_history",
+      "forget"
     ])
     const { toolJsonSchema } = (await import(built("mcp/json-schema.js"))) as typeof import("../src/mcp/json-schema.js")
     const { SearchRequest } = (await import(
@@ -132,12 +135,18 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
     expect(schemaOf("context")).toEqual(toolJsonSchema(ContextRequest))
     expect(schemaOf("context_status")).toMatchObject({ type: "object", properties: {}, additionalProperties: false })
     for (const tool of tools) {
+      if (tool.name === "forget") {
+        // The one destructive tool (acceptance/forget.test.ts calls it).
+        expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false })
+        continue
+      }
       // The note tools write (acceptance/mcp-notes.test.ts); the read tools are read-only.
-      const writes = tool.name === "open_session" || tool.name === "log_update"
+      // update_note writes too, but a second identical call fails (stale_revision): not idempotent.
+      const writes = tool.name === "open_session" || tool.name === "log_update" || tool.name === "update_note"
       expect(tool.annotations).toEqual({
         title: tool.title,
         readOnlyHint: !writes,
-        idempotentHint: true,
+        idempotentHint: tool.name !== "update_note",
         destructiveHint: false,
         openWorldHint: false
       })

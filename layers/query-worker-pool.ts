@@ -44,7 +44,11 @@ export const QueryWorkerPoolLive = Layer.scoped(
       job: (id) => client.ReadJob({ job_id: id }).pipe(Effect.map(Option.fromNullable), Effect.mapError(storeError)),
       authoredUpdatesPending: (request) => client.AuthoredUpdatesPending(request).pipe(Effect.mapError(storeError)),
       captureCounts: (request) => client.CaptureCounts(request).pipe(Effect.mapError(storeError)),
-      promptRecall: (input) => client.PromptRecall(input).pipe(Effect.mapError(keepInvalid))
+      promptRecall: (input) => client.PromptRecall(input).pipe(Effect.mapError(keepInvalid)),
+      exportPage: (request) => client.ExportPage(request).pipe(Effect.mapError(keepInvalid)),
+      noteHistory: (request) =>
+        client.NoteHistory(request).pipe(Effect.mapError((e) => (e._tag === "UnknownNote" ? e : storeError(e)))),
+      listNotes: (request) => client.ListNotes(request).pipe(Effect.mapError(storeError))
     })
   })
 )

@@ -47,7 +47,12 @@ const Handlers = QueryRpcs.toLayer(
       AuthoredUpdatesPending: (request) => reads.authoredUpdatesPending(request).pipe(Effect.mapError(failed)),
       CaptureCounts: (request) => reads.captureCounts(request).pipe(Effect.mapError(failed)),
       PromptRecall: (input) =>
-        reads.promptRecall(input).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e)))
+        reads.promptRecall(input).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
+      ExportPage: (request) =>
+        reads.exportPage(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
+      NoteHistory: (request) =>
+        reads.noteHistory(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
+      ListNotes: (request) => reads.listNotes(request).pipe(Effect.mapError(failed))
     }
   })
 )

@@ -1,9 +1,8 @@
-import * as NodePath from "node:path"
-import { type SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { DateTime, Effect, type ParseResult, Schema } from "effect"
+import { type SqlClient, SqlSchema } from "@effect/sql"
+import { DateTime, Effect, Schema } from "effect"
 import { MAX_CAPTURE_REJECTIONS } from "../history/capture-schema.js"
-import { isDiskFull } from "../store/disk-space.js"
-import { StoreError } from "../store/store-error.js"
+import type { StoreError } from "../store/store-error.js"
+import { makeWriterErrors } from "../store/writer-errors.js"
 import type { CaptureRecord } from "./capture-record.js"
 
 export const BindingState = Schema.Literal("awaiting_path", "pending", "indexed", "error")
@@ -92,9 +91,6 @@ export interface CaptureStore {
   readonly recordRejection: (spoolFile: string, reason: string) => Effect.Effect<boolean, StoreError>
 }
 
-const isStoreFailure = (e: unknown): e is SqlError.SqlError | ParseResult.ParseError =>
-  typeof e === "object" && e !== null && "_tag" in e && (e._tag === "SqlError" || e._tag === "ParseError")
-
 /**
  * The capture tables' writes on `sql` (the writer). The transactions are tiny (a lookup and two
  * rows) because they share the connection with imports: the client serializes them with the
@@ -109,22 +105,7 @@ export const makeCaptureStore = ({
 }): CaptureStore => {
   const isoNow = Effect.map(DateTime.now, DateTime.formatIso)
 
-  const storeError = (what: string) => (e: { readonly message: string }) =>
-    isDiskFull(e)
-      ? new StoreError({
-          path: database,
-          diskFull: true,
-          message: `the disk is full: ${what}; free space on ${NodePath.dirname(database)}`
-        })
-      : new StoreError({ path: database, message: `${what}: ${e.message}` })
-
-  const transaction = <A>(what: string, work: Effect.Effect<A, SqlError.SqlError | ParseResult.ParseError>) =>
-    sql.withTransaction(work).pipe(
-      Effect.catchAllDefect((defect) =>
-        isDiskFull(defect) ? Effect.fail(storeError(what)(defect as Error)) : Effect.die(defect)
-      ),
-      Effect.catchIf(isStoreFailure, (e) => Effect.fail(storeError(what)(e)))
-    ) as Effect.Effect<A, StoreError>
+  const { transaction } = makeWriterErrors({ sql, database, afterFreeing: "the drain tries again" })
 
   const bindingByKey = SqlSchema.findAll({
     Request: Schema.String,

@@ -87,7 +87,7 @@ export const sampleRecallResponse = {
     },
     {
       text: "Deploy rollout: keep the migration reversible.",
-      source: { kind: "note_revision", note_id: "8c0e3a4e-7f53-4d4b-9a36-1b7bb4a4c2f1", revision: 2 },
+      source: { kind: "note_revision", note_id: "8c0e3a4e-7f53-4d4b-9a36-1b7bb4a4c2f1", revision: 2, revisions: 2 },
       session_id: null,
       timestamp: null,
       role: "note",

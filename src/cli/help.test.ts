@@ -96,3 +96,30 @@ describe("renderRootHelp", () => {
     expect(commandNames([sample.descriptor])).toEqual(["sample"])
   })
 })
+
+describe("renderCommandHelp of a command with subcommands", () => {
+  const child = (name: string) =>
+    Command.make(
+      name,
+      {
+        id: Args.text({ name: "item-id" }).pipe(Args.withDescription("The item.")),
+        verbose: Options.boolean("verbose").pipe(Options.withDescription("Say more."))
+      },
+      () => Effect.void
+    ).pipe(Command.withDescription(`The ${name} subcommand.`))
+  const parent = Command.make("items", {}, () => Effect.void).pipe(
+    Command.withDescription(commandDescription("Work with items")),
+    Command.withSubcommands([child("show"), child("drop")])
+  )
+  const text = renderCommandHelp(parent.descriptor, plainStyle)
+
+  it("names its subcommands in the usage and lists each with its arguments and description", () => {
+    expect(text).toContain("Usage:\n  blctx items drop|show ...")
+    expect(text).toMatch(/^ {2}items drop ITEM_ID {2,}The drop subcommand\.$/m)
+    expect(text).toMatch(/^ {2}items show ITEM_ID {2,}The show subcommand\.$/m)
+  })
+
+  it("describes the subcommands' options once, under Options", () => {
+    expect(text.match(/^ {2}--verbose {2,}Say more\.$/gm)).toHaveLength(1)
+  })
+})

@@ -1,5 +1,5 @@
 import { CliConfig, CommandDescriptor, HelpDoc, type Span, type Usage } from "@effect/cli"
-import { HashSet, Option } from "effect"
+import { HashMap, HashSet, Option } from "effect"
 import type { Style } from "../installer/render-text.js"
 
 /**
@@ -62,6 +62,8 @@ interface CommandHelp {
   readonly usage: ReadonlyArray<string>
   readonly arguments: ReadonlyArray<Entry>
   readonly options: ReadonlyArray<Entry>
+  /** Subcommands (`blctx notes list`), each titled with its arguments. */
+  readonly commands: ReadonlyArray<Entry>
 }
 
 // ---- reading the library's data ---------------------------------------------------------------
@@ -240,20 +242,42 @@ const readCommand = (descriptor: Descriptor): CommandHelp => {
         : []
     )
   const name = descriptorName(descriptor)
+  // A command with subcommands (`blctx notes list|show|history`): each is listed with its usage,
+  // and their options are the command's options.
+  const children = subcommandsOf(descriptor).map(readCommand)
   // Arguments first, as people write them: `blctx install codex [--step STEP]`.
   const usage = [
     "blctx",
     name,
+    ...(children.length > 0 ? [`${children.map((c) => c.name).join("|")} ...`] : []),
     ...parts.filter((p) => p.kind === "argument").map((p) => p.text),
     ...parts.filter((p) => p.kind === "option").map((p) => p.text)
   ]
+  const childOptions = children.flatMap((c) => c.options)
   return {
     name,
     description: (sections.get("DESCRIPTION") ?? []).flatMap(paragraphs),
     usage,
     arguments: entries("ARGUMENTS"),
-    options: entries("OPTIONS")
+    options: [
+      ...entries("OPTIONS"),
+      ...childOptions.filter((o, i) => childOptions.findIndex((p) => p.title === o.title) === i)
+    ],
+    // Titled with their arguments; their options are listed under Options.
+    commands: children.map((c) => ({
+      title: [name, ...c.usage.slice(1).filter((t) => !t.startsWith("-") && !t.startsWith("[-"))].join(" "),
+      description: c.description
+    }))
   }
+}
+
+/** A command's own subcommands, by name (the library lists a command without any as its own). */
+const subcommandsOf = (descriptor: Descriptor): ReadonlyArray<Descriptor> => {
+  const name = descriptorName(descriptor)
+  return [...HashMap.entries(CommandDescriptor.getSubcommands(descriptor))]
+    .filter(([key]) => key !== name)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, child]) => child)
 }
 
 // ---- layout ---------------------------------------------------------------------------------
@@ -335,10 +359,11 @@ const GLOBAL_HEADING = "Global flags (before the command or after its arguments)
 /** `blctx COMMAND --help`. */
 export const renderCommandHelp = (descriptor: Descriptor, style: Style): string => {
   const help = readCommand(descriptor)
-  const column = columnFor([...help.arguments, ...help.options, ...commandFlags])
+  const column = columnFor([...help.commands, ...help.arguments, ...help.options, ...commandFlags])
   return [
     ...paragraphLines(help.description),
     ...section("Usage", usageLines(help.usage), style),
+    ...section("Commands", table(help.commands, column, style), style),
     ...section("Arguments", table(help.arguments, column, style), style),
     ...section("Options", table(help.options, column, style), style),
     ...section(GLOBAL_HEADING, table(commandFlags, column, style), style)

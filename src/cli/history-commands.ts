@@ -23,12 +23,12 @@ const CALL_TIMEOUT = Duration.seconds(30)
 const WAIT_LIMIT = Duration.minutes(10)
 const POLL = Duration.millis(250)
 
-const pretty = Options.boolean("pretty").pipe(
+export const pretty = Options.boolean("pretty").pipe(
   Options.withDescription("Print a readable table instead of JSON (the default when stdout is a terminal).")
 )
 
 /** JSON unless `--pretty` (or a TTY without `--json`). */
-const emit = <A>(
+export const emit = <A>(
   value: A,
   encode: (a: A) => unknown,
   render: (a: A, style: typeof plainStyle) => string,
@@ -43,7 +43,7 @@ const emit = <A>(
   })
 
 /** A session with the daemon, which is started on demand when it does not answer. */
-const withDaemon = <A, E extends Error>(use: (client: BlctxClient) => Effect.Effect<A, E>) =>
+export const withDaemon = <A, E extends Error>(use: (client: BlctxClient) => Effect.Effect<A, E>) =>
   ensureDaemon(CALL_TIMEOUT, use)
 
 /** A failed request: the message on stderr, one JSON document on stdout, exit 1. */
@@ -61,7 +61,7 @@ const reportFailure = (error: Error) =>
     yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))
   })
 
-const handled = <E extends Error, R>(effect: Effect.Effect<void, E, R>) =>
+export const handled = <E extends Error, R>(effect: Effect.Effect<void, E, R>) =>
   effect.pipe(Effect.catchAll((e) => (e instanceof CliUsageError ? Effect.fail(e) : reportFailure(e))))
 
 // ---- index -----------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 import { Command, HelpDoc } from "@effect/cli"
 import { exploreCommand } from "./explore-command.js"
+import { exportCommand, importNotesCommand } from "./export-commands.js"
+import { forgetCommand } from "./forget-command.js"
 import { contextCommand, indexCommand, indexStatusCommand, recentCommand, searchCommand } from "./history-commands.js"
 import { doctorCommand, installCommand, statusCommand, uninstallCommand } from "./install-commands.js"
+import { notesCommand } from "./notes-commands.js"
 import { pingCommand } from "./ping-command.js"
 
 /** Every subcommand, in the order `blctx --help` lists them. */
@@ -16,6 +19,10 @@ export const subcommands = [
   searchCommand,
   recentCommand,
   contextCommand,
+  notesCommand,
+  forgetCommand,
+  exportCommand,
+  importNotesCommand,
   pingCommand
 ] as const
 

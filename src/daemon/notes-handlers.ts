@@ -2,8 +2,16 @@ import { Effect, FiberSet, Option } from "effect"
 import { IndexingServices } from "../importer/import-services.js"
 import { storedUpdate } from "../notes/note-content.js"
 import { chunkNote, embedMessageChunks } from "../notes/note-embedding.js"
-import type { LogUpdateRequest, OpenSessionRequest } from "../notes/notes-contract.js"
+import type {
+  ListNotesRequest,
+  LogUpdateRequest,
+  NoteHistoryRequest,
+  OpenSessionRequest,
+  UpdateNoteRequest
+} from "../notes/notes-contract.js"
 import { makeNotesStore } from "../notes/notes-store.js"
+import { redactSecrets } from "../redaction/redact.js"
+import { HistoryReads } from "../retrieval/history-reads.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { StoreError } from "../store/store-error.js"
 import { WriterDatabase } from "./writer-database.js"
@@ -26,6 +34,7 @@ const toProtocol = <E extends { readonly _tag: string }>(e: E | StoreError) =>
 export const makeNotesHandlers = Effect.gen(function* () {
   const writer = yield* WriterDatabase
   const indexing = yield* IndexingServices
+  const reads = yield* HistoryReads
   const store = makeNotesStore({ sql: writer.sql, database: writer.path })
   // Background embeddings live as long as the handlers; shutdown interrupts them (their
   // transaction rolls back, the chunks stay pending for the next repair).
@@ -68,6 +77,21 @@ export const makeNotesHandlers = Effect.gen(function* () {
         // Also on a repeat: a retry after a failed embedding tries again at once.
         yield* embedLater(logged.messageId, logged.response.note_id)
         return logged.response
-      }).pipe(Effect.mapError(toProtocol))
+      }).pipe(Effect.mapError(toProtocol)),
+    UpdateNote: (request: UpdateNoteRequest) =>
+      Effect.gen(function* () {
+        // Chunked as it will be stored (redacted) before the transaction, which only writes.
+        const { chunking, embedding } = yield* indexing.current
+        const chunks = yield* chunkNote(chunking, redactSecrets(request.text).text)
+        const revised = yield* store.updateNote(request, chunks, embedding)
+        yield* Effect.logInfo(revised.response.created ? "note revised" : "note revision already stored").pipe(
+          Effect.annotateLogs({ note: revised.response.note_id, revision: revised.response.revision })
+        )
+        yield* embedLater(revised.messageId, revised.response.note_id)
+        return revised.response
+      }).pipe(Effect.mapError(toProtocol)),
+    // Reads: answered where every read is (the query workers), never behind the writer.
+    NoteHistory: (request: NoteHistoryRequest) => reads.noteHistory(request).pipe(Effect.mapError(toProtocol)),
+    ListNotes: (request: ListNotesRequest) => reads.listNotes(request).pipe(Effect.mapError(toProtocol))
   }
 })

@@ -7,6 +7,8 @@ import { DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
 import { VERSION } from "../version.js"
 import { DaemonConfig } from "./daemon-config.js"
 import { DaemonProcess } from "./daemon-process.js"
+import { makeExportHandlers } from "./export-handlers.js"
+import { makeForgetHandlers } from "./forget-handlers.js"
 import { makeHistoryHandlers } from "./history-handlers.js"
 import { LatestIndexSummary } from "./index-watcher.js"
 import { makeNotesHandlers } from "./notes-handlers.js"
@@ -44,9 +46,13 @@ export const DaemonHandlersLive = DaemonRpcs.toLayer(
     const identity = yield* makeIdentity
     const history = yield* makeHistoryHandlers
     const notes = yield* makeNotesHandlers
+    const forget = yield* makeForgetHandlers
+    const exports = yield* makeExportHandlers
     return {
       ...history,
       ...notes,
+      ...forget,
+      ...exports,
       Ping: () => identity,
       SubmitJob: (request) =>
         Effect.gen(function* () {

@@ -39,6 +39,11 @@ export const WriterDatabaseLive = Layer.scopedContext(
         startupError(`cannot open ${e.path}: ${e.message}`, "Run: blctx doctor --step data_directory")
       )
     )
+    // Freed pages are zeroed as they are freed, for the connection's life: forgotten text does not
+    // linger in free pages or WAL frames between a forget and its VACUUM.
+    yield* sql`PRAGMA secure_delete = ON`.pipe(
+      Effect.mapError((e) => startupError(`cannot configure ${paths.database}: ${e.message}`, "Run: blctx doctor"))
+    )
     const identity = yield* readIdentity(paths.database).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.mapError((e) => startupError(`${e.path}: ${e.message}`, "Run: blctx doctor --step data_directory"))

@@ -12,7 +12,7 @@ import { Effect } from "effect"
  *   on transcript messages. `project` is redacted like a transcript's cwd, so project filters
  *   compare like with like; a parent must be a blctx session too.
  * - `authored_updates`: one row per write of a note. `log_update` writes revision 1 of a new
- *   note; revisions (issue 15) add rows for the same `note_id` with the next revision. Each row
+ *   note; `update_note` adds rows for the same `note_id` with the next revision. Each row
  *   names the message that carries that revision's text by `(note_id, revision)`, the key
  *   migration 4 made unique on `messages`, with a foreign key, so a note's metadata (tags,
  *   source_text) goes when its message goes, and a row without its message cannot exist.

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { FsError, SafeFs } from "../fs/safe-fs.js"
 import { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { fixturesDir, importOnce, makeTempDir, withHistoryDb, writeTranscript } from "./history-db.test-support.js"
+import { prepareFile } from "./import-file.js"
 
 let dir: string
 beforeEach(() => {
@@ -291,5 +292,61 @@ describe("prepareFile streams", () => {
         })
       ),
     60_000
+  )
+
+  it.effect("messages inside a forgotten span are never stored again; messages outside it are", () =>
+    withDb(
+      Effect.gen(function* () {
+        const path = copyFixture("new-format-turn-ids.jsonl")
+        yield* importOnce(path)
+        const sql = yield* SqlClient.SqlClient
+        // Forget the first turn as a confirmed forget leaves it: rows gone, the span recorded.
+        const first = yield* sql<{ source_file_id: number; byte_start: number; byte_end: number }>`
+          SELECT source_file_id, byte_start, byte_end FROM messages WHERE turn_number = 1 ORDER BY byte_start`
+        const [tombstone] = yield* sql<{ id: number }>`INSERT INTO forget_tombstones (selector, counts, forgotten_at)
+                                                      VALUES ('{}', '{}', '2026-03-02T00:00:00Z') RETURNING id`
+        yield* sql`INSERT INTO forgotten_spans ${sql.insert({
+          source_file_id: first[0]?.source_file_id ?? 0,
+          byte_start: first[0]?.byte_start ?? 0,
+          byte_end: first.at(-1)?.byte_end ?? 0,
+          tombstone_id: tombstone?.id ?? 0
+        })}`
+        yield* sql`DELETE FROM messages WHERE turn_number = 1`
+        // Rewritten (a later message edited): reparsed whole; the forgotten turn stays out.
+        Fs.writeFileSync(path, Fs.readFileSync(path, "utf8").replaceAll("Use a short message.", "Use a terse message."))
+        const report = yield* importOnce(path)
+        expect(report.status).toBe("imported")
+        expect(report.counts.messages_forgotten).toBe(first.length)
+        const texts = (yield* sql<{ text: string }>`SELECT text FROM messages ORDER BY byte_start`).map((r) => r.text)
+        expect(texts).toEqual(["Commit it.", "Use a terse message.", 'Committed as "Fix date test time zone".'])
+      })
+    )
+  )
+
+  it.effect("a forget committed between reading a file and writing it is not undone by that write", () =>
+    withDb(
+      Effect.gen(function* () {
+        const path = copyFixture("new-format-turn-ids.jsonl")
+        yield* importOnce(path)
+        const sql = yield* SqlClient.SqlClient
+        Fs.writeFileSync(path, Fs.readFileSync(path, "utf8").replaceAll("Use a short message.", "Use a terse message."))
+        const prepared = yield* Effect.scoped(prepareFile(path))
+        expect(prepared.report.counts.messages_added).toBe(1)
+        // Meanwhile the whole file is forgotten.
+        const [file] = yield* sql<{ id: number; size: number }>`SELECT id, size FROM source_files`
+        const [tombstone] = yield* sql<{ id: number }>`INSERT INTO forget_tombstones (selector, counts, forgotten_at)
+                                                      VALUES ('{}', '{}', '2026-03-02T00:00:00Z') RETURNING id`
+        yield* sql`INSERT INTO forgotten_spans ${sql.insert({
+          source_file_id: file?.id ?? 0,
+          byte_start: 0,
+          byte_end: file?.size ?? 1,
+          tombstone_id: tombstone?.id ?? 0
+        })}`
+        yield* sql`DELETE FROM messages`
+        yield* sql.withTransaction(prepared.write)
+        expect(yield* count("messages")).toBe(0)
+        expect(yield* count("chunks")).toBe(0)
+      })
+    )
   )
 })

@@ -9,6 +9,7 @@ import type { TranscriptFormat } from "../transcripts/formats/transcript-format.
 import { TranscriptFileError, TranscriptFiles, type TranscriptHandle } from "../transcripts/transcript-files.js"
 import type { ChunkId, VectorPoint } from "../vectors/vector-index.js"
 import { makePace } from "./event-loop-pace.js"
+import { forgottenSpansOf, insideAny, readForgottenSpans } from "./forgotten-spans.js"
 import {
   findSourceByPath,
   findSourcesByInode,
@@ -363,6 +364,11 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
       }
     }
 
+    // Messages inside a byte range a person made blctx forget are never stored again: not on a
+    // re-import, not when an append re-reads the last stored turn, not after a rewrite or a move.
+    const forgotten = stored === undefined ? [] : yield* forgottenSpansOf(stored.id)
+    const rows = forgotten.length === 0 ? content.rows : content.rows.filter((row) => !insideAny(forgotten, row))
+    const forgottenCount = content.rows.length - rows.length
     const existing = stored === undefined ? [] : yield* storedMessagesFrom(stored.id, start.byte)
     // Reconcile: the same text at the same place is kept as is; the same text that moved (the
     // file was rewritten) keeps its row, chunks and vectors with new positions; the rest changes.
@@ -370,7 +376,7 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
     const keep = new Set<number>()
     const relocate: Array<{ readonly id: number; readonly row: MessageRow }> = []
     const unmatched: Array<MessageRow> = []
-    for (const row of content.rows) {
+    for (const row of rows) {
       const old = existingByStart.get(row.byte_start)
       if (old !== undefined && old.text_sha256 === row.text_sha256) {
         keep.add(old.id)
@@ -445,6 +451,7 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
         messages_removed: remove.length,
         messages_kept: keep.size,
         messages_relocated: relocate.length,
+        ...(forgottenCount > 0 ? { messages_forgotten: forgottenCount } : {}),
         chunks_added: chunkCount,
         vectors_added: Option.isSome(vectors) ? chunkCount : 0,
         vectors_pending: Option.isSome(vectors) ? 0 : chunkCount,
@@ -548,7 +555,15 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
           ? Effect.void
           : embedding.value.vectors.upsert(embedding.value.fingerprint, batch)
       })
+      // A forget may have committed since the file was read: its spans are read again here, in
+      // the write's transaction, so a message it removed is not stored again by this import. A
+      // file new to the index has none.
+      const forgottenNow = storedId === undefined ? [] : yield* readForgottenSpans(fileId)
       for (const [index, row] of insert.entries()) {
+        if (forgottenNow.length > 0 && insideAny(forgottenNow, row)) {
+          vectorCursor += (pieces[index] ?? []).length
+          continue
+        }
         // Columns by name, never by position: columns added later keep their defaults.
         const inserted = yield* sql<{ id: number }>`INSERT INTO messages ${sql.insert({
           source_file_id: fileId,

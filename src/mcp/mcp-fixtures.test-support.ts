@@ -34,7 +34,7 @@ export const span = new TranscriptSpan({
   byte_start: 1200,
   byte_end: 1388
 })
-export const note = new NoteRevision({ note_id: "note-1", revision: 2 })
+export const note = new NoteRevision({ note_id: "note-1", revision: 2, revisions: 2 })
 
 export const hit = (overrides: Partial<ConstructorParameters<typeof SearchHit>[0]> = {}) =>
   new SearchHit({
@@ -211,7 +211,9 @@ export const fakeClient = (answers: Partial<Record<keyof BlctxClient, (...args: 
     context: method("context"),
     contextStatus: method("contextStatus"),
     openSession: method("openSession"),
-    logUpdate: method("logUpdate")
+    logUpdate: method("logUpdate"),
+    updateNote: method("updateNote"),
+    noteHistory: method("noteHistory")
   } as unknown as BlctxClient
   return { client, calls }
 }

@@ -59,11 +59,28 @@ describe("the MCP server", () => {
         "context",
         "context_status",
         "open_session",
-        "log_update"
+        "log_update",
+        "update_note",
+        "note_history",
+        "forget"
       ])
       for (const tool of tools) {
         expect(tool.inputSchema.type).toBe("object")
         expect(tool.outputSchema?.type).toBe("object")
+        if (tool.name === "forget") {
+          expect(tool.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: true })
+          continue
+        }
+        if (tool.name === "update_note") {
+          // A second call with the same expected_revision fails: not idempotent, still safe and local.
+          expect(tool.annotations).toMatchObject({
+            readOnlyHint: false,
+            idempotentHint: false,
+            destructiveHint: false,
+            openWorldHint: false
+          })
+          continue
+        }
         const writes = tool.name === "open_session" || tool.name === "log_update"
         expect(tool.annotations).toMatchObject({ readOnlyHint: !writes, idempotentHint: true, destructiveHint: false })
       }

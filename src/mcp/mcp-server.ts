@@ -12,6 +12,7 @@ import type { ManifestStore } from "../ownership/manifest-store.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
 import { VERSION } from "../version.js"
 import { DaemonSession } from "./daemon-session.js"
+import { forgetTool } from "./forget-tool.js"
 import { checkDaemonIdentity, checkInstallation } from "./installation-check.js"
 import { McpConfig } from "./mcp-config.js"
 import { NOTE_TOOLS } from "./note-tools.js"
@@ -30,7 +31,7 @@ export const MCP_INSTRUCTIONS = [
 ].join(" ")
 
 /** Every tool, in the order `tools/list` shows them: the four reads, then the two note writes. */
-export const MCP_TOOLS: ReadonlyArray<McpTool> = [...READ_TOOLS, ...NOTE_TOOLS]
+export const MCP_TOOLS: ReadonlyArray<McpTool> = [...READ_TOOLS, ...NOTE_TOOLS, forgetTool]
 
 /** What a tool call needs: the registered installation, its manifest, and a way to the daemon. */
 export type McpServices = McpConfig | ManifestStore | DaemonSession

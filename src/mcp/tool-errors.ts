@@ -1,6 +1,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Data, ParseResult } from "effect"
-import type { SessionBindingConflict, UnknownContextSession, UpdateConflict } from "../notes/notes-contract.js"
+import type { ForgetTokenExpired, ForgetTokenMismatch, InvalidForgetSelector } from "../forget/forget-contract.js"
+import type {
+  SessionBindingConflict,
+  StaleRevision,
+  UnknownContextSession,
+  UnknownNote,
+  UpdateConflict
+} from "../notes/notes-contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
 import type { DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
@@ -52,11 +59,16 @@ export type ToolFailure =
   | SessionBindingConflict
   | UnknownContextSession
   | UpdateConflict
+  | UnknownNote
+  | StaleRevision
+  | InvalidForgetSelector
+  | ForgetTokenMismatch
+  | ForgetTokenExpired
 
 /**
  * What an agent can tell apart without reading prose: its own mistake (`invalid_arguments`,
  * `invalid_query`, and for the note tools `session_conflict`, `unknown_session`,
- * `update_conflict`: call again differently), or blctx unable to answer (`daemon_unavailable`,
+ * `update_conflict`, `unknown_note`, `stale_revision`: call again differently), or blctx unable to answer (`daemon_unavailable`,
  * `installation_inactive`, `installation_mismatch`, `store_error`: a person must run the
  * remediation; retrying the same call will not help until then).
  */
@@ -66,6 +78,11 @@ export type ToolErrorKind =
   | "session_conflict"
   | "unknown_session"
   | "update_conflict"
+  | "unknown_note"
+  | "stale_revision"
+  | "invalid_selector"
+  | "forget_token_mismatch"
+  | "forget_token_expired"
   | "daemon_unavailable"
   | "installation_inactive"
   | "installation_mismatch"
@@ -114,6 +131,20 @@ export const errorDocument = (tool: string, failure: ToolFailure): ToolErrorDocu
       return { error: { kind: "unknown_session", tool, message: failure.message, remediation: failure.remediation } }
     case "UpdateConflict":
       return { error: { kind: "update_conflict", tool, message: failure.message, remediation: failure.remediation } }
+    case "UnknownNote":
+      return { error: { kind: "unknown_note", tool, message: failure.message, remediation: failure.remediation } }
+    case "StaleRevision":
+      return { error: { kind: "stale_revision", tool, message: failure.message, remediation: failure.remediation } }
+    case "InvalidForgetSelector":
+      return { error: { kind: "invalid_selector", tool, message: failure.message, remediation: failure.remediation } }
+    case "ForgetTokenMismatch":
+      return {
+        error: { kind: "forget_token_mismatch", tool, message: failure.message, remediation: failure.remediation }
+      }
+    case "ForgetTokenExpired":
+      return {
+        error: { kind: "forget_token_expired", tool, message: failure.message, remediation: failure.remediation }
+      }
     case "DaemonStoreError":
       return {
         error: {

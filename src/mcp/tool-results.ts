@@ -1,6 +1,12 @@
 import { Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
-import { LogUpdateResponse, OpenSessionResponse } from "../notes/notes-contract.js"
+import {
+  LogUpdateResponse,
+  NoteHistoryResponse,
+  NoteRevisionEntry,
+  OpenSessionResponse,
+  UpdateNoteResponse
+} from "../notes/notes-contract.js"
 import { ContextResponse } from "../retrieval/context.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import { SearchHit, SearchResponse, type SourceLocation } from "../retrieval/contract.js"
@@ -128,3 +134,21 @@ const renamed = <R extends { readonly session_id: string }>({ session_id, ...res
 export const toMcpOpenSession = (response: OpenSessionResponse): McpOpenSessionResponse => renamed(response)
 
 export const toMcpLogUpdate = (response: LogUpdateResponse): McpLogUpdateResponse => renamed(response)
+
+export const McpUpdateNoteResponse = Schema.Struct(withContextSession(UpdateNoteResponse.fields))
+export type McpUpdateNoteResponse = typeof McpUpdateNoteResponse.Type
+
+export const toMcpUpdateNote = (response: UpdateNoteResponse): McpUpdateNoteResponse => renamed(response)
+
+/** note_history: each revision names the blctx session that wrote it `context_session_id`. */
+export const McpNoteRevision = Schema.Struct(withContextSession(NoteRevisionEntry.fields))
+export const McpNoteHistoryResponse = Schema.Struct({
+  ...NoteHistoryResponse.fields,
+  revisions: Schema.Array(McpNoteRevision)
+})
+export type McpNoteHistoryResponse = typeof McpNoteHistoryResponse.Type
+
+export const toMcpNoteHistory = (response: NoteHistoryResponse): McpNoteHistoryResponse => ({
+  ...response,
+  revisions: response.revisions.map(renamed)
+})

@@ -1,6 +1,13 @@
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import type { SessionBindingConflict, UnknownContextSession, UpdateConflict } from "../notes/notes-contract.js"
+import type { ForgetTokenExpired, ForgetTokenMismatch, InvalidForgetSelector } from "../forget/forget-contract.js"
+import type {
+  SessionBindingConflict,
+  StaleRevision,
+  UnknownContextSession,
+  UnknownNote,
+  UpdateConflict
+} from "../notes/notes-contract.js"
 import { ContextRequest } from "../retrieval/context.js"
 import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
@@ -51,6 +58,11 @@ type CallFailure =
   | SessionBindingConflict
   | UnknownContextSession
   | UpdateConflict
+  | UnknownNote
+  | StaleRevision
+  | InvalidForgetSelector
+  | ForgetTokenMismatch
+  | ForgetTokenExpired
 
 /** A decoded call, ready to run against a daemon session; its answer is the encoded structured content. */
 export type PreparedCall = (client: BlctxClient) => Effect.Effect<JsonObject, CallFailure>
@@ -134,7 +146,7 @@ const searchTool = readTool({
   title: "Search your coding history",
   description: [
     "Search the person's own coding-agent history (past Codex and Claude Code sessions and notes, indexed locally by blctx) for passages about a topic, best match first.",
-    `Returns up to \`limit\` results (default ${SEARCH_TOOL_DEFAULT_LIMIT}, at most 100). Each has its exact text (secrets redacted), a citation in \`source\` (the transcript file with line and byte range, or a note revision), project (working directory), timestamp, score, and a \`context_id\` to pass to the \`context\` tool for the surrounding messages.`,
+    `Returns up to \`limit\` results (default ${SEARCH_TOOL_DEFAULT_LIMIT}, at most 100). Each has its exact text (secrets redacted), a citation in \`source\` (the transcript file with line and byte range, or a note's current revision, whose \`revisions\` above 1 means older ones exist: note_history lists them), project (working directory), timestamp, score, and a \`context_id\` to pass to the \`context\` tool for the surrounding messages.`,
     SESSIONS,
     "`query_mode` says how it matched: `lexical` (words, BM25) or `hybrid` (words and meaning); `query_mode_reason` says why it is lexical.",
     "Optional `filters`: `project` (a directory and everything below it), `session` (a session id), `since`/`until`, `source_type`, `agent`.",

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto"
 import { redactSecrets } from "../redaction/redact.js"
-import type { Authorship, LogUpdateRequest, NoteKind, OpenSessionRequest } from "./notes-contract.js"
+import type { Authorship, LogUpdateRequest, NoteKind, OpenSessionRequest, UpdateNoteRequest } from "./notes-contract.js"
+
+/** The role stored on a note's message: the agent wrote the text, whoever asked for it. */
+export const NOTE_ROLE = "assistant"
 
 export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
@@ -73,3 +76,25 @@ export const differingFields = (
   b: Pick<StoredUpdate, ContentField>
 ): ReadonlyArray<ContentField> =>
   CONTENT_FIELDS.filter((field) => JSON.stringify(a[field]) !== JSON.stringify(b[field]))
+
+/** What a revision keeps of its note when the update leaves it out. */
+export interface NoteDefaults {
+  readonly session_id: string
+  readonly kind: NoteKind
+  readonly tags: ReadonlyArray<string>
+}
+
+/**
+ * A revision as it is stored: an update of the note's kind, in the given session or the note's
+ * own, with the given tags or the current ones, redacted and hashed exactly like a logged note.
+ * A revision records no source_text.
+ */
+export const storedRevision = (request: UpdateNoteRequest, note: NoteDefaults, updateId: string): StoredUpdate =>
+  storedUpdate({
+    session_id: request.session_id ?? note.session_id,
+    update_id: request.update_id ?? updateId,
+    text: request.text,
+    tags: request.tags ?? note.tags,
+    kind: note.kind,
+    authorship: request.authorship
+  })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import { argumentIssues } from "../mcp/tool-errors.js"
-import { LogUpdate, OpenSession } from "../rpc/notes-protocol.js"
+import { ListNotes, LogUpdate, NoteHistory, OpenSession, UpdateNote } from "../rpc/notes-protocol.js"
 import {
   LogUpdateRequest,
   MAX_NOTE_TAGS,
@@ -78,5 +78,40 @@ describe("the notes contract", () => {
     expect(problems({ ...valid, kind: "thought" }).map((p) => p.field)).toEqual(["kind"])
     expect(problems({ ...valid, authorship: "model" }).map((p) => p.field)).toEqual(["authorship"])
     expect(problems({ ...valid, mood: "great" }).map((p) => p.field)).toEqual(["mood"])
+  })
+})
+
+describe("the revision procedures' requests", () => {
+  const decodes = (schema: Schema.Schema<unknown, unknown>, value: unknown) =>
+    Either.isRight(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(value))
+  const NOTE = "9d2f1c7e-4b3a-4e5f-8a6b-7c8d9e0f1a2b"
+  const update = UpdateNote.payloadSchema as unknown as Schema.Schema<unknown, unknown>
+  const history = NoteHistory.payloadSchema as unknown as Schema.Schema<unknown, unknown>
+  const list = ListNotes.payloadSchema as unknown as Schema.Schema<unknown, unknown>
+
+  it("update_note: a note UUID, a revision from 1, the note text and tag limits, no kind", () => {
+    expect(decodes(update, { note_id: NOTE, expected_revision: 1, text: "ok" })).toBe(true)
+    expect(decodes(update, { note_id: "note-1", expected_revision: 1, text: "ok" })).toBe(false)
+    expect(decodes(update, { note_id: "x".repeat(15 * 1024 * 1024), expected_revision: 1, text: "ok" })).toBe(false)
+    expect(decodes(update, { note_id: NOTE, expected_revision: 0, text: "ok" })).toBe(false)
+    expect(decodes(update, { note_id: NOTE, expected_revision: 1.5, text: "ok" })).toBe(false)
+    expect(decodes(update, { note_id: NOTE, expected_revision: 1, text: "x".repeat(MAX_NOTE_TEXT_CHARS + 1) })).toBe(
+      false
+    )
+    expect(
+      decodes(update, { note_id: NOTE, expected_revision: 1, text: "ok", tags: ["t".repeat(MAX_TAG_CHARS + 1)] })
+    ).toBe(false)
+    expect(decodes(update, { note_id: NOTE, expected_revision: 1, text: "ok", kind: "status" })).toBe(false)
+    expect(decodes(update, { note_id: NOTE, expected_revision: 1, text: "ok", session_id: "s" })).toBe(false)
+  })
+
+  it("note_history takes a note UUID; a list bounds its project, session and page", () => {
+    expect(decodes(history, { note_id: NOTE })).toBe(true)
+    expect(decodes(history, { note_id: "x".repeat(201) })).toBe(false)
+    expect(decodes(list, {})).toBe(true)
+    expect(decodes(list, { project: `/${"p".repeat(4_095)}`, session_id: "s".repeat(200) })).toBe(true)
+    expect(decodes(list, { project: `/${"p".repeat(4_096)}` })).toBe(false)
+    expect(decodes(list, { session_id: "s".repeat(201) })).toBe(false)
+    expect(decodes(list, { limit: 201 })).toBe(false)
   })
 })

@@ -207,3 +207,143 @@ export class UpdateConflict extends Schema.TaggedError<UpdateConflict>()("Update
     return "Use a new update_id for a new note; repeat an update_id only to retry exactly the same call."
   }
 }
+
+// Revisions: a note changes by adding a revision; every revision is kept, only the current one is
+// searched and shown (`src/notes/note-revision-store.ts`).
+
+export const NoteId = CallerUuid(
+  "The note to change: the note_id log_update, search (source.note_id) or note_history returned."
+)
+
+/** Add a revision to a note, if it is still at `expected_revision` (optimistic concurrency). */
+export const UpdateNoteRequest = Schema.Struct({
+  note_id: NoteId,
+  expected_revision: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1), Schema.lessThanOrEqualTo(1_000_000)).annotations({
+    description:
+      "The revision you are changing, as search (source.revision), log_update or note_history reported it. If the note has moved on since, nothing is written and the answer is stale_revision with the current revision."
+  }),
+  text: NoteText.annotations({
+    description: `The whole new text of the note (it replaces the current text; older revisions stay in note_history), at most ${thousands(MAX_NOTE_TEXT_CHARS)} characters.`
+  }),
+  tags: Schema.optional(
+    NoteTags.annotations({
+      description: `The new tags, replacing the current ones (up to ${MAX_NOTE_TAGS}, at most ${MAX_TAG_CHARS} characters each). Leave out to keep the current tags.`
+    })
+  ),
+  session_id: Schema.optional(
+    CallerUuid(
+      "The blctx session making the change (your context_session_id from open_session). Leave out to record the change in the note's own session."
+    )
+  ),
+  authorship: Schema.optionalWith(
+    Authorship.annotations({
+      description: "agent_generated (you chose to change it) or user_requested (the person asked you to).",
+      default: "agent_generated"
+    }),
+    { default: () => "agent_generated" as const }
+  ),
+  update_id: Schema.optional(
+    CallerUuid(
+      "Optional: a new UUID for this change, chosen by you, to make a retry safe: the same update_id with the same content returns what was stored (created false); with other content it is refused (update_conflict)."
+    )
+  )
+})
+export type UpdateNoteRequest = typeof UpdateNoteRequest.Type
+
+export class UpdateNoteResponse extends Schema.Class<UpdateNoteResponse>("UpdateNoteResponse")({
+  ...LogUpdateResponse.fields,
+  /** The revision this one replaced as current (`revision - 1`). */
+  previous_revision: Schema.Int
+}) {}
+
+export const NoteHistoryRequest = Schema.Struct({
+  note_id: CallerUuid("The note whose revisions to list: a note_id from log_update, update_note or search.")
+})
+export type NoteHistoryRequest = typeof NoteHistoryRequest.Type
+
+/** One revision of a note, as it was stored. */
+export class NoteRevisionEntry extends Schema.Class<NoteRevisionEntry>("NoteRevisionEntry")({
+  revision: Schema.Int,
+  update_id: Schema.String,
+  /** As stored: secrets redacted. */
+  text: Schema.String,
+  tags: Schema.Array(Schema.String),
+  authorship: Authorship,
+  /** The blctx session that wrote this revision. */
+  session_id: Schema.String,
+  created_at: Schema.String,
+  source_text: Schema.NullOr(Schema.String),
+  /** This revision's message: `context` shows the note's current revision from any of them. */
+  context_id: Schema.String
+}) {}
+
+export class NoteHistoryResponse extends Schema.Class<NoteHistoryResponse>("NoteHistoryResponse")({
+  note_id: Schema.String,
+  /** The revision search, recent and context show; pass it as update_note's expected_revision. */
+  current_revision: Schema.Int,
+  kind: NoteKind,
+  /** Every revision, oldest first. */
+  revisions: Schema.Array(NoteRevisionEntry)
+}) {}
+
+/** Notes, newest change first, optionally of one project or one blctx session. */
+export const ListNotesRequest = Schema.Struct({
+  project: Schema.optional(BoundedPath),
+  session_id: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
+  offset: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 1_000_000)), { default: () => 0 })
+})
+export type ListNotesRequest = typeof ListNotesRequest.Type
+
+/** A note as a list shows it: its current revision, with an excerpt of its text. */
+export class NoteSummary extends Schema.Class<NoteSummary>("NoteSummary")({
+  note_id: Schema.String,
+  current_revision: Schema.Int,
+  kind: NoteKind,
+  tags: Schema.Array(Schema.String),
+  authorship: Authorship,
+  /** When the current revision was written. */
+  updated_at: Schema.String,
+  /** When revision 1 was logged. */
+  created_at: Schema.String,
+  /** The blctx session of the current revision. */
+  session_id: Schema.String,
+  project: Schema.NullOr(Schema.String),
+  /** The current text's first characters (the whole text when it is short). */
+  excerpt: Schema.String,
+  excerpt_truncated: Schema.Boolean,
+  context_id: Schema.String
+}) {}
+
+export class ListNotesResponse extends Schema.Class<ListNotesResponse>("ListNotesResponse")({
+  notes: Schema.Array(NoteSummary),
+  offset: Schema.Int,
+  limit: Schema.Int,
+  next_offset: Schema.NullOr(Schema.Int)
+}) {}
+
+/** A note id that names no note (never logged, or forgotten). */
+export class UnknownNote extends Schema.TaggedError<UnknownNote>()("UnknownNote", {
+  note_id: Schema.String
+}) {
+  override get message() {
+    return `note ${this.note_id} does not exist (it was never logged here, or it was forgotten)`
+  }
+  get remediation() {
+    return "Pass a note_id that search, recent or log_update returned; to record something new, call log_update."
+  }
+}
+
+/** An update based on a revision that is no longer the current one: nothing was written. */
+export class StaleRevision extends Schema.TaggedError<StaleRevision>()("StaleRevision", {
+  note_id: Schema.String,
+  expected_revision: Schema.Int,
+  current_revision: Schema.Int
+}) {
+  override get message() {
+    return `note ${this.note_id} is at revision ${this.current_revision}, not ${this.expected_revision}: it changed since you read it, nothing was written`
+  }
+  get remediation() {
+    return `Read the current text with note_history (note_id ${this.note_id}), merge your change into it, and call update_note again with expected_revision ${this.current_revision}.`
+  }
+}

@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto"
-import * as NodePath from "node:path"
-import { type SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { DateTime, Effect, Option, type ParseResult, Schema } from "effect"
-import { AUTHORED_UPDATE } from "../history/source-type.js"
+import { type SqlClient, SqlSchema } from "@effect/sql"
+import { DateTime, Effect, Option, Schema } from "effect"
 import type { TextPiece } from "../importer/import-services.js"
-import { freeBytes, isDiskFull } from "../store/disk-space.js"
-import { StoreError } from "../store/store-error.js"
+import { makeWriterErrors } from "../store/writer-errors.js"
 import { differingFields, type StoredUpdate, sessionBinding } from "./note-content.js"
+import { type LoadedVectors, reviseNote } from "./note-revision-store.js"
+import { insertPendingChunks, insertRevision } from "./note-rows.js"
 import {
   Authorship,
   LogUpdateResponse,
@@ -15,11 +14,9 @@ import {
   OpenSessionResponse,
   SessionBindingConflict,
   UnknownContextSession,
-  UpdateConflict
+  UpdateConflict,
+  type UpdateNoteRequest
 } from "./notes-contract.js"
-
-/** The role stored on a note's message: the agent wrote the text, whoever asked for it. */
-export const NOTE_ROLE = "assistant"
 
 const SessionRow = Schema.Struct({
   id: Schema.String,
@@ -66,9 +63,6 @@ export interface NotesStoreOptions {
   readonly database: string
 }
 
-const isStoreFailure = (e: unknown): e is SqlError.SqlError | ParseResult.ParseError =>
-  typeof e === "object" && e !== null && "_tag" in e && (e._tag === "SqlError" || e._tag === "ParseError")
-
 /**
  * The writes of authored updates: `context_sessions`, `authored_updates` and the note's message
  * and chunks, on the daemon's writer connection. Each call is one transaction, committed before
@@ -83,23 +77,7 @@ const isStoreFailure = (e: unknown): e is SqlError.SqlError | ParseResult.ParseE
 export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
   const isoNow = Effect.map(DateTime.now, DateTime.formatIso)
 
-  const storeError = (what: string) => (e: { readonly message: string }) =>
-    isDiskFull(e)
-      ? new StoreError({
-          path: database,
-          diskFull: true,
-          message: `the disk is full: ${what} (${freeOf(database)} on that filesystem); free space on ${NodePath.dirname(database)} and call again`
-        })
-      : new StoreError({ path: database, message: `${what}: ${e.message}` })
-
-  /** One transaction; database failures (a full disk, whose ROLLBACK is a defect, included) as StoreError. */
-  const transaction = <A, E>(what: string, work: Effect.Effect<A, E | SqlError.SqlError | ParseResult.ParseError>) =>
-    sql.withTransaction(work).pipe(
-      Effect.catchAllDefect((defect) =>
-        isDiskFull(defect) ? Effect.fail(storeError(what)(defect as Error)) : Effect.die(defect)
-      ),
-      Effect.catchIf(isStoreFailure, (e) => Effect.fail(storeError(what)(e)))
-    ) as Effect.Effect<A, Exclude<E, SqlError.SqlError | ParseResult.ParseError> | StoreError>
+  const { transaction } = makeWriterErrors({ sql, database })
 
   const sessionByBinding = SqlSchema.findOne({
     Request: Schema.String,
@@ -205,46 +183,14 @@ export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
         }
         const noteId = randomUUID()
         const createdAt = yield* isoNow
-        const [message] = yield* sql<{ id: number }>`INSERT INTO messages ${sql.insert({
-          source_type: AUTHORED_UPDATE,
-          agent: null,
-          note_id: noteId,
-          note_revision: 1,
-          session_id: update.session_id,
-          turn_number: 0,
-          role: NOTE_ROLE,
-          kind: update.kind,
-          text: update.text,
-          text_sha256: update.text_sha256,
-          redactions: update.text_redactions,
-          cwd: session.value.project,
-          timestamp: createdAt
-        })} RETURNING id`
-        const messageId = message?.id ?? 0
-        for (const [ordinal, piece] of chunks.pieces.entries()) {
-          yield* sql`INSERT INTO chunks ${sql.insert({
-            message_id: messageId,
-            ordinal,
-            char_start: piece.start,
-            char_end: piece.end,
-            text: piece.text,
-            tokenizer: chunks.tokenizer,
-            vector_fingerprint: null
-          })}`
-        }
-        yield* sql`INSERT INTO authored_updates ${sql.insert({
-          update_id: update.update_id,
+        const messageId = yield* insertRevision(sql, {
+          ...update,
           note_id: noteId,
           revision: 1,
-          session_id: update.session_id,
-          kind: update.kind,
-          authorship: update.authorship,
-          tags: JSON.stringify(update.tags),
-          source_text: update.source_text,
-          source_text_sha256: update.source_text_sha256,
-          content_sha256: update.content_sha256,
-          created_at: createdAt
-        })}`
+          created_at: createdAt,
+          project: session.value.project
+        })
+        yield* insertPendingChunks(sql, messageId, chunks)
         const response = updateResponse(
           { ...update, note_id: noteId, revision: 1, created_at: createdAt, message_id: messageId },
           update
@@ -253,12 +199,14 @@ export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
       })
     )
 
-  return { openSession, logUpdate } as const
-}
+  /** Adds a revision to a note (`reviseNote`), in one transaction committed before it returns. */
+  const updateNote = (request: UpdateNoteRequest, chunks: NoteChunks, loaded: Option.Option<LoadedVectors>) =>
+    transaction(
+      "could not update the note",
+      Effect.flatMap(isoNow, (createdAt) => reviseNote(sql, request, chunks, loaded, createdAt, database))
+    )
 
-const freeOf = (database: string) => {
-  const free = freeBytes(NodePath.dirname(database))
-  return free === undefined ? "free space unknown" : `${free} bytes free`
+  return { openSession, logUpdate, updateNote } as const
 }
 
 export type NotesStore = ReturnType<typeof makeNotesStore>

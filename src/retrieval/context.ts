@@ -9,6 +9,7 @@ import {
   SourceType,
   sourceLocationOf
 } from "./contract.js"
+import { CURRENT_REVISION } from "./current-revision.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}
@@ -122,7 +123,8 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       return yield* new ContextOfOtherAgent({ context_id: request.context_id, agent, found: head.agent })
     }
 
-    // A transcript's messages in file order; a note's revisions in order.
+    // A transcript's messages in file order; a note is its current revision (older ones are in
+    // note_history), which also answers a context id of an older revision.
     const all = yield* sql<Row>`
       SELECT m.id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd, m.timestamp, m.text,
              ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
@@ -130,10 +132,10 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       WHERE ${
         head.source_file_id !== null
           ? sql`m.source_file_id = ${head.source_file_id}`
-          : sql`m.note_id = ${head.note_id} AND m.source_file_id IS NULL`
+          : sql`m.note_id = ${head.note_id} AND m.source_file_id IS NULL AND ${sql.literal(CURRENT_REVISION)}`
       }
       ORDER BY m.line, m.note_revision, m.id`
-    const anchorIndex = all.findIndex((m) => m.id === anchor.message_id)
+    const anchorIndex = head.note_id !== null ? 0 : all.findIndex((m) => m.id === anchor.message_id)
     const anchorRow = all[anchorIndex]
     if (anchorRow === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     const turnStart = all.findIndex((m) => m.turn_number === anchorRow.turn_number)

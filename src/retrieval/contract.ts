@@ -49,7 +49,12 @@ export class TranscriptSpan extends Schema.Class<TranscriptSpan>("TranscriptSpan
 export class NoteRevision extends Schema.Class<NoteRevision>("NoteRevision")({
   kind: Schema.tag("note_revision"),
   note_id: Schema.String,
-  revision: Schema.Int
+  /** The note's current revision (results never show a superseded one). */
+  revision: Schema.Int,
+  /** How many revisions the note has; more than 1 means older ones exist (note_history lists them). */
+  revisions: Schema.Int.annotations({
+    description: "How many revisions the note has; more than 1 means older revisions exist (note_history lists them)"
+  })
 }) {}
 
 /**
@@ -81,7 +86,8 @@ export interface ProvenanceRow {
  */
 export const sourceLocationOf = (row: ProvenanceRow): SourceLocation =>
   row.note_id !== null
-    ? new NoteRevision({ note_id: row.note_id, revision: row.note_revision ?? 0 })
+    ? // Revisions are numbered 1..n and readers return only the current one, so its number is the count.
+      new NoteRevision({ note_id: row.note_id, revision: row.note_revision ?? 0, revisions: row.note_revision ?? 0 })
     : new TranscriptSpan({
         agent: row.agent ?? "",
         path: row.path ?? "",
@@ -94,7 +100,7 @@ export const sourceLocationOf = (row: ProvenanceRow): SourceLocation =>
 export const describeSource = (source: SourceLocation): string =>
   source.kind === "transcript_span"
     ? `${source.path}:${source.line}  bytes ${source.byte_start}-${source.byte_end}`
-    : `note ${source.note_id} revision ${source.revision}`
+    : `note ${source.note_id} revision ${source.revision}${source.revision > 1 ? ` (${source.revision - 1} older in note_history)` : ""}`
 
 /**
  * How a result was scored. `similarity` is cosine similarity (not confidence); `bm25` is

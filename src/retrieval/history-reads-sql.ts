@@ -1,7 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Layer, Option } from "effect"
+import { readExportPage } from "../export/export-reads.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { readJob } from "../jobs/job-reads.js"
+import { listNotes, noteHistory } from "../notes/note-reads.js"
 import { StoreError } from "../store/store-error.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
 import { checkAgent } from "./agent-filter.js"
@@ -109,7 +111,14 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
         }).pipe(
           Effect.catchTag("TimeRangeError", (e) => Effect.fail(invalidQuery(e))),
           Effect.mapError((e) => (e._tag === "InvalidQuery" ? e : storeError(e)))
-        )
+        ),
+      exportPage: (request) =>
+        onConnection(readExportPage(request)).pipe(
+          Effect.mapError((e) => (e._tag === "InvalidQuery" ? e : storeError(e)))
+        ),
+      noteHistory: (request) =>
+        onConnection(noteHistory(request)).pipe(Effect.mapError((e) => (e._tag === "UnknownNote" ? e : storeError(e)))),
+      listNotes: (request) => onConnection(listNotes(request)).pipe(Effect.mapError(storeError))
     })
   })
 

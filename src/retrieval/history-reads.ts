@@ -1,7 +1,15 @@
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { CaptureStatus } from "../capture/capture-status.js"
 import { ModelFingerprint } from "../embedding/fingerprint.js"
+import type { ExportPageRequest, ExportPageResponse } from "../export/export-format.js"
 import type { JobId, JobView } from "../jobs/job.js"
+import type {
+  ListNotesRequest,
+  ListNotesResponse,
+  NoteHistoryRequest,
+  NoteHistoryResponse,
+  UnknownNote
+} from "../notes/notes-contract.js"
 import type { StoreError } from "../store/store-error.js"
 import type { CaptureCountsRequest } from "./capture-counts.js"
 import type { ContextRequest, ContextResponse } from "./context.js"
@@ -60,6 +68,12 @@ export class HistoryReads extends Context.Tag("blctx/HistoryReads")<
     readonly captureCounts: (request: CaptureCountsRequest) => Effect.Effect<CaptureStatus, StoreError>
     /** Hits for a prompt that clear its relevance floor (`PromptRecall`). */
     readonly promptRecall: (input: PromptRecallInput) => Effect.Effect<PromptRecallResponse, InvalidQuery | StoreError>
+    /** One page of `blctx export` (keyset-paginated). */
+    readonly exportPage: (request: ExportPageRequest) => Effect.Effect<ExportPageResponse, InvalidQuery | StoreError>
+    /** Every revision of one note (`note_history`). */
+    readonly noteHistory: (request: NoteHistoryRequest) => Effect.Effect<NoteHistoryResponse, UnknownNote | StoreError>
+    /** Notes by their current revision (`blctx notes list`). */
+    readonly listNotes: (request: ListNotesRequest) => Effect.Effect<ListNotesResponse, StoreError>
   }
 >() {}
 

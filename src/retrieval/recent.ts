@@ -11,6 +11,7 @@ import {
   SourceType,
   sourceLocationOf
 } from "./contract.js"
+import { CURRENT_REVISION } from "./current-revision.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
 
@@ -112,7 +113,7 @@ export const recentTurns = (
 ) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    // A transcript's turns, whichever agent wrote them, and notes: each note (with its revisions)
+    // A transcript's turns, whichever agent wrote them, and notes: each note (its current revision)
     // is a one-message entry of its blctx session, so a note is seen here as soon as it is saved.
     const where = [sql`1 = 1`]
     if (range.sinceMs !== null) where.push(sql`${sql.literal(epochMs)} >= ${range.sinceMs}`)
@@ -123,6 +124,8 @@ export const recentTurns = (
       where.push(sql`(m.cwd = ${p} OR substr(m.cwd, 1, ${p.length + 1}) = ${`${p}/`})`)
     }
     if (agent !== null) where.push(agentClause(sql, agent))
+    // A note is its current revision: older revisions' messages are history, never recent activity.
+    where.push(sql`${sql.literal(CURRENT_REVISION)}`)
     const turns = yield* sql<TurnRow>`
       SELECT m.source_file_id, m.note_id, max(m.session_id) AS session_id, m.turn_number, max(m.turn_id) AS turn_id,
              max(m.cwd) AS cwd, min(${sql.literal(epochMs)}) AS first_ms, max(${sql.literal(epochMs)}) AS last_ms,
@@ -138,7 +141,7 @@ export const recentTurns = (
     for (const turn of turns.slice(0, limit)) {
       const group =
         turn.source_file_id === null
-          ? sql`m.source_file_id IS NULL AND m.note_id = ${turn.note_id}`
+          ? sql`m.source_file_id IS NULL AND m.note_id = ${turn.note_id} AND ${sql.literal(CURRENT_REVISION)}`
           : sql`m.source_file_id = ${turn.source_file_id} AND m.turn_number = ${turn.turn_number}`
       const messages = yield* sql<MessageRow>`
         SELECT m.id, m.role, m.kind, m.timestamp, m.text, m.source_type,

@@ -174,11 +174,13 @@ describe("search", () => {
 
         const answer = yield* lexical(request("Fridays", { limit: 10 }))
         const note = answer.results.find((h) => h.source_type === "authored_update")
-        expect(note?.source).toEqual({ kind: "note_revision", note_id: "note-7", revision: 3 })
+        // Revision 3 is the current one: the note has three revisions.
+        expect(note?.source).toEqual({ kind: "note_revision", note_id: "note-7", revision: 3, revisions: 3 })
         expect(Schema.encodeSync(SearchHit)(note as SearchHit).source).toEqual({
           kind: "note_revision",
           note_id: "note-7",
-          revision: 3
+          revision: 3,
+          revisions: 3
         })
         // A transcript hit keeps the fields it always had, plus its kind and agent.
         const transcript = (yield* lexical(request("blue-green rollout"))).results[0] as SearchHit
@@ -201,10 +203,13 @@ describe("search", () => {
           ]
         ])
 
-        // The note's context is its revisions; recent shows it as an entry of its own.
+        // The note's context is its current revision; recent shows it as an entry of its own.
         const context = yield* expandContext({ context_id: note?.context_id ?? "", limit: 10, char_offset: 0 })
         expect(context.messages.map((m) => [m.text, m.source])).toEqual([
-          ["Decision: alpha deploys on Fridays only", { kind: "note_revision", note_id: "note-7", revision: 3 }]
+          [
+            "Decision: alpha deploys on Fridays only",
+            { kind: "note_revision", note_id: "note-7", revision: 3, revisions: 3 }
+          ]
         ])
         const recent = yield* recentTurns({ sinceMs: null, untilMs: null }, null, 50, 0)
         const recentTexts = recent.turns.flatMap((t) => t.messages.map((m) => m.text))

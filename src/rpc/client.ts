@@ -15,13 +15,27 @@ import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 
 export { CaptureStatus } from "../capture/capture-status.js"
+export { ExportPageResponse } from "../export/export-format.js"
+export { ImportNotesResponse } from "../export/import-contract.js"
+export {
+  ForgetPreviewResponse,
+  ForgetResponse,
+  ForgetTokenExpired,
+  ForgetTokenMismatch,
+  InvalidForgetSelector
+} from "../forget/forget-contract.js"
 export { JobView } from "../jobs/job.js"
 export {
+  ListNotesResponse,
   LogUpdateResponse,
+  NoteHistoryResponse,
   OpenSessionResponse,
   SessionBindingConflict,
+  StaleRevision,
   UnknownContextSession,
-  UpdateConflict
+  UnknownNote,
+  UpdateConflict,
+  UpdateNoteResponse
 } from "../notes/notes-contract.js"
 export { ContextResponse } from "../retrieval/context.js"
 export { ContextStatusResponse } from "../retrieval/context-status.js"
@@ -97,7 +111,14 @@ export const connect = (options: ConnectOptions = {}) =>
       contextStatus: () => bounded(client.ContextStatus()),
       promptRecall: (request: Parameters<typeof client.PromptRecall>[0]) => bounded(client.PromptRecall(request)),
       openSession: (request: Parameters<typeof client.OpenSession>[0]) => bounded(client.OpenSession(request)),
-      logUpdate: (request: Parameters<typeof client.LogUpdate>[0]) => bounded(client.LogUpdate(request))
+      logUpdate: (request: Parameters<typeof client.LogUpdate>[0]) => bounded(client.LogUpdate(request)),
+      exportPage: (request: Parameters<typeof client.ExportPage>[0]) => bounded(client.ExportPage(request)),
+      importNotes: (request: Parameters<typeof client.ImportNotes>[0]) => bounded(client.ImportNotes(request)),
+      updateNote: (request: Parameters<typeof client.UpdateNote>[0]) => bounded(client.UpdateNote(request)),
+      noteHistory: (request: Parameters<typeof client.NoteHistory>[0]) => bounded(client.NoteHistory(request)),
+      listNotes: (request: Parameters<typeof client.ListNotes>[0]) => bounded(client.ListNotes(request)),
+      forgetPreview: (request: Parameters<typeof client.ForgetPreview>[0]) => bounded(client.ForgetPreview(request)),
+      forget: (request: Parameters<typeof client.Forget>[0]) => bounded(client.Forget(request))
     }
   })
 

@@ -1,13 +1,21 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import {
+  ListNotesRequest,
+  ListNotesResponse,
   LogUpdateRequest,
   LogUpdateResponse,
+  NoteHistoryRequest,
+  NoteHistoryResponse,
   OpenSessionRequest,
   OpenSessionResponse,
   SessionBindingConflict,
+  StaleRevision,
   UnknownContextSession,
-  UpdateConflict
+  UnknownNote,
+  UpdateConflict,
+  UpdateNoteRequest,
+  UpdateNoteResponse
 } from "../notes/notes-contract.js"
 import { DaemonStoreError } from "./errors.js"
 
@@ -28,5 +36,29 @@ export const LogUpdate = Rpc.make("LogUpdate", {
   error: Schema.Union(UnknownContextSession, UpdateConflict, DaemonStoreError)
 })
 
+/**
+ * Adds a revision to a note still at `expected_revision`; answers once it is committed (its
+ * embedding follows in the background, replacing the old revision's vectors).
+ */
+export const UpdateNote = Rpc.make("UpdateNote", {
+  payload: UpdateNoteRequest,
+  success: UpdateNoteResponse,
+  error: Schema.Union(UnknownNote, StaleRevision, UnknownContextSession, UpdateConflict, DaemonStoreError)
+})
+
+/** Every revision of a note, oldest first: a read, answered by the query workers. */
+export const NoteHistory = Rpc.make("NoteHistory", {
+  payload: NoteHistoryRequest,
+  success: NoteHistoryResponse,
+  error: Schema.Union(UnknownNote, DaemonStoreError)
+})
+
+/** Notes by their current revision, newest change first: a read, answered by the query workers. */
+export const ListNotes = Rpc.make("ListNotes", {
+  payload: ListNotesRequest,
+  success: ListNotesResponse,
+  error: DaemonStoreError
+})
+
 /** Authored updates, served by the daemon's single writer next to its jobs and history reads. */
-export class NotesRpcs extends RpcGroup.make(OpenSession, LogUpdate) {}
+export class NotesRpcs extends RpcGroup.make(OpenSession, LogUpdate, UpdateNote, NoteHistory, ListNotes) {}

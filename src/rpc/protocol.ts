@@ -4,6 +4,8 @@ import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { BoundedId, IndexState, QueryMode } from "../retrieval/contract.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
+import { ExportRpcs } from "./export-protocol.js"
+import { ForgetRpcs } from "./forget-protocol.js"
 import { HistoryRpcs } from "./history-protocol.js"
 import { NotesRpcs } from "./notes-protocol.js"
 
@@ -56,4 +58,9 @@ export const CancelJobs = Rpc.make("CancelJobs", {
 })
 
 /** The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and `blctx/client`. */
-export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs, NotesRpcs) {}
+export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(
+  HistoryRpcs,
+  NotesRpcs,
+  ForgetRpcs,
+  ExportRpcs
+) {}

@@ -1,7 +1,15 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { CaptureStatus } from "../capture/capture-status.js"
+import { ExportPageRequest, ExportPageResponse } from "../export/export-format.js"
 import { JobId, JobView } from "../jobs/job.js"
+import {
+  ListNotesRequest,
+  ListNotesResponse,
+  NoteHistoryRequest,
+  NoteHistoryResponse,
+  UnknownNote
+} from "../notes/notes-contract.js"
 import { CaptureCountsRequest } from "../retrieval/capture-counts.js"
 import { ContextRequest, ContextResponse } from "../retrieval/context.js"
 import { AuthoredUpdatesPending, AuthoredUpdatesPendingRequest, IndexStatus } from "../retrieval/context-status.js"
@@ -55,7 +63,18 @@ export class QueryRpcs extends RpcGroup.make(
     payload: PromptRecallInput,
     success: PromptRecallResponse,
     error: Schema.Union(QueryFailed, InvalidQuery)
-  })
+  }),
+  Rpc.make("ExportPage", {
+    payload: ExportPageRequest,
+    success: ExportPageResponse,
+    error: Schema.Union(QueryFailed, InvalidQuery)
+  }),
+  Rpc.make("NoteHistory", {
+    payload: NoteHistoryRequest,
+    success: NoteHistoryResponse,
+    error: Schema.Union(QueryFailed, UnknownNote)
+  }),
+  Rpc.make("ListNotes", { payload: ListNotesRequest, success: ListNotesResponse, error: QueryFailed })
 ) {}
 
 /** Data a query worker is started with. */

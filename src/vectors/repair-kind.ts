@@ -137,7 +137,10 @@ export const makeRepairKind = (options: RepairOptions = {}) =>
                 `store the new chunks of ${batch}`,
                 Effect.gen(function* () {
                   for (const { id, pieces } of plan) {
-                    yield* sql`DELETE FROM chunks WHERE message_id = ${id}`
+                    // Chunks removed since they were read (a note's superseded revision, a forgotten
+                    // message) stay removed: only a message that still has chunks is re-cut.
+                    const removed = yield* sql`DELETE FROM chunks WHERE message_id = ${id} RETURNING id`
+                    if (removed.length === 0) continue
                     for (const [ordinal, p] of pieces.entries()) {
                       yield* sql`INSERT INTO chunks ${sql.insert({
                         message_id: id,

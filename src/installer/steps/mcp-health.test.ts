@@ -49,7 +49,7 @@ const failureOf = (result: Either.Either<unknown, StepFailure>): StepFailure => 
 
 describe("mcp_health", () => {
   it.effect(
-    "launches the registered command, finds the six tools, calls context_status and reports latency and index",
+    "launches the registered command, finds every tool, calls context_status and reports latency and index",
     () =>
       Effect.gen(function* () {
         const { probe, run } = setUp()
@@ -57,12 +57,22 @@ describe("mcp_health", () => {
         expect(Either.isRight(result)).toBe(true)
         if (Either.isRight(result)) {
           expect(result.right.detail).toMatch(
-            /^base-layer-context answered over stdio in \d+ ms \(\d+ ms to list its 6 tools, then context_status\): index ready, queries lexical \(no embedding model is installed\)$/
+            /^base-layer-context answered over stdio in \d+ ms \(\d+ ms to list its \d+ tools, then context_status\): index ready, queries lexical \(no embedding model is installed\)$/
           )
         }
         expect(probe.state.launched).toEqual([{ command: SERVER.command, args: SERVER.args }])
         expect(probe.state.calls).toEqual([{ name: "context_status", args: {} }])
-        expect(EXPECTED_TOOLS).toEqual(["search", "recent", "context", "context_status", "open_session", "log_update"])
+        expect(EXPECTED_TOOLS).toEqual([
+          "search",
+          "recent",
+          "context",
+          "context_status",
+          "open_session",
+          "log_update",
+          "update_note",
+          "note_history",
+          "forget"
+        ])
       })
   )
 

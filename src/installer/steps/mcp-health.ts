@@ -28,7 +28,7 @@ import { CODEX_MCP_NAME } from "./codex-mcp.js"
 /** Launch, initialise, list and call within this: a cold start plus a daemon round trip, generously. */
 export const MCP_PROBE_TIMEOUT = Duration.seconds(30)
 
-/** The six tools blctx's server must list, from the server's own definitions. */
+/** The tools blctx's server must list, from the server's own definitions. */
 export const EXPECTED_TOOLS: ReadonlyArray<string> = MCP_TOOLS.map((t) => t.definition.name)
 
 /** A tool error as blctx's server writes it: one JSON text block `{error: {kind, message, remediation}}`. */
@@ -213,7 +213,7 @@ export const claudeMcpSource = Effect.gen(function* () {
 
 /**
  * Launches the exact command each target's agent has registered as `base-layer-context`,
- * initialises MCP over stdio, requires the six tools and calls `context_status`. Nothing to
+ * initialises MCP over stdio, requires every tool and calls `context_status`. Nothing to
  * install or remove: install is verify, uninstall says so.
  */
 export const makeMcpHealthStep = (sources: ReadonlyArray<McpRegistrationSource>) =>

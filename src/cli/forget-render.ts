@@ -1,0 +1,49 @@
+import type { ForgetPreviewResponse, ForgetResponse } from "../forget/forget-contract.js"
+import type { plainStyle } from "../installer/render-text.js"
+import { describeSource } from "../retrieval/contract.js"
+import { sanitizeForTerminal } from "../terminal/sanitize.js"
+
+type Style = typeof plainStyle
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
+/** A preview for people: counts by source, the first items with their citations, what the counts mean. */
+export const renderForgetPreview = (preview: ForgetPreviewResponse, style: Style): string => {
+  const lines: Array<string> = []
+  const c = preview.counts
+  lines.push(style.bold(`Would forget ${plural(c.messages, "message")}:`))
+  for (const [source, n] of Object.entries(c.by_source)) {
+    const parts = [
+      plural(n.messages, "message"),
+      plural(n.chunks, "chunk"),
+      plural(n.vectors, "vector"),
+      ...(n.notes > 0 ? [`${plural(n.notes, "note")} (${plural(n.note_revisions, "revision")})`] : []),
+      ...(n.sessions > 0 ? [plural(n.sessions, "session")] : []),
+      ...(n.files > 0 ? [plural(n.files, "file")] : [])
+    ]
+    lines.push(`  ${sanitizeForTerminal(source)}: ${parts.join(", ")}`)
+  }
+  if (c.capture_bindings + c.capture_events > 0) {
+    lines.push(`  capture: ${plural(c.capture_bindings, "binding")}, ${plural(c.capture_events, "event")}`)
+  }
+  if (preview.items.length > 0) {
+    lines.push("", style.bold(preview.items.length < c.messages ? `First ${preview.items.length}:` : "Items:"))
+    for (const item of preview.items) {
+      lines.push(
+        `  ${style.dim(sanitizeForTerminal(describeSource(item.source)))}  ${item.timestamp ?? "time unknown"}`
+      )
+      lines.push(`    ${sanitizeForTerminal(item.excerpt.replace(/\s+/g, " "))}`)
+    }
+  }
+  lines.push("", ...preview.notes.map((n) => style.dim(n)))
+  return lines.join("\n")
+}
+
+/** What was forgotten, in one line or two. */
+export const renderForgotten = (forgotten: ForgetResponse, _style: Style): string =>
+  [
+    `Forgot ${plural(forgotten.counts.messages, "message")} (tombstone ${forgotten.tombstone_id}, ${forgotten.forgotten_at}).`,
+    forgotten.scrubbed
+      ? "The database and its WAL were rewritten: nothing of the forgotten text remains in them."
+      : "The database will be rewritten shortly (the daemon retries the scrub)."
+  ].join("\n")
