@@ -13,6 +13,7 @@ import {
 } from "../src/forget/forget-fixtures.test-support.js"
 import type { BlctxClient } from "../src/rpc/client.js"
 import { type DaemonHome, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
+import { builtProgram, runProcess } from "./support/isolated-home.js"
 import { type McpSession, mcpArgs, startMcp, toolErrorOf } from "./support/mcp-client.js"
 
 // `blctx forget` end to end: the real CLI and daemon in an isolated home. A preview removes
@@ -102,6 +103,13 @@ const traces = (h: DaemonHome, marker: string) => [
   ...filesHolding(h.stateDir, marker)
 ]
 
+/** The CLI on a pseudo-terminal (util-linux `script`), so it asks before forgetting; `answer` is typed in. */
+const onTerminal = (h: DaemonHome, args: ReadonlyArray<string>, answer: string) =>
+  runProcess("script", ["-qfec", [process.execPath, builtProgram("cli"), ...args].join(" "), "/dev/null"], {
+    env: { ...h.env, TERM: "xterm" },
+    input: answer
+  })
+
 interface Preview {
   counts: { messages: number; by_source: Record<string, { messages: number; sessions: number }> }
   token: string
@@ -136,6 +144,14 @@ describe("blctx forget", () => {
     const shown = JSON.parse(previewOnly.stdout) as { preview: Preview; forgotten: null }
     expect(shown.forgotten).toBeNull()
     expect(shown.preview.counts.by_source.codex_transcript?.messages).toBe(4)
+    expect((await searchTexts(h, MARK)).length).toBe(2)
+
+    // On a terminal it shows the preview and asks; answering no removes nothing (exit 1).
+    const declined = await onTerminal(h, ["forget", "--session", SESSION], "n\n")
+    expect(declined.code, declined.stdout).toBe(1)
+    expect(declined.stdout).toContain(MARK)
+    expect(declined.stdout).toContain("Forget all of this? It cannot be undone.")
+    expect(declined.stdout).toContain("nothing removed")
     expect((await searchTexts(h, MARK)).length).toBe(2)
 
     // Two selector kinds at once is a usage error.
@@ -173,6 +189,13 @@ describe("blctx forget", () => {
     expect((await searchTexts(h, "quokkas")).length).toBe(2)
     expect(await searchTexts(h, MARK)).toEqual([])
     expect(traces(h, MARK)).toEqual([])
+
+    // On a terminal, answering yes forgets (here the appended turn, by its time).
+    const accepted = await onTerminal(h, ["forget", "--since", "2026-03-03T00:00:00Z"], "y\n")
+    expect(accepted.code, accepted.stdout).toBe(0)
+    expect(accepted.stdout).toContain("Forget all of this? It cannot be undone.")
+    expect(await searchTexts(h, "quokkas")).toEqual([])
+    expect((await searchTexts(h, "other releases")).length).toBeGreaterThan(0)
 
     // The MCP tool: a call without a token previews, a wrong token removes nothing, the preview's token forgets.
     const mcp = await startMcp({
