@@ -12,7 +12,7 @@ import {
   type ExportItem,
   type ExportPageRequest,
   ExportPageResponse,
-  type MessageLine,
+  MessageLine,
   NoteRevisionLine
 } from "./export-format.js"
 
@@ -40,19 +40,9 @@ const RevisionRow = Schema.Struct({
   created_at: Schema.String,
   content_sha256: Schema.String
 })
+/** A message row: the export line's fields (read back as stored) with its span's columns. */
 const MessageRow = Schema.Struct({
-  id: Schema.Int,
-  source_type: Schema.String,
-  agent: Schema.NullOr(Schema.String),
-  session_id: Schema.NullOr(Schema.String),
-  turn_number: Schema.Int,
-  turn_id: Schema.NullOr(Schema.String),
-  role: Schema.String,
-  kind: Schema.String,
-  phase: Schema.NullOr(Schema.String),
-  text: Schema.String,
-  cwd: Schema.NullOr(Schema.String),
-  timestamp: Schema.NullOr(Schema.String),
+  ...MessageLine.omit("type", "source").fields,
   path: Schema.String,
   line: Schema.Int,
   byte_start: Schema.Int,

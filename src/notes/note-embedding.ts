@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type ImportChunking, type ImportEmbedding, WHOLE_MESSAGE_TOKENIZER } from "../importer/import-services.js"
 import type { ChunkId } from "../vectors/vector-index.js"
-import type { NoteChunks } from "./notes-store.js"
+import type { NoteChunks } from "./note-rows.js"
 
 /**
  * A note's text cut by the daemon's current chunking (the model's tokenizer once one is loaded,

@@ -5,10 +5,8 @@ import type { ModelFingerprint } from "../embedding/fingerprint.js"
 import { StoreError } from "../store/store-error.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
 import { differingFields, storedRevision } from "./note-content.js"
-import { insertPendingChunks, insertRevision, pruneRemovedVectors } from "./note-rows.js"
+import { insertPendingChunks, insertRevision, type NoteChunks, pruneRemovedVectors, UpdateRow } from "./note-rows.js"
 import {
-  Authorship,
-  NoteKind,
   StaleRevision,
   UnknownContextSession,
   UnknownNote,
@@ -16,24 +14,10 @@ import {
   type UpdateNoteRequest,
   UpdateNoteResponse
 } from "./notes-contract.js"
-import type { NoteChunks } from "./notes-store.js"
 
-/** A revision with the message that carries its text. */
-const RevisionRow = Schema.Struct({
-  update_id: Schema.String,
-  note_id: Schema.String,
-  revision: Schema.Int,
-  session_id: Schema.String,
-  kind: NoteKind,
-  authorship: Authorship,
-  tags: Schema.parseJson(Schema.Array(Schema.String)),
-  source_text: Schema.NullOr(Schema.String),
-  content_sha256: Schema.String,
-  created_at: Schema.String,
-  message_id: Schema.Int,
-  text: Schema.String
-})
-type RevisionRow = typeof RevisionRow.Type
+/** A revision with the message that carries its text: the row `log_update` writes too. */
+const RevisionRow = UpdateRow
+type RevisionRow = UpdateRow
 
 /** The loaded model's vector index: the old revision's vectors are removed from it in the update's transaction. */
 export interface LoadedVectors {

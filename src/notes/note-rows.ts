@@ -1,11 +1,33 @@
 import type { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
-import type { ImportEmbedding } from "../importer/import-services.js"
+import type { ImportEmbedding, TextPiece } from "../importer/import-services.js"
 import type { ChunkId } from "../vectors/vector-index.js"
 import { NOTE_ROLE } from "./note-content.js"
-import type { Authorship, NoteKind } from "./notes-contract.js"
-import type { NoteChunks } from "./notes-store.js"
+import { Authorship, NoteKind } from "./notes-contract.js"
+
+/** How a note's text was cut into chunks: the pieces and the tokenizer that cut them. */
+export interface NoteChunks {
+  readonly tokenizer: string
+  readonly pieces: ReadonlyArray<TextPiece>
+}
+
+/** An update (a revision of a note) with the message that carries its text. */
+export const UpdateRow = Schema.Struct({
+  update_id: Schema.String,
+  note_id: Schema.String,
+  revision: Schema.Int,
+  session_id: Schema.String,
+  kind: NoteKind,
+  authorship: Authorship,
+  tags: Schema.parseJson(Schema.Array(Schema.String)),
+  source_text: Schema.NullOr(Schema.String),
+  content_sha256: Schema.String,
+  created_at: Schema.String,
+  message_id: Schema.Int,
+  text: Schema.String
+})
+export type UpdateRow = typeof UpdateRow.Type
 
 /** One revision of a note as it is stored: its message and its `authored_updates` row. */
 export interface RevisionRow {

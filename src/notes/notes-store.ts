@@ -1,15 +1,12 @@
 import { randomUUID } from "node:crypto"
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
-import type { TextPiece } from "../importer/import-services.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import { differingFields, type StoredUpdate, sessionBinding } from "./note-content.js"
 import { type LoadedVectors, reviseNote } from "./note-revision-store.js"
-import { insertPendingChunks, insertRevision } from "./note-rows.js"
+import { insertPendingChunks, insertRevision, type NoteChunks, UpdateRow } from "./note-rows.js"
 import {
-  Authorship,
   LogUpdateResponse,
-  NoteKind,
   type OpenSessionRequest,
   OpenSessionResponse,
   SessionBindingConflict,
@@ -26,29 +23,6 @@ const SessionRow = Schema.Struct({
   created_at: Schema.String
 })
 type SessionRow = typeof SessionRow.Type
-
-/** An update with the message that carries its text. */
-const UpdateRow = Schema.Struct({
-  update_id: Schema.String,
-  note_id: Schema.String,
-  revision: Schema.Int,
-  session_id: Schema.String,
-  kind: NoteKind,
-  authorship: Authorship,
-  tags: Schema.parseJson(Schema.Array(Schema.String)),
-  source_text: Schema.NullOr(Schema.String),
-  content_sha256: Schema.String,
-  created_at: Schema.String,
-  message_id: Schema.Int,
-  text: Schema.String
-})
-type UpdateRow = typeof UpdateRow.Type
-
-/** How a note's text was cut into chunks: the pieces and the tokenizer that cut them. */
-export interface NoteChunks {
-  readonly tokenizer: string
-  readonly pieces: ReadonlyArray<TextPiece>
-}
 
 /** What `logUpdate` wrote (or found): the answer, and the message whose chunks need vectors. */
 export interface LoggedUpdate {
