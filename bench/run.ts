@@ -18,6 +18,7 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   { name: "search", run: () => import("./search.bench.js").then((m) => m.run()) },
   { name: "mcp", run: () => import("./mcp.bench.js").then((m) => m.run()) },
   { name: "hooks", run: () => import("./hooks.bench.js").then((m) => m.run()) },
+  { name: "cli", run: () => import("./cli.bench.js").then((m) => m.run()) },
   { name: "recall", run: () => import("./recall/recall.bench.js").then((m) => m.run()) }
 ]
 
