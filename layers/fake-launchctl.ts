@@ -110,9 +110,11 @@ export const makeFakeLaunchctl = (uid = 501) => {
     })
   )
 
-  /** Stops every program it started (a test's cleanup). */
-  const shutdown = Effect.forEach([...agents.values()], stop, { discard: true }).pipe(
-    Effect.tap(() => Effect.sync(() => agents.clear()))
-  )
+  /** Stops every program it started (a test's cleanup); the agents are read when it runs. */
+  const shutdown = Effect.suspend(() => {
+    const loaded = [...agents.values()]
+    agents.clear()
+    return Effect.forEach(loaded, stop, { discard: true })
+  })
   return { layer, calls, agents, shutdown } as const
 }
