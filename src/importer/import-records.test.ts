@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import fc from "fast-check"
+import { fuzzParameters } from "../fuzz.test-support.js"
 import { makeClassifier } from "../transcripts/classify.js"
 import { decidedByType } from "../transcripts/codex-records.js"
 import { decodeLine } from "../transcripts/decode-line.js"
@@ -171,7 +172,7 @@ describe("the importer's record source", () => {
           expect(summaryOf(skimmed)).toEqual(summaryOf(expected))
         }
       ),
-      { numRuns: 400 }
+      fuzzParameters(400)
     )
   })
 
@@ -192,7 +193,7 @@ describe("the importer's record source", () => {
         const asRecord = { kind: "record" as const, line: 1, byte_start: 0, byte_end: raw.length, entry }
         expect(summaryOf([asRecord])).toEqual(summaryOf([decoded]))
       }),
-      { numRuns: 2000 }
+      fuzzParameters(2000)
     )
     expect(skimmed).toBeGreaterThan(100)
   })
@@ -258,7 +259,7 @@ describe("the importer's record source", () => {
         expect(entry !== undefined).toBe(parses)
         if (parses) accepted++
       }),
-      { numRuns: 5000 }
+      fuzzParameters(5000)
     )
     expect(accepted).toBeGreaterThan(200)
   })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
+import { fuzzParameters } from "../fuzz.test-support.js"
 import { decodeLine, exceedsNestingDepth, MAX_NESTING_DEPTH, nestingDepth } from "./decode-line.js"
 import type { RawLine } from "./line-splitter.js"
 
@@ -92,7 +93,7 @@ describe("decodeLine on hostile lines", () => {
         expect(nestingDepth(bytes, 64)).toBe(depthOf(v))
         expect(exceedsNestingDepth(bytes, 1)).toBe(depthOf(v) > 1)
       }),
-      { numRuns: 500 }
+      fuzzParameters(500)
     )
   })
 
@@ -105,7 +106,7 @@ describe("decodeLine on hostile lines", () => {
         if (depth > 2) expect(nestingDepth(bytes, 2)).toBe(3)
         for (const limit of [0, 1, 2, 3, 5]) expect(exceedsNestingDepth(bytes, limit)).toBe(depth > limit)
       }),
-      { numRuns: 500 }
+      fuzzParameters(500)
     )
   })
 })

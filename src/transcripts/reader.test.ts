@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import * as fc from "fast-check"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
+import { fuzzParameters } from "../fuzz.test-support.js"
 import { decodeLine, isBlank } from "./decode-line.js"
 import { LineSplitter } from "./line-splitter.js"
 import { forEachRecord, openTranscript, readAllRecords } from "./reader.js"
@@ -261,7 +262,7 @@ describe("reader properties", () => {
           expect(decodeAll(bytes, [], max)).toEqual(records)
         }
       ),
-      { numRuns: 500 }
+      fuzzParameters(500)
     )
   })
 
