@@ -2,10 +2,9 @@ import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
-import { type McpSession, mcpArgs, startMcp, toolErrorOf } from "./support/mcp-client.js"
+import { type McpSession, mcpArgs, startMcp, structured, toolErrorOf } from "./support/mcp-client.js"
 
 // Cross-agent recall end to end: search, recent and context span every agent unless `agent`
 // narrows them, through the CLI (`--agent`) and the MCP tools (`agent`), and every result names
@@ -27,11 +26,6 @@ const json = async <A>(h: DaemonHome, args: ReadonlyArray<string>) => {
   const result = await h.blctx(args)
   expect(result.code, `${args.join(" ")}: ${result.stderr}${result.stdout}`).toBe(0)
   return JSON.parse(result.stdout) as A
-}
-
-const structured = <A>(result: CallToolResult): A => {
-  expect(result.isError ?? false, JSON.stringify(result.content).slice(0, 500)).toBe(false)
-  return result.structuredContent as A
 }
 
 interface Hit {

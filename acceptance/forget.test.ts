@@ -2,7 +2,6 @@ import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import {
@@ -14,7 +13,7 @@ import {
 import type { BlctxClient } from "../src/rpc/client.js"
 import { type DaemonHome, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
 import { builtProgram, runProcess } from "./support/isolated-home.js"
-import { type McpSession, mcpArgs, startMcp, toolErrorOf } from "./support/mcp-client.js"
+import { type McpSession, mcpArgs, startMcp, structured, toolErrorOf } from "./support/mcp-client.js"
 
 // `blctx forget` end to end: the real CLI and daemon in an isolated home. A preview removes
 // nothing; --yes removes; no byte of the forgotten text stays in the data directory; indexing
@@ -69,11 +68,6 @@ afterEach(async () => {
   home?.dispose()
   home = undefined
 })
-
-const structured = <A>(result: CallToolResult): A => {
-  expect(result.isError ?? false, JSON.stringify(result.content).slice(0, 500)).toBe(false)
-  return result.structuredContent as A
-}
 
 const MARK = "Wqjforgetmark5150"
 const SESSION = "0199d000-0000-7000-8000-0000000000f1"

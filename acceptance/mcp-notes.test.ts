@@ -2,10 +2,9 @@ import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, isAlive, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
-import { jsonRpcLines, type McpSession, mcpArgs, startMcp, toolErrorOf } from "./support/mcp-client.js"
+import { jsonRpcLines, type McpSession, mcpArgs, startMcp, structured, toolErrorOf } from "./support/mcp-client.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 // open_session and log_update end to end: the SDK's MCP client against the built server, which
@@ -35,11 +34,6 @@ const mcpFor = async (h: DaemonHome) => {
 const installService = async (h: DaemonHome) => {
   const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
   expect(install.code, install.stdout + install.stderr).toBe(0)
-}
-
-const structured = <A>(result: CallToolResult): A => {
-  expect(result.isError ?? false, JSON.stringify(result.content).slice(0, 500)).toBe(false)
-  return result.structuredContent as A
 }
 
 interface Session {

@@ -1,11 +1,18 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, isAlive, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
 import { runProcess } from "./support/isolated-home.js"
-import { jsonRpcLines, type McpSession, mcpArgs, mcpEntry, startMcp, toolErrorOf } from "./support/mcp-client.js"
+import {
+  jsonRpcLines,
+  type McpSession,
+  mcpArgs,
+  mcpEntry,
+  startMcp,
+  structured,
+  toolErrorOf
+} from "./support/mcp-client.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const built = (path: string) => NodePath.join(root, "dist", "src", path)
@@ -56,11 +63,6 @@ const indexSession = async (h: DaemonHome, name: string) => {
   const indexed = await json<{ job: { state: string } }>(h, ["index", file, "--wait"])
   expect(indexed.job.state).toBe("completed")
   return file
-}
-
-const structured = <A>(result: CallToolResult): A => {
-  expect(result.isError ?? false, JSON.stringify(result.content).slice(0, 500)).toBe(false)
-  return result.structuredContent as A
 }
 
 interface Citation {

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
-import { jsonRpcLines, type McpSession, mcpArgs, startMcp, toolErrorOf } from "./support/mcp-client.js"
+import { jsonRpcLines, type McpSession, mcpArgs, startMcp, structured, toolErrorOf } from "./support/mcp-client.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 // Revisions of notes end to end: the built MCP server (update_note, note_history, search) and the
@@ -29,11 +28,6 @@ const mcpFor = async (h: DaemonHome) => {
 const installService = async (h: DaemonHome) => {
   const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
   expect(install.code, install.stdout + install.stderr).toBe(0)
-}
-
-const structured = <A>(result: CallToolResult): A => {
-  expect(result.isError ?? false, JSON.stringify(result.content).slice(0, 500)).toBe(false)
-  return result.structuredContent as A
 }
 
 interface Written {

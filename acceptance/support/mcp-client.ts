@@ -118,3 +118,9 @@ export const jsonRpcLines = (raw: string): number => {
   }
   return lines.length
 }
+
+/** A tool's structured answer, failing the test (with the start of its text) when it is an error result. */
+export const structured = <A>(result: CallToolResult): A => {
+  expect(result.isError ?? false, JSON.stringify(result.content).slice(0, 500)).toBe(false)
+  return result.structuredContent as A
+}

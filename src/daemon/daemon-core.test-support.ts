@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { RpcTest } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
-import { Deferred, Effect, Either, Layer, Option, Schema } from "effect"
+import { Deferred, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { makeFakeEmbedder } from "../../layers/fake-model.js"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
@@ -13,6 +13,7 @@ import { InstallationId } from "../domain/installation-id.js"
 import { EmbedError } from "../embedding/embedder.js"
 import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import { wholeMessageChunking } from "../importer/import-services.js"
+import type { JobId, JobView } from "../jobs/job.js"
 import { makeRegistry, type RegisteredJobKind, registerJobKind } from "../jobs/job-kind.js"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
@@ -193,3 +194,19 @@ export const inProcessClientWith = (options: InProcessOptions) =>
     const client = yield* RpcTest.makeClient(DaemonRpcs).pipe(Effect.provide(context))
     return { client, release, paths: yield* Paths.pipe(Effect.provide(context)) }
   })
+
+/** Polls a job until it leaves queued/running (bounded at two minutes). */
+export const jobFinished = (
+  client: Effect.Effect.Success<typeof inProcessClient>["client"],
+  id: JobId
+): Effect.Effect<JobView, Error> =>
+  Effect.gen(function* () {
+    while (true) {
+      const job = yield* client.JobStatus({ job_id: id })
+      if (job.state !== "queued" && job.state !== "running") return job
+      yield* Effect.sleep(Duration.millis(20))
+    }
+  }).pipe(
+    Effect.mapError((e) => new Error(e.message)),
+    Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => new Error(`job ${id} did not finish`) })
+  )

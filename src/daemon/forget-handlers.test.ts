@@ -9,9 +9,13 @@ import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
 import type { ForgetCounts, ForgetSelector } from "../forget/forget-contract.js"
 import { appendCodexTurn, filesHolding, writeCodexSession } from "../forget/forget-fixtures.test-support.js"
 import { makeTempDir } from "../importer/history-db.test-support.js"
-import type { JobId, JobView } from "../jobs/job.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
-import { fakeModelFactory, type InProcessOptions, inProcessClientWith } from "./daemon-core.test-support.js"
+import {
+  fakeModelFactory,
+  jobFinished as finished,
+  type InProcessOptions,
+  inProcessClientWith
+} from "./daemon-core.test-support.js"
 
 // Forgetting through the daemon's procedures, in process over a real database file: previews
 // count what confirmations remove, tokens guard them, and nothing of the text stays findable or
@@ -29,18 +33,6 @@ beforeEach(() => {
 afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
 
 type Client = Effect.Effect.Success<ReturnType<typeof inProcessClientWith>>["client"]
-
-const finished = (client: Client, id: JobId): Effect.Effect<JobView, Error> =>
-  Effect.gen(function* () {
-    while (true) {
-      const job = yield* client.JobStatus({ job_id: id })
-      if (job.state !== "queued" && job.state !== "running") return job
-      yield* Effect.sleep(Duration.millis(20))
-    }
-  }).pipe(
-    Effect.mapError((e) => new Error(e.message)),
-    Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => new Error(`job ${id} did not finish`) })
-  )
 
 const importPaths = (client: Client, paths: ReadonlyArray<string>) =>
   Effect.gen(function* () {

@@ -1,9 +1,10 @@
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect } from "effect"
-import type { JobId, JobView } from "../jobs/job.js"
+import { Deferred, Effect } from "effect"
+import type { JobId } from "../jobs/job.js"
 import {
   fakeModelFactory,
+  jobFinished as finished,
   inProcessClient,
   inProcessClientWith,
   TEST_INSTALLATION
@@ -17,18 +18,6 @@ const fixture = NodePath.resolve(import.meta.dirname, "..", "..", "fixtures", "c
 type Client = Effect.Effect.Success<typeof inProcessClient>["client"]
 
 /** Waits, on the job's own state, until it has finished (a generous bound, never a fixed sleep). */
-const finished = (client: Client, id: JobId): Effect.Effect<JobView, Error> =>
-  Effect.gen(function* () {
-    while (true) {
-      const job = yield* client.JobStatus({ job_id: id })
-      if (job.state !== "queued" && job.state !== "running") return job
-      yield* Effect.sleep(Duration.millis(20))
-    }
-  }).pipe(
-    Effect.mapError((e) => new Error(e.message)),
-    Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => new Error(`job ${id} did not finish`) })
-  )
-
 const imported = (client: Client) =>
   Effect.gen(function* () {
     const submitted = yield* client.SubmitJob({ kind: "import", params: { paths: [fixture] } })
