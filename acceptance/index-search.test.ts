@@ -26,7 +26,6 @@ interface SqliteDatabase {
   close(): void
 }
 const require = createRequire(import.meta.url)
-const { load: loadVec } = require("sqlite-vec") as { load: (db: unknown) => void }
 const Database = require("better-sqlite3") as new (
   file: string,
   options?: { readonly readonly?: boolean; readonly timeout?: number }
@@ -41,13 +40,12 @@ const query = (home: DaemonHome, sql: string) => {
   }
 }
 
-/** Rows, chunks, vectors (read through sqlite-vec) and duplicate messages, as the index holds them now. */
+/** Rows, chunks, vectors (in every vector table) and duplicate messages, as the index holds them now. */
 const counts = (home: DaemonHome) => {
   const db = new Database(home.database, { readonly: true })
   try {
-    loadVec(db)
     const one = (sql: string) => Number(db.prepare(sql).all()[0]?.n ?? 0)
-    const tables = db.prepare("SELECT table_name FROM vec_collections").all()
+    const tables = db.prepare("SELECT table_name FROM vector_collections").all()
     return {
       messages: one("SELECT count(*) AS n FROM messages"),
       chunks: one("SELECT count(*) AS n FROM chunks"),

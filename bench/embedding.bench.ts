@@ -14,7 +14,7 @@ import {
 } from "../layers/model-test-folder.js"
 import { makeChunkTokenizer } from "../layers/model-tokenizer-live.js"
 import { loadOnnxEmbedder } from "../layers/onnx-model-runtime.js"
-import { makeSqliteVecIndex } from "../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
 import { chunkSpans } from "../src/chunking/chunker.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { DEFAULT_MODEL_SPEC } from "../src/embedding/model-spec.js"
@@ -174,7 +174,7 @@ const knn = async (n: number) => {
           const sql = yield* SqliteClient.make({ filename: NodePath.join(dir, "bench.db") }).pipe(
             Effect.provide(Reactivity.layer)
           )
-          const index = yield* makeSqliteVecIndex(sql)
+          const index = yield* makeSqliteVectorIndex(sql)
           const start = process.hrtime.bigint()
           for (let r = 0; r < n; r += 1000) {
             const points = []

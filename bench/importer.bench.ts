@@ -413,9 +413,9 @@ const importChild = async (path: string, dbDir: string, mode: ChildMode) => {
     let label = "no model: whole-message chunks, vectors pending (the daemon before a model is installed)"
     if (mode === "fake-model") {
       const { chunking, label: chunkingLabel } = yield* chunkingFor
-      const { makeSqliteVecIndex } = yield* Effect.promise(() => import("../layers/sqlite-vec-index.js"))
+      const { makeSqliteVectorIndex } = yield* Effect.promise(() => import("../layers/sqlite-vector-index.js"))
       const { makeFakeEmbedder } = yield* Effect.promise(() => import("../layers/fake-model.js"))
-      const vectors = yield* makeSqliteVecIndex(sql)
+      const vectors = yield* makeSqliteVectorIndex(sql)
       const { embedder } = makeFakeEmbedder()
       services = {
         chunking,

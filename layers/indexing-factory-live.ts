@@ -44,7 +44,7 @@ export const IndexingFactoryLive = Layer.effect(
           }
           return {
             indexing: Context.get(built.right, IndexingServices),
-            embeddedVectors: config._tag === "Right" && config.right.vectorStore.kind === "sqlite-vec"
+            embeddedVectors: config._tag === "Right" && config.right.vectorStore.kind !== "qdrant"
           }
         }).pipe(Effect.provide(context))
     }

@@ -12,7 +12,7 @@ import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { cosine } from "../src/embedding/pooling.js"
 import { ChunkId, VectorIndex, type VectorIndexShape } from "../src/vectors/vector-index.js"
 import { collectionName, makeQdrantIndex } from "./qdrant-vector-index.js"
-import { makeSqliteVecIndex } from "./sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "./sqlite-vector-index.js"
 
 /** A seeded generator, so the vectors (and failures) are reproducible. */
 const random = (seed: number) => {
@@ -160,18 +160,18 @@ const sqliteFile = Effect.acquireRelease(
 
 const openSqlite = (filename: string) => SqliteClient.make({ filename }).pipe(Effect.provide(Reactivity.layer))
 
-contract("sqlite-vec", true, () =>
+contract("SQLite vector tables", true, () =>
   Effect.gen(function* () {
     const sql = yield* openSqlite(yield* sqliteFile)
-    return yield* makeSqliteVecIndex(sql)
+    return yield* makeSqliteVectorIndex(sql)
   })
 )
 
-describe("sqlite-vec index specifics", () => {
+describe("SQLite vector index specifics", () => {
   it.scoped("writes vectors in the caller's transaction: a rollback leaves none", () =>
     Effect.gen(function* () {
       const sql = yield* openSqlite(yield* sqliteFile)
-      const index = yield* makeSqliteVecIndex(sql)
+      const index = yield* makeSqliteVectorIndex(sql)
       yield* sql`CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT NOT NULL) STRICT`
       const write = Effect.gen(function* () {
         yield* sql`INSERT INTO chunks (id, text) VALUES (1, 'hello')`
@@ -196,20 +196,20 @@ describe("sqlite-vec index specifics", () => {
       const file = yield* sqliteFile
       yield* Effect.scoped(
         Effect.gen(function* () {
-          const index = yield* makeSqliteVecIndex(yield* openSqlite(file))
+          const index = yield* makeSqliteVectorIndex(yield* openSqlite(file))
           yield* index.upsert(fp4, [{ id: id(7), vector: unit(0, 0, 1, 0) }])
         })
       )
       const reader = yield* SqliteClient.make({ filename: file, readonly: true, disableWAL: true }).pipe(
         Effect.provide(Reactivity.layer)
       )
-      const index = yield* makeSqliteVecIndex(reader)
+      const index = yield* makeSqliteVectorIndex(reader)
       expect((yield* index.search(fp4, unit(0, 0, 1, 0), 1)).map((h) => h.id)).toEqual([7])
       expect(yield* index.fingerprints()).toEqual([fp4.key])
       const tables = yield* reader<{
         name: string
-      }>`SELECT name FROM sqlite_master WHERE name LIKE 'vec_%' AND type = 'table' AND sql LIKE '%vec0%'`
-      expect(tables).toEqual([{ name: `vec_${fp4.key}` }])
+      }>`SELECT name FROM sqlite_master WHERE name LIKE 'vectors_%' AND type = 'table' ORDER BY name`
+      expect(tables).toEqual([{ name: `vectors_${fp4.key}` }, { name: `vectors_${fp4.key}_removed` }])
     })
   )
 })
@@ -241,10 +241,10 @@ describe("vector index layers", () => {
     expect(collectionName("5b2f", fp)).toBe("blctx-5b2f-0123456789abcdef")
   })
 
-  it.scoped("provide the sqlite-vec index as a layer over the SqliteClient", () =>
+  it.scoped("provide the SQLite vector index as a layer over the SqliteClient", () =>
     Effect.gen(function* () {
       const file = yield* sqliteFile
-      const layer = Layer.effect(VectorIndex, Effect.flatMap(SqliteClient.SqliteClient, makeSqliteVecIndex)).pipe(
+      const layer = Layer.effect(VectorIndex, Effect.flatMap(SqliteClient.SqliteClient, makeSqliteVectorIndex)).pipe(
         Layer.provide(SqliteClient.layer({ filename: file }))
       )
       const count = yield* Effect.flatMap(VectorIndex, (index) =>

@@ -38,7 +38,7 @@ const makeHome = (config: unknown) =>
   )
 
 describe("VectorIndexLive selects the store config.json names", () => {
-  it.scoped("uses sqlite-vec in the database by default", () =>
+  it.scoped("uses the vector tables of the database by default", () =>
     Effect.gen(function* () {
       const h = yield* makeHome({})
       const index = Context.get(yield* Layer.build(h.layer), VectorIndex)

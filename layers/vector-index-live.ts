@@ -4,10 +4,10 @@ import { ConfigFile } from "../src/config/config-file.js"
 import { ManifestStore } from "../src/ownership/manifest-store.js"
 import { VectorIndex, VectorIndexError } from "../src/vectors/vector-index.js"
 import { makeQdrantIndex } from "./qdrant-vector-index.js"
-import { makeSqliteVecIndex } from "./sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "./sqlite-vector-index.js"
 
 /**
- * The vector index config.json selects: sqlite-vec in the daemon's own database (the default),
+ * The vector index config.json selects: vector tables in the daemon's own database (the default),
  * or Qdrant with its API key read from the named environment variable and collections named
  * after this installation.
  */
@@ -16,7 +16,7 @@ export const VectorIndexLive = Layer.effect(
   Effect.gen(function* () {
     const config = yield* (yield* ConfigFile).load()
     const store = config.vectorStore
-    if (store.kind === "sqlite-vec") return yield* makeSqliteVecIndex(yield* SqliteClient.SqliteClient)
+    if (store.kind !== "qdrant") return yield* makeSqliteVectorIndex(yield* SqliteClient.SqliteClient)
 
     const problem = (message: string, remediation: string) =>
       new VectorIndexError({ store: store.url, message, remediation })

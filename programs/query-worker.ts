@@ -5,7 +5,7 @@ import * as RpcServer from "@effect/rpc/RpcServer"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Effect, Either, Layer, Option, Schema } from "effect"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
-import { makeSqliteVecIndex } from "../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
 import { HistoryReads } from "../src/retrieval/history-reads.js"
 import { HistoryReadsSql } from "../src/retrieval/history-reads-sql.js"
 import { QueryFailed, QueryRpcs, QueryWorkerData } from "../src/rpc/query-protocol.js"
@@ -18,12 +18,12 @@ const { database } = Schema.decodeUnknownSync(QueryWorkerData)(workerData)
 // Read-only: this connection never changes the file (nor its journal mode).
 const ConnectionLive = SqliteClient.layer({ filename: database, readonly: true, disableWAL: true })
 
-// sqlite-vec searches from a read-only connection too (tables are only created by the writer);
+// The vector tables are searched from a read-only connection too (tables are only created by the writer);
 // when it cannot load, the reason is kept and every hybrid search says it.
 const ReadsLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const sql = yield* SqliteClient.SqliteClient
-    const vectors = yield* Effect.either(makeSqliteVecIndex(sql)).pipe(
+    const vectors = yield* Effect.either(makeSqliteVectorIndex(sql)).pipe(
       Effect.map((opened) => opened.pipe(Either.mapLeft((e) => e.message)))
     )
     return HistoryReadsSql({ database, vectors })

@@ -11,7 +11,7 @@ import { makeChunkTokenizer } from "../../layers/model-tokenizer-live.js"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import { OnnxModelRuntimeLive } from "../../layers/onnx-model-runtime.js"
-import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { chunkSpans } from "../../src/chunking/chunker.js"
 import { InstallationId } from "../../src/domain/installation-id.js"
 import type { EmbedderShape } from "../../src/embedding/embedder.js"
@@ -102,7 +102,7 @@ export const run = async () => {
   })
   const measure = (sql: SqliteClient.SqliteClient, labelled: typeof Queries.Type) =>
     Effect.gen(function* () {
-      const vectors = yield* makeSqliteVecIndex(sql)
+      const vectors = yield* makeSqliteVectorIndex(sql)
       const { embedder, chunking, label } = yield* model
       const services = Layer.succeed(ImportServices, {
         chunking,

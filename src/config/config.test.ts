@@ -12,12 +12,12 @@ const error = (value: unknown) => {
 }
 
 describe("config.json", () => {
-  it("defaults every key: the pinned bge-small-en and sqlite-vec", () => {
+  it("defaults every key: the pinned bge-small-en and the SQLite vector tables", () => {
     const config = Either.getOrThrow(parse({}))
     expect(config.model).toEqual(DEFAULT_MODEL_SPEC)
     expect(config.model.dims).toBe(384)
     expect(config.model.files).toHaveLength(6)
-    expect(config.vectorStore).toEqual({ kind: "sqlite-vec" })
+    expect(config.vectorStore).toEqual({ kind: "sqlite" })
     expect(config.modelOverrides).toEqual([])
     expect(config.source).toBe(PATH)
   })

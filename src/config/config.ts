@@ -2,8 +2,11 @@ import { Data, Either, ParseResult, Schema } from "effect"
 import { PROMPT_RECALL_BOUNDS } from "../capture/prompt-recall-settings.js"
 import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec, PrefixPolicy, SanityCheck } from "../embedding/model-spec.js"
 
-/** The embedded default: vectors in the same SQLite database (sqlite-vec). */
-export const SqliteVecStore = Schema.Struct({ kind: Schema.Literal("sqlite-vec") })
+/**
+ * The embedded default: vectors in tables of the daemon's own SQLite database. "sqlite-vec" is
+ * the name blctx 0.1 gave it (when vectors lived in sqlite-vec tables) and still means the same.
+ */
+export const SqliteStore = Schema.Struct({ kind: Schema.Literal("sqlite", "sqlite-vec") })
 
 /** A Qdrant server; the API key is read from the named environment variable, never from the file. */
 export const QdrantStore = Schema.Struct({
@@ -18,7 +21,7 @@ export const QdrantStore = Schema.Struct({
   )
 })
 
-export const VectorStoreConfig = Schema.Union(SqliteVecStore, QdrantStore)
+export const VectorStoreConfig = Schema.Union(SqliteStore, QdrantStore)
 export type VectorStoreConfig = typeof VectorStoreConfig.Type
 
 /** A partial model spec: every key is optional and falls back to the pinned default. */
@@ -85,7 +88,7 @@ export class ConfigError extends Data.TaggedError("ConfigError")<{
 export const DEFAULT_CONFIG: Omit<BlctxConfig, "source"> = {
   model: DEFAULT_MODEL_SPEC,
   modelOverrides: [],
-  vectorStore: { kind: "sqlite-vec" }
+  vectorStore: { kind: "sqlite" }
 }
 
 const decode = Schema.decodeUnknownEither(ConfigFileSchema, { onExcessProperty: "error", errors: "first" })

@@ -8,7 +8,7 @@ import { makeFakeEmbedder } from "../../layers/fake-model.js"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
-import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { InstallationId } from "../domain/installation-id.js"
 import { EmbedError } from "../embedding/embedder.js"
 import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
@@ -69,7 +69,7 @@ export const fakeModelFactory = (options: { readonly failEmbeds?: number } = {})
   const layer = Layer.succeed(IndexingFactory, {
     make: (writer) =>
       Effect.gen(function* () {
-        const vectors = yield* Effect.orDie(makeSqliteVecIndex(writer))
+        const vectors = yield* Effect.orDie(makeSqliteVectorIndex(writer))
         const { embedder } = makeFakeEmbedder()
         const embed = (texts: ReadonlyArray<string>) =>
           Effect.suspend(() => {
@@ -133,7 +133,7 @@ const inProcessReads = (vectorReads: boolean) =>
       const { database } = yield* Paths
       const reader = yield* Effect.flatMap(SqliteOpener, (o) => o.open({ filename: database, readonly: true }))
       const vectors = vectorReads
-        ? yield* Effect.either(makeSqliteVecIndex(reader)).pipe(Effect.map(Either.mapLeft((e) => e.message)))
+        ? yield* Effect.either(makeSqliteVectorIndex(reader)).pipe(Effect.map(Either.mapLeft((e) => e.message)))
         : Either.left("no vector index in this test")
       return HistoryReadsSql({ database, vectors }).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, reader)))
     })

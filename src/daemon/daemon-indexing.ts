@@ -7,13 +7,13 @@ import { makeRepairKind, type RepairOptions } from "../vectors/repair-kind.js"
 import { IndexingFactory } from "./indexing-factory.js"
 import { WriterDatabase } from "./writer-database.js"
 
-/** Where this daemon's vectors live: in its SQLite file (sqlite-vec, searched by the query workers) or not. */
+/** Where this daemon's vectors live: in its SQLite file (vector tables, searched by the query workers) or not. */
 export class VectorPlacement extends Context.Tag("blctx/VectorPlacement")<
   VectorPlacement,
   { readonly embeddedVectors: boolean }
 >() {}
 
-/** The indexing services on the writer connection: chunks and their sqlite-vec vectors commit together. */
+/** The indexing services on the writer connection: chunks and their vectors commit together. */
 export const DaemonIndexingLive = Layer.scopedContext(
   Effect.gen(function* () {
     const writer = yield* WriterDatabase

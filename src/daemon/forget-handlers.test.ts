@@ -5,7 +5,7 @@ import type { SqlClient } from "@effect/sql"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
-import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import type { ForgetCounts, ForgetSelector } from "../forget/forget-contract.js"
 import { appendCodexTurn, filesHolding, writeCodexSession } from "../forget/forget-fixtures.test-support.js"
 import { makeTempDir } from "../importer/history-db.test-support.js"
@@ -330,7 +330,7 @@ describe("forget, through the daemon", () => {
     )
   )
 
-  it.live("with a model, the forgotten chunks' vectors leave sqlite-vec in the same transaction", () =>
+  it.live("with a model, the forgotten chunks' vectors leave the vector table in the same transaction", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const model = fakeModelFactory()
@@ -341,7 +341,7 @@ describe("forget, through the daemon", () => {
         }).pipe(Effect.timeout(Duration.seconds(30)))
         const vectors = () =>
           onDisk(paths.database, (sql) =>
-            Effect.flatMap(makeSqliteVecIndex(sql as never), (index) => index.count(model.fingerprint))
+            Effect.flatMap(makeSqliteVectorIndex(sql as never), (index) => index.count(model.fingerprint))
           )
         const before = yield* vectors()
         const { preview } = yield* previewAndForget(client, { project: "/home/dev/alpha" })

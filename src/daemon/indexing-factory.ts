@@ -4,7 +4,7 @@ import type { IndexingServices } from "../importer/import-services.js"
 
 /**
  * Builds the daemon's indexing services on its writer connection, once the writer lock is held
- * (sqlite-vec lives in that same database, so chunks and vectors commit together).
+ * (the vector tables live in that same database, so chunks and vectors commit together).
  */
 export class IndexingFactory extends Context.Tag("blctx/IndexingFactory")<
   IndexingFactory,
@@ -12,7 +12,7 @@ export class IndexingFactory extends Context.Tag("blctx/IndexingFactory")<
     readonly make: (writer: SqliteClient.SqliteClient) => Effect.Effect<
       {
         readonly indexing: IndexingServices["Type"]
-        /** Vectors are in this daemon's SQLite file (sqlite-vec), so query workers search them. */
+        /** Vectors are in this daemon's SQLite file (vector tables), so query workers search them. */
         readonly embeddedVectors: boolean
       },
       never,

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { makeFakeEmbedder } from "../../layers/fake-model.js"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
-import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
 import { fakeModelFactory, type InProcessOptions, inProcessClientWith } from "./daemon-core.test-support.js"
 
@@ -324,7 +324,7 @@ describe("note revisions, in process", () => {
         const { embedder } = makeFakeEmbedder()
         const hits = yield* onDisk(paths.database, (sql) =>
           Effect.gen(function* () {
-            const index = yield* makeSqliteVecIndex(sql)
+            const index = yield* makeSqliteVectorIndex(sql)
             const [query] = yield* embedder.embed([oldText], "query")
             return yield* index.search(model.fingerprint, query ?? new Float32Array(embedder.dims), 10)
           })

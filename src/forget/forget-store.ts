@@ -21,7 +21,7 @@ export interface ForgetStoreOptions {
   readonly database: string
 }
 
-/** Where vectors are: the loaded model's index, and whether it lives in this SQLite file (sqlite-vec). */
+/** Where vectors are: the loaded model's index, and whether it lives in this SQLite file. */
 export interface ForgetVectors {
   readonly embedding: Option.Option<ImportEmbedding>
   readonly embeddedVectors: boolean
@@ -70,7 +70,7 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
   /**
    * Recomputes the plan inside one write transaction, checks the token against it (a wrong,
    * expired or stale token fails and the transaction removes nothing), then deletes: chunks (their
-   * FTS entries by trigger), their vectors when sqlite-vec holds them (same transaction), messages
+   * FTS entries by trigger), their vectors when this file holds them (same transaction), messages
    * (note rows cascade), sessions left empty, capture rows; and records the tombstone, the
    * forgotten note ids and the transcript spans. A kill at any point leaves all of it or none.
    */
@@ -96,7 +96,7 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
             yield* sql`DELETE FROM chunks WHERE message_id IN ${sql.in(ids.slice(i, i + DELETE_BATCH))}`
           }
           if (Option.isSome(vectors.embedding) && vectors.embeddedVectors) {
-            // sqlite-vec is in this file: its rows go in this transaction, so nothing prunes them later.
+            // The vectors are in this file: its rows go in this transaction, so nothing prunes them later.
             yield* removeVectors(vectors.embedding.value, plan.vectorChunkIds)
             for (let i = 0; i < plan.vectorChunkIds.length; i += DELETE_BATCH) {
               yield* sql`DELETE FROM removed_chunks WHERE chunk_id IN ${sql.in(plan.vectorChunkIds.slice(i, i + DELETE_BATCH))}`

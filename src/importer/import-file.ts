@@ -468,7 +468,7 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
     const resume = content.resume
     const embeddingKey = Option.match(embedding, { onNone: () => null, onSome: (e) => e.fingerprint.key })
 
-    /** Removes vectors of deleted chunks in the same transaction (same connection for sqlite-vec). */
+    /** Removes vectors of deleted chunks in the same transaction (same connection for the vector tables). */
     const pruneRemovedVectors = Effect.gen(function* () {
       if (Option.isNone(embedding)) return
       const sql = yield* SqlClient.SqlClient

@@ -7,7 +7,7 @@ import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Cause, type Context, Deferred, Duration, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import { makeFakeEmbedder } from "../../layers/fake-model.js"
-import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { TokenizerError } from "../chunking/chunk-tokenizer.js"
 import { EmbedError } from "../embedding/embedder.js"
 import { JobId } from "../jobs/job.js"
@@ -101,7 +101,7 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
 const withModel = (failWhen?: (text: string) => boolean, hang = false) =>
   Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient) as SqliteClient.SqliteClient
-    const vectors: VectorIndexShape = yield* makeSqliteVecIndex(sql)
+    const vectors: VectorIndexShape = yield* makeSqliteVectorIndex(sql)
     const { embedder } = makeFakeEmbedder()
     const services: Context.Tag.Service<ImportServices> = {
       chunking: wholeMessageChunking,

@@ -4,7 +4,7 @@ import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { makeFakeEmbedder } from "../../layers/fake-model.js"
-import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { TokenizerError } from "../chunking/chunk-tokenizer.js"
 import { EmbedError } from "../embedding/embedder.js"
 import { makeTempDir, withHistoryDb } from "../importer/history-db.test-support.js"
@@ -56,7 +56,7 @@ const loggedNote = Effect.gen(function* () {
   )
   const chunks = yield* chunkNote(threeWords, update.text)
   const logged = yield* store.logUpdate(update, chunks)
-  const vectors = yield* makeSqliteVecIndex(sql as SqliteClient.SqliteClient)
+  const vectors = yield* makeSqliteVectorIndex(sql as SqliteClient.SqliteClient)
   const { embedder, stats } = makeFakeEmbedder()
   const embedding: ImportEmbedding = {
     fingerprint: embedder.fingerprint,

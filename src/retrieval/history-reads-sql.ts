@@ -23,7 +23,7 @@ export interface HistoryReadsSqlOptions {
   /** The database file, named in every StoreError. */
   readonly database: string
   /**
-   * The vector index on this same connection (sqlite-vec), or why it could not be opened: a
+   * The vector index on this same connection (its vector tables), or why it could not be opened: a
    * query vector is searched here, and a search that cannot use it says why it is lexical.
    */
   readonly vectors: Either.Either<VectorIndexShape, string>

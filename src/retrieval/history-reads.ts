@@ -22,7 +22,7 @@ import type { RecentRequest, RecentResponse } from "./recent.js"
 
 /**
  * Vector candidates for a hybrid search: either the query vector, for the reader to search in
- * sqlite-vec on its own read-only connection, or the hits the daemon got from an external store.
+ * the vector tables on its own read-only connection, or the hits the daemon got from an external store.
  */
 export const VectorInput = Schema.Union(
   Schema.TaggedStruct("QueryVector", { fingerprint: ModelFingerprint, values: Schema.Array(Schema.Number) }),

@@ -13,7 +13,7 @@ export interface OpenOptions {
 export class SqliteOpener extends Context.Tag("blctx/SqliteOpener")<
   SqliteOpener,
   {
-    /** A SQLite client: an `SqlClient` that can also load extensions (sqlite-vec). */
+    /** A SQLite client: an `SqlClient` that can also load extensions (sqlite-vec, to migrate 0.1 vectors). */
     readonly open: (options: OpenOptions) => Effect.Effect<SqliteClient.SqliteClient, StoreError, Scope.Scope>
   }
 >() {}

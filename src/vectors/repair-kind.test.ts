@@ -6,7 +6,7 @@ import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { makeFakeEmbedder } from "../../layers/fake-model.js"
-import { makeSqliteVecIndex } from "../../layers/sqlite-vec-index.js"
+import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { EmbedError } from "../embedding/embedder.js"
 import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "../importer/history-db.test-support.js"
 import { EmbeddingFailed, HistoryStoreError } from "../importer/import-errors.js"
@@ -86,7 +86,7 @@ const runKind = (
 const servicesWith = (brokenModel: boolean) =>
   Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient) as SqliteClient.SqliteClient
-    const vectors = yield* makeSqliteVecIndex(sql)
+    const vectors = yield* makeSqliteVectorIndex(sql)
     const fake = makeFakeEmbedder().embedder
     const embedder = brokenModel
       ? { ...fake, embed: () => Effect.fail(new EmbedError({ folder: "/models/fake", message: "bad graph" })) }
