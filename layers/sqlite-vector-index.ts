@@ -18,6 +18,8 @@ export const COLLECTIONS_TABLE = "vector_collections"
 export const vectorTableName = (fingerprint: Pick<ModelFingerprint, "key">) => `vectors_${fingerprint.key}`
 
 const BATCH = 256
+/** Rows read at a time when a connection loads a whole matrix. */
+const LOAD_PAGE = 4096
 
 /**
  * How many compact-vector candidates are rescored exactly for a top-`k`: twice `k`, and at
@@ -204,20 +206,32 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
       }
       if (row.seq > cached.seq) {
         const since = cached.seq
+        const matrix = cached.matrix
+        if (since < 0) {
+          // A whole load, a page at a time, so the rows read never outweigh the matrix.
+          let after = -1
+          for (;;) {
+            const page = yield* sql<{ chunk_id: number; scale: number; codes: Uint8Array }>`
+              SELECT chunk_id, scale, codes FROM ${sql(table)} WHERE chunk_id > ${after}
+              ORDER BY chunk_id LIMIT ${LOAD_PAGE}`
+            for (const r of page) matrix.set(r.chunk_id, { codes: codesOf(r.codes), scale: r.scale })
+            if (page.length < LOAD_PAGE) break
+            after = page[page.length - 1]?.chunk_id ?? after
+          }
+          cached.seq = row.seq
+          return matrix
+        }
         const rows = yield* sql<{ chunk_id: number; seq: number; scale: number; codes: Uint8Array }>`
           SELECT chunk_id, seq, scale, codes FROM ${sql(table)} WHERE seq > ${since}`
-        const removed =
-          since < 0
-            ? []
-            : yield* sql<{ chunk_id: number; seq: number }>`
-                SELECT chunk_id, seq FROM ${sql(`${table}_removed`)} WHERE seq > ${since}`
+        const removed = yield* sql<{ chunk_id: number; seq: number }>`
+          SELECT chunk_id, seq FROM ${sql(`${table}_removed`)} WHERE seq > ${since}`
         // In seq order: a chunk removed and written again is present, written and removed is not.
         const changes = [
           ...rows.map((r) => ({
             seq: r.seq,
-            apply: () => cached.matrix.set(r.chunk_id, { codes: codesOf(r.codes), scale: r.scale })
+            apply: () => matrix.set(r.chunk_id, { codes: codesOf(r.codes), scale: r.scale })
           })),
-          ...removed.map((r) => ({ seq: r.seq, apply: () => cached.matrix.delete(r.chunk_id) }))
+          ...removed.map((r) => ({ seq: r.seq, apply: () => matrix.delete(r.chunk_id) }))
         ].sort((a, b) => a.seq - b.seq)
         for (const change of changes) change.apply()
         cached.seq = row.seq
