@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import { afterEach, describe, expect, it } from "vitest"
@@ -10,6 +11,8 @@ import {
   writeCorpusTranscripts
 } from "../src/redaction/secret-corpus.test-support.js"
 import { type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
+import { type McpSession, mcpArgs, startMcp, structured } from "./support/mcp-client.js"
+import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 interface SqliteDatabase {
   prepare(sql: string): { all(...params: ReadonlyArray<unknown>): Array<Record<string, unknown>> }
@@ -21,7 +24,10 @@ const Database = createRequire(import.meta.url)("better-sqlite3") as new (
 ) => SqliteDatabase
 
 let home: DaemonHome | undefined
-afterEach(() => {
+let mcp: McpSession | undefined
+afterEach(async () => {
+  await mcp?.close()
+  mcp = undefined
   home?.dispose()
   home = undefined
 })
@@ -66,6 +72,29 @@ const allPages = async <A extends Paged>(h: DaemonHome, args: ReadonlyArray<stri
     offset = page.next_offset
   }
   return pages
+}
+
+/** Every table of the database, and the raw bytes of the file and its write-ahead log. */
+const databasePlaces = (h: DaemonHome, places: Array<Place>) => {
+  const db = new Database(h.database, { readonly: true })
+  try {
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all()
+      .map((r) => String(r.name))
+    for (const table of tables) {
+      places.push({ where: `table ${table}`, content: JSON.stringify(db.prepare(`SELECT * FROM "${table}"`).all()) })
+    }
+    return tables
+  } finally {
+    db.close()
+  }
+}
+
+const fileBytes = (h: DaemonHome, places: Array<Place>) => {
+  for (const file of [h.database, `${h.database}-wal`]) {
+    if (Fs.existsSync(file)) places.push({ where: file.slice(h.home.length), content: Fs.readFileSync(file) })
+  }
 }
 
 describe("the secret corpus, end to end", () => {
@@ -185,5 +214,86 @@ describe("the secret corpus, end to end", () => {
     const projects = new Set(turns.map((t) => t.project))
     expect(projects).toContain(CORPUS_PROJECT)
     expect(projects).toContain("/home/dev/clones/[REDACTED:github_token]/api")
+  }, 300_000)
+
+  it("keeps every shape out of notes: log_update and update_note through MCP, then search, notes, export and the files", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    const data = modelData()
+    const server = data === undefined ? undefined : await serveTinyModel(data)
+    try {
+      // With the tiny model (BLCTX_TEST_MODEL_DATA), notes are embedded too: vectors are numbers,
+      // and the rows beside them are read below like every other table.
+      if (server !== undefined && data !== undefined) useTinyModel(h, data, server)
+      const steps = server === undefined ? ["service_health"] : ["embedding_model", "service_health"]
+      for (const step of steps) {
+        const install = await h.blctx(["install", "codex", "--step", step, "--json"])
+        expect(install.code, install.stdout + install.stderr).toBe(0)
+      }
+      mcp = await startMcp({
+        args: mcpArgs(h),
+        env: { HOME: h.home, PATH: process.env.PATH ?? "", BLCTX_SERVICE_MANAGER: "detached" },
+        cwd: h.home
+      })
+      const session = structured<{ context_session_id: string }>(
+        await mcp.call("open_session", { binding_key: randomUUID(), project: CORPUS_PROJECT })
+      )
+      const places: Array<Place> = []
+      const notes: Array<string> = []
+      for (const [i, sample] of SECRET_CORPUS.entries()) {
+        const logged = structured<{ note_id: string }>(
+          await mcp.call("log_update", {
+            session_id: session.context_session_id,
+            update_id: randomUUID(),
+            text: `${CORPUS_WORD} note ${i}: ${sample.text}`,
+            kind: "decision"
+          })
+        )
+        places.push({ where: `log_update answer ${i}`, content: JSON.stringify(logged) })
+        notes.push(logged.note_id)
+      }
+      // A second revision of the first note carries the last sample: both revisions are kept.
+      const last = SECRET_CORPUS[SECRET_CORPUS.length - 1]
+      const revised = await mcp.call("update_note", {
+        note_id: notes[0],
+        expected_revision: 1,
+        text: `${CORPUS_WORD} revised: ${last?.text ?? ""}`
+      })
+      places.push({ where: "update_note answer", content: JSON.stringify(structured(revised)) })
+
+      for (const tool of ["search", "recent"] as const) {
+        const args = tool === "search" ? { query: CORPUS_WORD, limit: 50 } : { limit: 50 }
+        places.push({ where: `mcp ${tool}`, content: JSON.stringify(structured(await mcp.call(tool, args))) })
+      }
+      for (const id of notes.slice(0, 5)) {
+        places.push({
+          where: `note_history ${id}`,
+          content: JSON.stringify(structured(await mcp.call("note_history", { note_id: id })))
+        })
+      }
+      const found = await json<SearchAnswer>(h, ["search", CORPUS_WORD, "--limit", "100"])
+      expect(found.results.length).toBe(SECRET_CORPUS.length)
+      places.push({ where: "blctx search", content: JSON.stringify(found.results) })
+      places.push({ where: "blctx notes list", content: (await run(h, ["notes", "list"])).stdout })
+      places.push({
+        where: "blctx notes history",
+        content: (await run(h, ["notes", "history", notes[0] ?? ""])).stdout
+      })
+      const exported = (await run(h, ["export"])).stdout
+      expect(exported.split("\n").filter((l) => l.includes(CORPUS_WORD)).length).toBeGreaterThanOrEqual(
+        SECRET_CORPUS.length
+      )
+      places.push({ where: "blctx export", content: exported })
+      const tables = databasePlaces(h, places)
+      fileBytes(h, places)
+
+      const surviving = [...new Set(survivorsIn(places).map((s) => s.shape))]
+      console.log(
+        `secret corpus in notes: ${corpusShapes().length} shapes tried in ${SECRET_CORPUS.length} notes (${tables.length} tables, export, search, recent, note_history read), ${surviving.length} surviving`
+      )
+      expect(surviving).toEqual([])
+    } finally {
+      await server?.close()
+    }
   }, 300_000)
 })
