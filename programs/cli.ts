@@ -1,16 +1,28 @@
 #!/usr/bin/env node
 import { VERSION } from "../src/version.js"
 
-// `blctx --version` is answered before anything else loads, so it costs a bare Node start; every
-// other command loads the CLI (a separate chunk of the bundle) on demand.
+// `blctx --version` is answered before anything else loads, so it costs a bare Node start. A
+// `search` it fully understands is tried on the effect-free fast path (src/cli/fast-search.ts, a
+// small chunk of the bundle); every other command, and every search the fast path cannot answer
+// (any failure included), loads the CLI (a separate chunk) on demand, exactly as before.
 const args = process.argv.slice(2)
 if (args.length === 1 && args[0] === "--version") {
   process.stdout.write(`${VERSION}\n`)
 } else {
-  const [{ ServiceManagerLive }, { runCli }] = await Promise.all([
-    import("../layers/supervisor-selection.js"),
-    import("./cli-main.js")
-  ])
-  // The product's blctx: the machine's own service manager supervises blctxd (never a fake).
-  runCli({ entryUrl: import.meta.url, serviceManager: ServiceManagerLive })
+  // Deliberately silent: whatever goes wrong on the fast path, the full CLI answers (and reports).
+  const fast = args.includes("search")
+    ? await import("../src/cli/fast-search.js")
+        .then((m) => m.fastSearch(args, process.env, process.stdout.isTTY === true))
+        .catch(() => undefined)
+    : undefined
+  if (fast !== undefined) {
+    process.stdout.write(fast)
+  } else {
+    const [{ ServiceManagerLive }, { runCli }] = await Promise.all([
+      import("../layers/supervisor-selection.js"),
+      import("./cli-main.js")
+    ])
+    // The product's blctx: the machine's own service manager supervises blctxd (never a fake).
+    runCli({ entryUrl: import.meta.url, serviceManager: ServiceManagerLive })
+  }
 }

@@ -2,6 +2,7 @@
 // far faster than the hundreds of ESM files behind `effect`, and a CLI is started for every use.
 import { build } from "esbuild"
 import { hookBundleViolations } from "../dist/src/capture/hook-import-policy.js"
+import { fastPathViolations } from "../dist/src/cli/fast-path-import-policy.js"
 
 const common = {
   bundle: true,
@@ -21,14 +22,22 @@ const common = {
 
 // The product: `blctx`, and the stdio MCP server agents launch in every conversation. Split into
 // chunks, so what `blctx` imports on demand (everything but `--version`) is a chunk loaded only
-// when a command needs it.
-await build({
+// when a command needs it. `blctx search` first loads only the effect-free fast path's chunk, and
+// the build fails if anything else slips into what it loads.
+const product = await build({
   ...common,
   splitting: true,
   chunkNames: "chunks/[name]-[hash]",
+  metafile: true,
   entryPoints: { blctx: "dist/programs/cli.js", "blctx-mcp": "dist/programs/mcp.js" },
   outdir: "dist/bin"
 })
+const fastViolations = fastPathViolations(product.metafile, "dist/programs/cli.js")
+if (fastViolations.length > 0) {
+  throw new Error(
+    `dist/bin/blctx.mjs must reach the search fast path through Node builtins, valibot and effect-free modules only; ${fastViolations.join("; ")}`
+  )
+}
 
 // The Codex hook handler, alone: it starts at every prompt, so its graph is Node's builtins,
 // valibot and effect-free modules, and the build fails if anything else slips in.

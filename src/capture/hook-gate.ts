@@ -22,7 +22,8 @@ export type GateResult =
         | "unsafe_directory"
     }
 
-const readManifestText = (path: string): string | "missing" | "unreadable" => {
+/** The manifest's text: a regular file of this user (never through a link), at most MAX_MANIFEST_BYTES. */
+export const readManifestText = (path: string): string | "missing" | "unreadable" => {
   let fd: number
   try {
     fd = Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW)

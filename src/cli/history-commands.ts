@@ -14,12 +14,13 @@ import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } fr
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { renderContext, renderJob, renderRecent, renderSearch, renderStatus } from "./history-render.js"
+import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
 import { checkTranscriptPaths, UnindexablePaths } from "./index-paths.js"
 import { OutputMode } from "./output-mode.js"
 import { CliUsageError } from "./usage-error.js"
 
 /** Every history command answers within this, or says the daemon is unavailable. */
-const CALL_TIMEOUT = Duration.seconds(30)
+const CALL_TIMEOUT = Duration.millis(HISTORY_CALL_TIMEOUT_MS)
 const WAIT_LIMIT = Duration.minutes(10)
 const POLL = Duration.millis(250)
 

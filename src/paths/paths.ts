@@ -1,75 +1,8 @@
 import * as NodePath from "node:path"
 import { Config, Effect, Layer, Option } from "effect"
+import { type PathInputs, resolvePaths } from "./resolve-paths.js"
 
-/**
- * Where blctx keeps its files. XDG base directories follow the spec: an override is used only
- * when it is an absolute path; a relative one is ignored as if unset.
- */
-export interface ResolvedPaths {
-  readonly home: string
-  readonly dataHome: string
-  readonly configHome: string
-  readonly cacheHome: string
-  readonly stateHome: string
-  /** `<XDG_DATA_HOME>/blctx`: the database. */
-  readonly dataDir: string
-  /** `<XDG_CONFIG_HOME>/blctx`: config.json and service unit files. */
-  readonly configDir: string
-  /** `<XDG_CACHE_HOME>/blctx`: the embedding model. */
-  readonly cacheDir: string
-  /** `<XDG_STATE_HOME>/blctx`: the manifest, the socket, snapshots. */
-  readonly stateDir: string
-  readonly codexHome: string
-  /** `CLAUDE_CONFIG_DIR`, default `~/.claude`: Claude Code's settings, skills and `projects/` transcripts. */
-  readonly claudeHome: string
-  readonly database: string
-  readonly manifest: string
-}
-
-export const APP_DIR = "blctx"
-
-const absoluteOr = (value: Option.Option<string>, fallback: string): string =>
-  Option.match(value, {
-    onNone: () => fallback,
-    onSome: (v) => (v !== "" && NodePath.isAbsolute(v) ? NodePath.normalize(v) : fallback)
-  })
-
-export interface PathInputs {
-  readonly home: string
-  readonly XDG_DATA_HOME?: string | undefined
-  readonly XDG_CONFIG_HOME?: string | undefined
-  readonly XDG_CACHE_HOME?: string | undefined
-  readonly XDG_STATE_HOME?: string | undefined
-  readonly CODEX_HOME?: string | undefined
-  readonly CLAUDE_CONFIG_DIR?: string | undefined
-}
-
-/** Pure resolution, so the rules are testable without touching the environment. */
-export const resolvePaths = (input: PathInputs): ResolvedPaths => {
-  const home = input.home
-  const pick = (v: string | undefined, fallback: string) => absoluteOr(Option.fromNullable(v), fallback)
-  const dataHome = pick(input.XDG_DATA_HOME, NodePath.join(home, ".local", "share"))
-  const configHome = pick(input.XDG_CONFIG_HOME, NodePath.join(home, ".config"))
-  const cacheHome = pick(input.XDG_CACHE_HOME, NodePath.join(home, ".cache"))
-  const stateHome = pick(input.XDG_STATE_HOME, NodePath.join(home, ".local", "state"))
-  const dataDir = NodePath.join(dataHome, APP_DIR)
-  const stateDir = NodePath.join(stateHome, APP_DIR)
-  return {
-    home,
-    dataHome,
-    configHome,
-    cacheHome,
-    stateHome,
-    dataDir,
-    configDir: NodePath.join(configHome, APP_DIR),
-    cacheDir: NodePath.join(cacheHome, APP_DIR),
-    stateDir,
-    codexHome: pick(input.CODEX_HOME, NodePath.join(home, ".codex")),
-    claudeHome: pick(input.CLAUDE_CONFIG_DIR, NodePath.join(home, ".claude")),
-    database: NodePath.join(dataDir, "context.db"),
-    manifest: NodePath.join(stateDir, "installation.json")
-  }
-}
+export { APP_DIR, type PathInputs, type ResolvedPaths, resolvePaths } from "./resolve-paths.js"
 
 const optionalEnv = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
 

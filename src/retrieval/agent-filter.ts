@@ -1,14 +1,10 @@
 import type { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
+import { KNOWN_AGENTS } from "./known-agents.js"
 
-/**
- * The agents whose history blctx keeps, as `messages.agent` names them: `codex` (Codex rollouts)
- * and `claude` (Claude Code transcripts). An `agent` filter must name one of them; a new agent is
- * one more entry here, beside its transcript format.
- */
-export const KNOWN_AGENTS = ["codex", "claude"] as const
-export type KnownAgent = (typeof KNOWN_AGENTS)[number]
+/** An `agent` filter must name one of the known agents (`known-agents.ts`). */
+export { KNOWN_AGENTS, type KnownAgent } from "./known-agents.js"
 
 /**
  * The `agent` filter of search, recent and context: an open, bounded string on the wire (a

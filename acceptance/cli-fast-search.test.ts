@@ -1,0 +1,141 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type DaemonHome, isAlive, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
+import { bundledProgram, type RunResult, runProcess } from "./support/isolated-home.js"
+
+/**
+ * `blctx search` on the effect-free fast path (src/cli/fast-search.ts) against a real daemon, next
+ * to the full CLI. The full path is `runCli` exactly as programs/cli.ts calls it when the fast path
+ * declines, started from a small script, so the two differ only in the path taken. Which path a
+ * run took is read from the process itself: a preloaded module records at exit whether `effect`
+ * was loaded (effect keeps its global store on `globalThis["effect/GlobalValue"]`).
+ */
+
+const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
+const fixture = (name: string) => NodePath.join(root, "fixtures", "history", name)
+
+let h: DaemonHome
+let traceModule: string
+let fullCli: string
+let runs = 0
+
+interface Run extends RunResult {
+  readonly effectLoaded: boolean
+}
+
+/** Runs `node --import <trace> <program> ...args` in the home; says whether effect was loaded. */
+const run = async (program: string, args: ReadonlyArray<string>): Promise<Run> => {
+  const trace = NodePath.join(h.home, `trace-${runs++}`)
+  const result = await runProcess(process.execPath, ["--import", pathToFileURL(traceModule).href, program, ...args], {
+    env: { ...h.env, BLCTX_TEST_EFFECT_TRACE: trace }
+  })
+  return { ...result, effectLoaded: Fs.readFileSync(trace, "utf8") === "true" }
+}
+const fast = (args: ReadonlyArray<string>) => run(bundledProgram("blctx"), args)
+const full = (args: ReadonlyArray<string>) => run(fullCli, args)
+
+beforeAll(async () => {
+  h = makeDaemonHome("detached")
+  traceModule = NodePath.join(h.home, "trace-effect.mjs")
+  Fs.writeFileSync(
+    traceModule,
+    `import { writeFileSync } from "node:fs"
+process.on("exit", () => writeFileSync(process.env.BLCTX_TEST_EFFECT_TRACE, String("effect/GlobalValue" in globalThis)))
+`
+  )
+  fullCli = NodePath.join(h.home, "full-cli.mjs")
+  const dist = (path: string) => pathToFileURL(NodePath.join(root, "dist", path)).href
+  Fs.writeFileSync(
+    fullCli,
+    `const [{ ServiceManagerLive }, { runCli }] = await Promise.all([
+  import(${JSON.stringify(dist("layers/supervisor-selection.js"))}),
+  import(${JSON.stringify(dist("programs/cli-main.js"))})
+])
+runCli({ entryUrl: ${JSON.stringify(dist("programs/cli.js"))}, serviceManager: ServiceManagerLive })
+`
+  )
+  const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+  expect(install.code, install.stdout + install.stderr).toBe(0)
+  const dir = NodePath.join(h.codexHome, "sessions", "2026", "02", "02")
+  Fs.mkdirSync(dir, { recursive: true })
+  const files = ["session-1.jsonl", "session-2.jsonl"].map((name) => {
+    const target = NodePath.join(dir, `rollout-2026-02-02T09-00-00-${name}`)
+    Fs.copyFileSync(fixture(name), target)
+    return target
+  })
+  const index = await h.blctx(["index", ...files, "--wait", "--json"])
+  expect(index.code, index.stdout + index.stderr).toBe(0)
+})
+
+afterAll(() => h?.dispose())
+
+describe("blctx search on the fast path", () => {
+  it.each([
+    [["search", "blue-green", "rollout"]],
+    [["search", "rollout", "--limit", "2", "--offset", "1"]],
+    [["--json", "search", "deploy", "--agent", "codex", "--no-color", "--limit", "3", "staging"]],
+    [["search", "rollout", "--source-type", "codex_transcript", "--since", "2020-01-01", "--until", "2030-01-01"]],
+    [["search", "rollout", "--project", "/nowhere/at/all"]],
+    [["search", "zzzz-no-such-word-anywhere"]]
+  ])("%j prints byte for byte what the full CLI prints, without loading effect", async (args) => {
+    const [quick, slow] = [await fast(args), await full(args)]
+    expect(slow.effectLoaded).toBe(true)
+    expect(slow.code, slow.stderr).toBe(0)
+    expect(quick.effectLoaded, quick.stderr).toBe(false)
+    expect(quick.code).toBe(0)
+    expect(quick.stderr).toBe("")
+    expect(quick.stdout).toBe(slow.stdout)
+    expect(JSON.parse(quick.stdout)).toMatchObject({ query: expect.any(String), results: expect.any(Array) })
+  })
+
+  it("leaves what it does not fully understand to the full CLI", async () => {
+    for (const args of [
+      ["search", "rollout", "--pretty"],
+      ["search", "rollout", "--limit=2"],
+      ["search", "--help"]
+    ]) {
+      const result = await fast(args)
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0)
+      expect(result.effectLoaded, args.join(" ")).toBe(true)
+    }
+    // A usage error is the full CLI's own, exit 2.
+    const usage = await fast(["search", "rollout", "--agent", "gemini"])
+    expect(usage.effectLoaded).toBe(true)
+    expect(usage.code).toBe(2)
+  })
+
+  it("falls back on the daemon's error answer, and prints the full CLI's error exactly", async () => {
+    const args = ["search", "rollout", "--since", "not-a-time"]
+    const [quick, slow] = [await fast(args), await full(args)]
+    expect(slow.code).toBe(1)
+    expect(quick.effectLoaded).toBe(true)
+    expect({ code: quick.code, stdout: quick.stdout, stderr: quick.stderr }).toEqual({
+      code: slow.code,
+      stdout: slow.stdout,
+      stderr: slow.stderr
+    })
+  })
+
+  it("with no daemon running, falls back, starts the daemon and answers the same; then goes fast again", async () => {
+    const args = ["search", "blue-green", "rollout"]
+    const before = await fast(args)
+    expect(before.effectLoaded).toBe(false)
+    expect((JSON.parse(before.stdout) as { results: Array<unknown> }).results.length).toBeGreaterThan(0)
+    const pids = h.daemonPids()
+    expect(pids.length).toBeGreaterThan(0)
+    for (const pid of pids) process.kill(pid, "SIGKILL")
+    await waitFor("the daemon to die", () => (pids.some(isAlive) ? undefined : true), 10_000)
+
+    const restarted = await fast(args)
+    expect(restarted.code, restarted.stderr).toBe(0)
+    expect(restarted.effectLoaded).toBe(true)
+    expect(restarted.stdout).toBe(before.stdout)
+    expect(h.daemonPids().length).toBeGreaterThan(0)
+
+    const again = await fast(args)
+    expect(again.effectLoaded).toBe(false)
+    expect(again.stdout).toBe(before.stdout)
+  })
+})

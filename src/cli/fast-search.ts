@@ -1,0 +1,282 @@
+import * as Net from "node:net"
+import * as NodePath from "node:path"
+import type { FromServerEncoded, RequestEncoded } from "@effect/rpc/RpcMessage"
+import * as v from "valibot"
+import { MANIFEST_FILE, readManifestText } from "../capture/hook-gate.js"
+import { privateDirState } from "../capture/private-dir.js"
+import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
+import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
+import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
+import { KNOWN_AGENTS } from "../retrieval/known-agents.js"
+import { socketPathIn } from "../rpc/socket-location.js"
+import { stringifyForTerminal } from "../terminal/sanitize.js"
+import { extractGlobalFlags } from "./global-flags.js"
+import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
+
+/**
+ * `blctx search` without `effect`: loading the CLI chunk (effect, @effect/cli, @effect/rpc) costs
+ * most of a second, a search a few milliseconds. For a command line this module fully understands,
+ * in JSON mode, it sends one raw @effect/rpc NDJSON `Search` frame over the daemon's socket (as
+ * the hook's prompt recall does), decodes the answer with valibot and returns exactly the text the
+ * full CLI would print. Anything else, and any failure (no manifest, no socket, a refusal, an
+ * error answer, a malformed one, no answer in time), is `undefined`: the caller then runs the full
+ * CLI, which starts the daemon on demand and prints the canonical answer or error. Search only
+ * reads, so asking twice is safe. Only types come from effect's packages (erased at build); the
+ * import graph is checked (programs/cli-fast-bundle.test.ts).
+ */
+
+/** An answer holds at most 24,000 characters of text; escaped and framed it stays far below this. */
+const MAX_LINE_CHARS = 16 * 1_048_576
+const REQUEST_ID = "1"
+export const SEARCH_TAG = "Search"
+
+// ---- the command line -------------------------------------------------------------------------
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** What the fast path sends: the payload the full CLI's `search` builds from the same arguments. */
+export type FastSearchRequest = Required<Omit<SearchRequest, "filters">> & {
+  readonly filters: Mutable<SearchFilters>
+}
+
+/** A canonical integer (no sign, no leading zero, no exponent) within bounds, or undefined. */
+const integerIn = (text: string, min: number, max: number): number | undefined => {
+  if (!/^(0|[1-9][0-9]{0,5})$/.test(text)) return undefined
+  const n = Number(text)
+  return n >= min && n <= max ? n : undefined
+}
+const oneOf = (choices: ReadonlyArray<string>) => (text: string) => (choices.includes(text) ? text : undefined)
+const anyText = (text: string) => text
+
+/** The search options with a value (`src/cli/history-commands.ts`); `--pretty` is not among them. */
+const OPTIONS: Readonly<Record<string, (value: string) => string | number | undefined>> = {
+  "--limit": (t) => integerIn(t, 1, 100),
+  "--offset": (t) => integerIn(t, 0, 10_000),
+  "--project": anyText,
+  "--session": anyText,
+  "--since": anyText,
+  "--until": anyText,
+  "--source-type": oneOf(KNOWN_SOURCE_TYPES),
+  "--agent": oneOf(KNOWN_AGENTS)
+}
+const FILTER_KEYS: Readonly<Record<string, keyof SearchFilters>> = {
+  "--project": "project",
+  "--session": "session",
+  "--since": "since",
+  "--until": "until",
+  "--source-type": "source_type",
+  "--agent": "agent"
+}
+
+/**
+ * The search this command line asks for, when the fast path may answer it: `search WORD… [OPTION
+ * VALUE]…` in any order, with `--json`/`--no-color` anywhere, printing JSON (`--json`, or stdout
+ * not a terminal). Deliberately narrower than @effect/cli: every option at most once, as
+ * `--name value`, values and words neither empty nor starting with `-`, integers canonical and in
+ * range. Anything else (`--pretty`, `--help`, `--`, `--limit=5`, an unknown flag, a TTY) is
+ * undefined and left to the full CLI, which owns usage errors and help.
+ */
+export const recognizeSearch = (argv: ReadonlyArray<string>, stdoutTty: boolean): FastSearchRequest | undefined => {
+  const { flags, rest } = extractGlobalFlags(argv)
+  if (!flags.json && stdoutTty) return undefined
+  if (rest[0] !== "search") return undefined
+  const words: Array<string> = []
+  const seen = new Set<string>()
+  const filters: Mutable<SearchFilters> = {}
+  let limit = 10
+  let offset = 0
+  for (let i = 1; i < rest.length; i++) {
+    const token = rest[i] as string
+    if (!token.startsWith("-")) {
+      if (token.trim() === "") return undefined
+      words.push(token)
+      continue
+    }
+    const parse = OPTIONS[token]
+    const raw = rest[i + 1]
+    if (parse === undefined || seen.has(token) || raw === undefined || raw === "" || raw.startsWith("-")) {
+      return undefined
+    }
+    const value = parse(raw)
+    if (value === undefined) return undefined
+    seen.add(token)
+    i++
+    if (token === "--limit") limit = value as number
+    else if (token === "--offset") offset = value as number
+    else filters[FILTER_KEYS[token] as keyof SearchFilters] = value as string
+  }
+  // As the full CLI builds it: the words joined by spaces, trimmed.
+  const query = words.join(" ").trim()
+  if (query === "") return undefined
+  return { query, limit, offset, filters }
+}
+
+// ---- the answer ---------------------------------------------------------------------------------
+
+const int = v.pipe(v.number(), v.integer())
+const nullableString = v.nullable(v.string())
+
+/**
+ * The encoded SearchResponse (`src/retrieval/contract.ts`), field for field and in its order:
+ * `v.object` drops unknown keys and writes the known ones in this order, as decoding with the
+ * effect Schema does, so the printed JSON is byte for byte the full CLI's. The compile-time check
+ * below and src/cli/fast-search.test.ts keep the two definitions together.
+ */
+export const SearchAnswer = v.object({
+  query: v.string(),
+  query_mode: v.picklist(["lexical", "hybrid"]),
+  query_mode_reason: nullableString,
+  results: v.array(
+    v.object({
+      context_id: v.string(),
+      text: v.string(),
+      text_truncated: v.boolean(),
+      source_type: v.pipe(v.string(), v.maxLength(MAX_SOURCE_TYPE_CHARS)),
+      agent: nullableString,
+      session_id: nullableString,
+      turn_id: nullableString,
+      turn_number: int,
+      role: v.string(),
+      kind: v.string(),
+      project: nullableString,
+      timestamp: nullableString,
+      source: v.variant("kind", [
+        v.object({
+          kind: v.literal("transcript_span"),
+          agent: v.string(),
+          path: v.string(),
+          line: int,
+          byte_start: int,
+          byte_end: int
+        }),
+        v.object({ kind: v.literal("note_revision"), note_id: v.string(), revision: int, revisions: int })
+      ]),
+      chunk: v.object({ ordinal: int, char_start: int, char_end: int }),
+      score: v.object({ kind: v.picklist(["similarity", "bm25", "fused"]), value: v.number() })
+    })
+  ),
+  offset: int,
+  limit: int,
+  next_offset: v.nullable(int),
+  truncated: v.boolean(),
+  returned_chars: int
+})
+type SearchAnswer = v.InferOutput<typeof SearchAnswer>
+
+type Assert<T extends true> = T
+type DeepMutable<T> =
+  T extends ReadonlyArray<infer E>
+    ? Array<DeepMutable<E>>
+    : T extends object
+      ? { -readonly [K in keyof T]: DeepMutable<T[K]> }
+      : T
+type Encoded = DeepMutable<(typeof SearchResponse)["Encoded"]>
+/** Compile-time: the answer this module reads and the daemon's encoding are the same type. */
+export type AnswerMatchesEncoding = Assert<
+  [Encoded] extends [SearchAnswer] ? ([SearchAnswer] extends [Encoded] ? true : false) : false
+>
+
+// ---- the exchange -------------------------------------------------------------------------------
+
+export type FastResult =
+  | { readonly ok: true; readonly stdout: string }
+  | {
+      readonly ok: false
+      readonly reason: "not_installed" | "unavailable" | "timeout" | "error_answer" | "malformed_answer"
+    }
+type Failure = Extract<FastResult, { ok: false }>
+
+/** What one server line means for this request: the printed answer, a failure, or nothing yet. */
+const judgeLine = (line: string): FastResult | undefined => {
+  let message: FromServerEncoded
+  try {
+    message = JSON.parse(line) as FromServerEncoded
+  } catch {
+    return { ok: false, reason: "malformed_answer" }
+  }
+  switch (message?._tag) {
+    case "Exit": {
+      if (message.requestId !== REQUEST_ID) return undefined
+      const exit = message.exit as { readonly _tag?: unknown; readonly value?: unknown }
+      if (exit?._tag !== "Success") return { ok: false, reason: "error_answer" }
+      const answer = v.safeParse(SearchAnswer, exit.value)
+      // What the full CLI's `emit` prints in JSON mode (Console.log adds the newline).
+      return answer.success
+        ? { ok: true, stdout: `${stringifyForTerminal(answer.output)}\n` }
+        : { ok: false, reason: "malformed_answer" }
+    }
+    case "Defect":
+    case "ClientProtocolError":
+      return { ok: false, reason: "error_answer" }
+    default:
+      return undefined
+  }
+}
+
+/** One `Search` request over the socket, bounded by `deadlineMs` from connecting to the answer. */
+export const askSearch = (socketPath: string, request: FastSearchRequest, deadlineMs: number): Promise<FastResult> =>
+  new Promise((resolve) => {
+    let settled = false
+    let buffer = ""
+    const socket = Net.createConnection({ path: socketPath })
+    const done = (result: FastResult) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(result)
+    }
+    const timer = setTimeout(() => done({ ok: false, reason: "timeout" }), deadlineMs)
+    socket.setEncoding("utf8")
+    socket.on("error", () => done({ ok: false, reason: "unavailable" }))
+    socket.on("close", () => done({ ok: false, reason: "unavailable" }))
+    socket.on("data", (chunk: string) => {
+      buffer += chunk
+      let newline = buffer.indexOf("\n")
+      while (newline !== -1) {
+        const result = judgeLine(buffer.slice(0, newline))
+        if (result !== undefined) return done(result)
+        buffer = buffer.slice(newline + 1)
+        newline = buffer.indexOf("\n")
+      }
+      if (buffer.length > MAX_LINE_CHARS) done({ ok: false, reason: "malformed_answer" })
+    })
+    const frame: RequestEncoded = { _tag: "Request", id: REQUEST_ID, tag: SEARCH_TAG, payload: request, headers: [] }
+    socket.write(`${JSON.stringify(frame)}\n`)
+  })
+
+/**
+ * The installation's socket, when blctx is installed as the full CLI requires before it asks the
+ * daemon anything (a private state directory holding an active manifest), else a failure.
+ */
+export const installedSocket = (env: NodeJS.ProcessEnv): string | Failure => {
+  const paths = resolvePathsFromEnv(env)
+  if (paths === undefined || privateDirState(paths.stateDir) !== "private")
+    return { ok: false, reason: "not_installed" }
+  const text = readManifestText(NodePath.join(paths.stateDir, MANIFEST_FILE))
+  if (text === "missing" || text === "unreadable") return { ok: false, reason: "not_installed" }
+  try {
+    const manifest = JSON.parse(text) as { readonly state?: unknown } | null
+    if (manifest?.state !== "active") return { ok: false, reason: "not_installed" }
+  } catch {
+    return { ok: false, reason: "not_installed" }
+  }
+  return socketPathIn(paths.stateDir)
+}
+
+/**
+ * What `blctx ARGV` prints on stdout when the fast path can answer it (exit 0, nothing on stderr),
+ * or undefined: then run the full CLI. Nothing is printed here; the caller writes the text.
+ */
+export const fastSearch = async (
+  argv: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv,
+  stdoutTty: boolean
+): Promise<string | undefined> => {
+  const request = recognizeSearch(argv, stdoutTty)
+  if (request === undefined) return undefined
+  const socket = installedSocket(env)
+  if (typeof socket !== "string") return undefined
+  const result = await askSearch(socket, request, HISTORY_CALL_TIMEOUT_MS)
+  return result.ok ? result.stdout : undefined
+}
