@@ -63,6 +63,7 @@ describe("SQLite vector index: each connection's compact matrix", () => {
         { id: id(2), vector: unit(0, 1, 0, 0) }
       ])
       const reader = yield* makeSqliteVectorIndex(yield* open(file, true))
+      yield* reader.warm
       expect((yield* reader.search(fp4, unit(1, 0, 0, 0), 1)).map((h) => h.id)).toEqual([1])
       // Added and replaced: read incrementally (rows newer than the matrix).
       yield* writer.upsert(fp4, [

@@ -191,7 +191,7 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
    * This connection's matrix of the collection, brought up to date in one read transaction, so
    * the counters, the new rows and the removal records are of the same moment.
    */
-  const currentMatrix = (fingerprint: ModelFingerprint) =>
+  const currentMatrix = (fingerprint: Pick<ModelFingerprint, "key">) =>
     Effect.gen(function* () {
       const table = vectorTableName(fingerprint)
       const [row] = yield* sql<CollectionRow>`SELECT dims, seq, pruned FROM ${sql(COLLECTIONS_TABLE)}
@@ -299,7 +299,17 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
     return rows.map((r) => r.fingerprint)
   })
 
-  return VectorIndex.of({ upsert, remove, search, count, listIds, fingerprints })
+  /**
+   * Loads every collection's matrix now, so the first search of a new query worker does not
+   * pay for it (about a second at 100k chunks).
+   */
+  const warm = Effect.gen(function* () {
+    for (const key of yield* fingerprints()) {
+      yield* currentMatrix({ key }).pipe(Effect.mapError(failed("could not load the vectors")))
+    }
+  })
+
+  return Object.assign(VectorIndex.of({ upsert, remove, search, count, listIds, fingerprints }), { warm })
 })
 
 const dot = (a: Float32Array, b: Float32Array) => {

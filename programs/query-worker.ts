@@ -23,9 +23,10 @@ const ConnectionLive = SqliteClient.layer({ filename: database, readonly: true, 
 const ReadsLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const sql = yield* SqliteClient.SqliteClient
-    const vectors = yield* Effect.either(makeSqliteVectorIndex(sql)).pipe(
-      Effect.map((opened) => opened.pipe(Either.mapLeft((e) => e.message)))
-    )
+    const opened = yield* Effect.either(makeSqliteVectorIndex(sql))
+    // The matrix loads in the background: a read that comes first waits for it on this thread.
+    if (Either.isRight(opened)) yield* Effect.forkDaemon(Effect.ignore(opened.right.warm))
+    const vectors = opened.pipe(Either.mapLeft((e) => e.message))
     return HistoryReadsSql({ database, vectors })
   })
 )

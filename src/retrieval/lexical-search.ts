@@ -75,8 +75,38 @@ const CHUNK_COLUMNS = `c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.
 /**
  * BM25 over the chunks' FTS5 index. Ties (the same text) put authored notes ahead of transcript
  * echoes, then newer ahead of older, then a stable id order so pages never shift.
+ *
+ * Without filters, only the chunks ranked at least as well as the page's last place are joined
+ * with their messages: a query with a common word matches most chunks, and joining and sorting
+ * all of them was most of a search at 100k chunks. Every chunk tied with that last place is kept,
+ * so the tie-breaks order exactly the rows the full query would. Filters are on the messages, so
+ * a filtered search joins every match (`searchLexicalJoined`).
  */
 export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const match = ftsQuery(query)
+    if (match === null) return [] as ReadonlyArray<ChunkRow>
+    const where = yield* filterClauses(sql, filters)
+    if (where.length > 0 || limit <= 0) return yield* searchLexicalJoined(query, filters, limit, offset)
+    return yield* sql<ChunkRow>`
+      SELECT ${sql.literal(CHUNK_COLUMNS)}, t.rank AS rank
+      FROM (
+        SELECT rowid, rank FROM chunks_fts
+        WHERE chunks_fts MATCH ${match}
+          AND rank <= coalesce(
+            (SELECT rank FROM chunks_fts WHERE chunks_fts MATCH ${match} ORDER BY rank LIMIT 1 OFFSET ${limit + offset - 1}),
+            1e308)
+      ) t
+      JOIN chunks c ON c.id = t.rowid
+      JOIN messages m ON m.id = c.message_id
+      LEFT JOIN source_files f ON f.id = m.source_file_id
+      ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC
+      LIMIT ${limit} OFFSET ${offset}`
+  })
+
+/** BM25 with every match joined with its message: what filters need (and the reference order). */
+export const searchLexicalJoined = (query: string, filters: SearchFilters, limit: number, offset: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const match = ftsQuery(query)

@@ -6,6 +6,7 @@ import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { expandContext } from "./context.js"
 import { RESPONSE_TEXT_BUDGET, SearchHit, SearchRequest } from "./contract.js"
+import { searchLexical, searchLexicalJoined } from "./lexical-search.js"
 import { recentTurns } from "./recent.js"
 import { search } from "./search.js"
 
@@ -300,5 +301,53 @@ describe("search", () => {
         expect(response.results.every((h) => h.project === "/home/dev/alpha" && h.score.kind === "fused")).toBe(true)
       })
     )
+  )
+})
+
+describe("lexical search without filters", () => {
+  it.effect(
+    "joins only the chunks ranked at least as well as the page's last place, with the same order on every page",
+    () =>
+      withHistoryDb(
+        dir,
+        Effect.gen(function* () {
+          // Many exact duplicates (equal BM25) at several timestamps, plus texts of other ranks.
+          const texts = [
+            "deploy the daemon",
+            "deploy",
+            "deploy the daemon on friday",
+            "the daemon restarts",
+            "deploy deploy"
+          ]
+          for (let f = 0; f < 4; f++) {
+            const prompts = Array.from({ length: 10 }, (_, i) => {
+              const at = `2026-03-0${1 + (i % 3)}T10:00:0${f}.000Z`
+              return [at, texts[i % texts.length] ?? "", texts[(i + f) % texts.length] ?? ""] as const
+            })
+            yield* importOnce(
+              writeTranscript(
+                NodePath.join(dir, `ties-${f}.jsonl`),
+                session(`0199d000-0000-7000-8000-00000000001${f}`, "/home/dev/ties", prompts)
+              )
+            )
+          }
+          let pages = 0
+          for (const query of ["deploy", "daemon", "deploy daemon friday", "restarts"]) {
+            const all = yield* searchLexicalJoined(query, {}, 1000, 0)
+            expect(all.length).toBeGreaterThan(0)
+            for (const limit of [1, 3, 7]) {
+              for (let offset = 0; offset <= all.length; offset += limit) {
+                pages++
+                const page = yield* searchLexical(query, {}, limit, offset)
+                expect(page.map((r) => r.chunk_id)).toEqual(all.slice(offset, offset + limit).map((r) => r.chunk_id))
+                page.forEach((r, i) => {
+                  expect(r.rank).toBeCloseTo(all[offset + i]?.rank ?? Number.NaN, 9)
+                })
+              }
+            }
+          }
+          expect(pages).toBeGreaterThan(100)
+        })
+      )
   )
 })
