@@ -22,6 +22,119 @@ const sentence = (next: () => number, words: number) =>
 
 const uuid = (n: number) => `0199${n.toString(16).padStart(4, "0")}-0000-7000-8000-${n.toString(16).padStart(12, "0")}`
 
+/** The texts of one synthetic turn. */
+export interface SyntheticTurn {
+  readonly request: string
+  readonly reasoning: string
+  readonly commentary: string
+  readonly toolOutput: string
+  readonly answer: string
+}
+
+/**
+ * Writes one Codex rollout file, in the newer format (turn ids, both representations of every
+ * message, reasoning, a tool call and token counts per turn), for session number `session` (its
+ * uuid, its day folder and its project come from it and from `index`, the file's position in the
+ * run). `turn(t)` gives the texts of turn `t`; `clock` is advanced a second per record.
+ */
+export const writeRolloutFile = (
+  dir: string,
+  session: number,
+  index: number,
+  turns: number,
+  turn: (t: number) => SyntheticTurn,
+  clock: { value: number }
+): string => {
+  const id = uuid(session)
+  const path = NodePath.join(
+    dir,
+    "sessions",
+    "2026",
+    "01",
+    String((index % 28) + 1).padStart(2, "0"),
+    `rollout-${id}.jsonl`
+  )
+  Fs.mkdirSync(NodePath.dirname(path), { recursive: true })
+  const at = () => {
+    clock.value += 1000
+    return new Date(clock.value).toISOString()
+  }
+  const lines: Array<unknown> = [
+    {
+      timestamp: at(),
+      type: "session_meta",
+      payload: { id, cwd: `/home/dev/project-${index % 7}`, cli_version: "0.120.0" }
+    }
+  ]
+  for (let t = 0; t < turns; t++) {
+    const turnId = `${id}-t${t}`
+    const { request, reasoning, commentary, toolOutput, answer } = turn(t)
+    lines.push(
+      { timestamp: at(), type: "event_msg", payload: { type: "task_started", turn_id: turnId } },
+      {
+        timestamp: at(),
+        type: "turn_context",
+        payload: { cwd: `/home/dev/project-${index % 7}`, turn_id: turnId, model: "m" }
+      },
+      {
+        timestamp: at(),
+        type: "response_item",
+        payload: { type: "message", role: "user", content: [{ type: "input_text", text: request }] }
+      },
+      { timestamp: at(), type: "event_msg", payload: { type: "user_message", message: request } },
+      {
+        timestamp: at(),
+        type: "response_item",
+        payload: { type: "reasoning", summary: [{ type: "summary_text", text: reasoning }] }
+      },
+      {
+        timestamp: at(),
+        type: "event_msg",
+        payload: { type: "agent_message", message: commentary, phase: "commentary" }
+      },
+      {
+        timestamp: at(),
+        type: "response_item",
+        payload: {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: commentary }],
+          phase: "commentary"
+        }
+      },
+      {
+        timestamp: at(),
+        type: "response_item",
+        payload: { type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: `c${t}` }
+      },
+      {
+        timestamp: at(),
+        type: "response_item",
+        payload: { type: "function_call_output", call_id: `c${t}`, output: toolOutput }
+      },
+      {
+        timestamp: at(),
+        type: "event_msg",
+        payload: { type: "agent_message", message: answer, phase: "final_answer" }
+      },
+      {
+        timestamp: at(),
+        type: "response_item",
+        payload: {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: answer }],
+          phase: "final_answer"
+        }
+      },
+      { timestamp: at(), type: "event_msg", payload: { type: "token_count", info: null } },
+      { timestamp: at(), type: "event_msg", payload: { type: "task_complete", turn_id: turnId } }
+    )
+  }
+  Fs.writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`)
+  return path
+}
+
 /**
  * Writes `files` Codex rollout files of `turnsPerFile` turns each, in the newer format (turn ids,
  * both representations of every message, reasoning, a tool call and token counts per turn).
@@ -29,98 +142,26 @@ const uuid = (n: number) => `0199${n.toString(16).padStart(4, "0")}-0000-7000-80
 export const writeSyntheticHistory = (dir: string, files: number, turnsPerFile: number, seed = 7, firstSession = 1) => {
   const next = rng(seed)
   const paths: Array<string> = []
-  let clock = Date.UTC(2026, 0, 1)
+  const clock = { value: Date.UTC(2026, 0, 1) }
   for (let f = 0; f < files; f++) {
-    const id = uuid(firstSession + f)
-    const path = NodePath.join(
-      dir,
-      "sessions",
-      "2026",
-      "01",
-      String((f % 28) + 1).padStart(2, "0"),
-      `rollout-${id}.jsonl`
-    )
-    Fs.mkdirSync(NodePath.dirname(path), { recursive: true })
-    const at = () => {
-      clock += 1000
-      return new Date(clock).toISOString()
-    }
-    const lines: Array<unknown> = [
-      {
-        timestamp: at(),
-        type: "session_meta",
-        payload: { id, cwd: `/home/dev/project-${f % 7}`, cli_version: "0.120.0" }
-      }
-    ]
-    for (let t = 0; t < turnsPerFile; t++) {
-      const turn = `${id}-t${t}`
-      const request = sentence(next, 8 + Math.floor(next() * 40))
-      const commentary = sentence(next, 10 + Math.floor(next() * 30))
-      const answer = sentence(next, 20 + Math.floor(next() * 160))
-      lines.push(
-        { timestamp: at(), type: "event_msg", payload: { type: "task_started", turn_id: turn } },
-        {
-          timestamp: at(),
-          type: "turn_context",
-          payload: { cwd: `/home/dev/project-${f % 7}`, turn_id: turn, model: "m" }
+    paths.push(
+      writeRolloutFile(
+        dir,
+        firstSession + f,
+        f,
+        turnsPerFile,
+        () => {
+          // The order of draws is the original one: request, commentary, answer, reasoning, output.
+          const request = sentence(next, 8 + Math.floor(next() * 40))
+          const commentary = sentence(next, 10 + Math.floor(next() * 30))
+          const answer = sentence(next, 20 + Math.floor(next() * 160))
+          const reasoning = sentence(next, 20)
+          const toolOutput = sentence(next, 30)
+          return { request, reasoning, commentary, toolOutput, answer }
         },
-        {
-          timestamp: at(),
-          type: "response_item",
-          payload: { type: "message", role: "user", content: [{ type: "input_text", text: request }] }
-        },
-        { timestamp: at(), type: "event_msg", payload: { type: "user_message", message: request } },
-        {
-          timestamp: at(),
-          type: "response_item",
-          payload: { type: "reasoning", summary: [{ type: "summary_text", text: sentence(next, 20) }] }
-        },
-        {
-          timestamp: at(),
-          type: "event_msg",
-          payload: { type: "agent_message", message: commentary, phase: "commentary" }
-        },
-        {
-          timestamp: at(),
-          type: "response_item",
-          payload: {
-            type: "message",
-            role: "assistant",
-            content: [{ type: "output_text", text: commentary }],
-            phase: "commentary"
-          }
-        },
-        {
-          timestamp: at(),
-          type: "response_item",
-          payload: { type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: `c${t}` }
-        },
-        {
-          timestamp: at(),
-          type: "response_item",
-          payload: { type: "function_call_output", call_id: `c${t}`, output: sentence(next, 30) }
-        },
-        {
-          timestamp: at(),
-          type: "event_msg",
-          payload: { type: "agent_message", message: answer, phase: "final_answer" }
-        },
-        {
-          timestamp: at(),
-          type: "response_item",
-          payload: {
-            type: "message",
-            role: "assistant",
-            content: [{ type: "output_text", text: answer }],
-            phase: "final_answer"
-          }
-        },
-        { timestamp: at(), type: "event_msg", payload: { type: "token_count", info: null } },
-        { timestamp: at(), type: "event_msg", payload: { type: "task_complete", turn_id: turn } }
+        clock
       )
-    }
-    Fs.writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`)
-    paths.push(path)
+    )
   }
   return paths
 }
