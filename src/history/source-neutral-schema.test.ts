@@ -6,7 +6,7 @@ import { InstallationId } from "../domain/installation-id.js"
 import { importOnce } from "../importer/history-db.test-support.js"
 import { expandContext } from "../retrieval/context.js"
 import { SearchRequest } from "../retrieval/contract.js"
-import { ftsQuery } from "../retrieval/lexical-search.js"
+import { matchingWords, matchOf } from "../retrieval/lexical-search.js"
 import { recentTurns } from "../retrieval/recent.js"
 import { search } from "../retrieval/search.js"
 import { initializeDatabase, readIdentity } from "../store/identity.js"
@@ -34,11 +34,14 @@ const withDatabase = temp.withDatabase
 const TestLayer = MigrationTestLayer
 const migrateThrough3 = migrateThrough(3)
 
-/** The previous release's reads, frozen here: what `search`, `recent` and `context` read at schema 3. */
+/**
+ * The previous release's reads, frozen here: what `search`, `recent` and `context` read at schema
+ * 3 (on the words today's search matches on, common ones left out, so the two orders compare).
+ */
 const v3Search = (query: string) =>
   Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<{
+    Effect.zip(SqlClient.SqlClient, matchingWords(query)),
+    ([sql, words]) => sql<{
       chunk_id: number
       text: string
       source_type: string
@@ -53,7 +56,7 @@ const v3Search = (query: string) =>
       JOIN chunks c ON c.id = chunks_fts.rowid
       JOIN messages m ON m.id = c.message_id
       JOIN source_files f ON f.id = m.source_file_id
-      WHERE chunks_fts MATCH ${ftsQuery(query) ?? ""}
+      WHERE chunks_fts MATCH ${matchOf(words) ?? ""}
       ORDER BY rank ASC, (m.source_type = 'authored_update') DESC, m.timestamp DESC, c.id ASC
       LIMIT 10`
   )

@@ -25,16 +25,70 @@ export interface ChunkRow extends ProvenanceRow {
   readonly rank: number
 }
 
+/** The distinct words of a query, lower-cased, at most 64. */
+export const queryWords = (query: string): ReadonlyArray<string> => {
+  const words = query.match(/[\p{L}\p{N}_]+/gu) ?? []
+  return [...new Set(words.map((w) => w.toLowerCase()))].slice(0, 64)
+}
+
+/** Words as an FTS5 expression: each quoted (so no query can be an FTS syntax error), any may match. */
+export const matchOf = (words: ReadonlyArray<string>) =>
+  words.length === 0 ? null : words.map((w) => `"${w}"`).join(" OR ")
+
 /**
  * The words of a query as an FTS5 expression: each word quoted (so punctuation and FTS syntax
  * in a person's query can never be an error), any of them may match, BM25 ranks by how many
  * and how rare. Returns null when the query has no words.
  */
-export const ftsQuery = (query: string): string | null => {
-  const words = query.match(/[\p{L}\p{N}_]+/gu) ?? []
-  const unique = [...new Set(words.map((w) => w.toLowerCase()))].slice(0, 64)
-  return unique.length === 0 ? null : unique.map((w) => `"${w}"`).join(" OR ")
+export const ftsQuery = (query: string): string | null => matchOf(queryWords(query))
+
+/** A word in more than this share of the chunks is common: it ranks almost nothing and matches almost everything. */
+export const COMMON_WORD_SHARE = 0.2
+/** How long a connection trusts the chunk count and the words' document counts it has read. */
+const FREQUENCY_TTL_MS = 10 * 60 * 1000
+
+interface Frequencies {
+  total: { readonly chunks: number; readonly at: number } | undefined
+  readonly words: Map<string, { readonly docs: number; readonly at: number }>
 }
+/** Per connection (a query worker has one), so tests with several databases never mix them. */
+const frequencies = new WeakMap<SqlClient.SqlClient, Frequencies>()
+
+/**
+ * The words a search matches on: common words are left out when the query has a rarer one, so a
+ * question full of "the", "and" or "we" does not score and join most of the index. Document
+ * counts are read once per word and kept for ten minutes (they only grow, slowly).
+ */
+export const matchingWords = (query: string, now = Date.now()) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const words = queryWords(query)
+    if (words.length < 2) return words
+    let cache = frequencies.get(sql)
+    if (cache === undefined) {
+      cache = { total: undefined, words: new Map() }
+      frequencies.set(sql, cache)
+    }
+    if (cache.total === undefined || now - cache.total.at > FREQUENCY_TTL_MS) {
+      const [row] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks`
+      cache.total = { chunks: row?.n ?? 0, at: now }
+    }
+    const limit = cache.total.chunks * COMMON_WORD_SHARE
+    const common = new Set<string>()
+    for (const word of words) {
+      let known = cache.words.get(word)
+      if (known === undefined || now - known.at > FREQUENCY_TTL_MS) {
+        const [row] = yield* sql<{
+          n: number
+        }>`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ${`"${word}"`}`
+        known = { docs: row?.n ?? 0, at: now }
+        cache.words.set(word, known)
+      }
+      if (known.docs > limit) common.add(word)
+    }
+    const rare = words.filter((w) => !common.has(w))
+    return rare.length > 0 ? rare : words
+  })
 
 /** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
 const epochMs = (column: string) => `((julianday(${column}) - 2440587.5) * 86400000.0)`
@@ -73,45 +127,51 @@ const CHUNK_COLUMNS = `c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.
   ${MESSAGE_AGENT} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision`
 
 /**
- * BM25 over the chunks' FTS5 index. Ties (the same text) put authored notes ahead of transcript
- * echoes, then newer ahead of older, then a stable id order so pages never shift.
- *
- * Without filters, only the chunks ranked at least as well as the page's last place are joined
- * with their messages: a query with a common word matches most chunks, and joining and sorting
- * all of them was most of a search at 100k chunks. Every chunk tied with that last place is kept,
- * so the tie-breaks order exactly the rows the full query would. Filters are on the messages, so
- * a filtered search joins every match (`searchLexicalJoined`).
+ * BM25 over the chunks' FTS5 index, on the query's `matchingWords`. Ties (the same text) put
+ * authored notes ahead of transcript echoes, then newer ahead of older, then a stable id order so
+ * pages never shift.
  */
 export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const match = ftsQuery(query)
+    const match = matchOf(yield* matchingWords(query))
     if (match === null) return [] as ReadonlyArray<ChunkRow>
-    const where = yield* filterClauses(sql, filters)
-    if (where.length > 0 || limit <= 0) return yield* searchLexicalJoined(query, filters, limit, offset)
-    return yield* sql<ChunkRow>`
-      SELECT ${sql.literal(CHUNK_COLUMNS)}, t.rank AS rank
-      FROM (
-        SELECT rowid, rank FROM chunks_fts
-        WHERE chunks_fts MATCH ${match}
-          AND rank <= coalesce(
-            (SELECT rank FROM chunks_fts WHERE chunks_fts MATCH ${match} ORDER BY rank LIMIT 1 OFFSET ${limit + offset - 1}),
-            1e308)
-      ) t
-      JOIN chunks c ON c.id = t.rowid
-      JOIN messages m ON m.id = c.message_id
-      LEFT JOIN source_files f ON f.id = m.source_file_id
-      ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC
-      LIMIT ${limit} OFFSET ${offset}`
+    return yield* rankedChunks(match, filters, limit, offset, "page first")
   })
 
-/** BM25 with every match joined with its message: what filters need (and the reference order). */
-export const searchLexicalJoined = (query: string, filters: SearchFilters, limit: number, offset: number) =>
+/**
+ * The chunks matching an FTS5 expression, best first. "page first": without filters, only the
+ * chunks ranked at least as well as the page's last place are joined with their messages (a
+ * query with a common word matches most chunks, and joining and sorting all of them was most of
+ * a search at 100k chunks); every chunk tied with that last place is kept, so the tie-breaks
+ * order exactly the rows "join all" would. Filters are on the messages, so a filtered search
+ * joins every match.
+ */
+export const rankedChunks = (
+  match: string,
+  filters: SearchFilters,
+  limit: number,
+  offset: number,
+  plan: "page first" | "join all"
+) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const match = ftsQuery(query)
-    if (match === null) return [] as ReadonlyArray<ChunkRow>
     const where = yield* filterClauses(sql, filters)
+    if (plan === "page first" && where.length === 0 && limit > 0) {
+      return yield* sql<ChunkRow>`
+        SELECT ${sql.literal(CHUNK_COLUMNS)}, t.rank AS rank
+        FROM (
+          SELECT rowid, rank FROM chunks_fts
+          WHERE chunks_fts MATCH ${match}
+            AND rank <= coalesce(
+              (SELECT rank FROM chunks_fts WHERE chunks_fts MATCH ${match} ORDER BY rank LIMIT 1 OFFSET ${limit + offset - 1}),
+              1e308)
+        ) t
+        JOIN chunks c ON c.id = t.rowid
+        JOIN messages m ON m.id = c.message_id
+        LEFT JOIN source_files f ON f.id = m.source_file_id
+        ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC
+        LIMIT ${limit} OFFSET ${offset}`
+    }
     return yield* sql<ChunkRow>`
       SELECT ${sql.literal(CHUNK_COLUMNS)}, bm25(chunks_fts) AS rank
       FROM chunks_fts

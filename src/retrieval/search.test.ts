@@ -6,7 +6,7 @@ import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { expandContext } from "./context.js"
 import { RESPONSE_TEXT_BUDGET, SearchHit, SearchRequest } from "./contract.js"
-import { searchLexical, searchLexicalJoined } from "./lexical-search.js"
+import { COMMON_WORD_SHARE, ftsQuery, matchingWords, rankedChunks } from "./lexical-search.js"
 import { recentTurns } from "./recent.js"
 import { search } from "./search.js"
 
@@ -333,12 +333,13 @@ describe("lexical search without filters", () => {
           }
           let pages = 0
           for (const query of ["deploy", "daemon", "deploy daemon friday", "restarts"]) {
-            const all = yield* searchLexicalJoined(query, {}, 1000, 0)
+            const match = ftsQuery(query) ?? ""
+            const all = yield* rankedChunks(match, {}, 1000, 0, "join all")
             expect(all.length).toBeGreaterThan(0)
             for (const limit of [1, 3, 7]) {
               for (let offset = 0; offset <= all.length; offset += limit) {
                 pages++
-                const page = yield* searchLexical(query, {}, limit, offset)
+                const page = yield* rankedChunks(match, {}, limit, offset, "page first")
                 expect(page.map((r) => r.chunk_id)).toEqual(all.slice(offset, offset + limit).map((r) => r.chunk_id))
                 page.forEach((r, i) => {
                   expect(r.rank).toBeCloseTo(all[offset + i]?.rank ?? Number.NaN, 9)
@@ -349,5 +350,35 @@ describe("lexical search without filters", () => {
           expect(pages).toBeGreaterThan(100)
         })
       )
+  )
+})
+
+describe("the words a search matches on", () => {
+  it.effect("leaves out words in more than a fifth of the chunks when the query has a rarer one", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        // "the" is in every message, "deploy" in half, "narwhal" in one of twenty.
+        const prompts = Array.from({ length: 10 }, (_, i) => {
+          const text = i === 0 ? "the narwhal" : "the build"
+          return [`2026-03-01T10:00:0${i}.000Z`, text, `the deploy answer ${i}`] as const
+        })
+        yield* importOnce(
+          writeTranscript(
+            NodePath.join(dir, "common.jsonl"),
+            session("0199d000-0000-7000-8000-000000000020", "/home/dev/common", prompts)
+          )
+        )
+        expect(COMMON_WORD_SHARE).toBe(0.2)
+        expect(yield* matchingWords("the narwhal")).toEqual(["narwhal"])
+        expect(yield* matchingWords("The deploy, the NARWHAL")).toEqual(["narwhal"])
+        // Only common words: all of them are kept. One word: kept whatever it is.
+        expect(yield* matchingWords("the deploy")).toEqual(["the", "deploy"])
+        expect(yield* matchingWords("the")).toEqual(["the"])
+        expect(yield* matchingWords("the unknownword")).toEqual(["unknownword"])
+        const hits = yield* lexical(request("what did the narwhal do"))
+        expect(hits.results.map((r) => r.text)).toEqual(["the narwhal"])
+      })
+    )
   )
 })
