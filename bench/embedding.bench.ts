@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { Reactivity } from "@effect/experimental"
 import { SqliteClient } from "@effect/sql-sqlite-node"
@@ -13,13 +13,16 @@ import {
   tinyModelSpec
 } from "../layers/model-test-folder.js"
 import { makeChunkTokenizer } from "../layers/model-tokenizer-live.js"
-import { loadOnnxEmbedder } from "../layers/onnx-model-runtime.js"
+import { DEFAULT_MAX_BATCH_TOKENS, loadOnnxEmbedder, loadTokenizer } from "../layers/onnx-model-runtime.js"
 import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
 import { chunkSpans } from "../src/chunking/chunker.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
-import { DEFAULT_MODEL_SPEC } from "../src/embedding/model-spec.js"
+import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
+import { batchesByLength } from "../src/embedding/pooling.js"
 import { ChunkId } from "../src/vectors/vector-index.js"
+import { benchModelDir } from "./bench-model.js"
 import { line, percentile } from "./measure.js"
+import { makeZipfHistory } from "./zipf-history.js"
 
 const WORDS =
   "the importer reads each transcript line classifies the record and stores the message with its session turn role and source position so search can cite it exactly later on".split(
@@ -211,6 +214,188 @@ const knn = async (n: number) => {
   }
 }
 
+/** What the Python original reports for the real bge-small-en on 2 threads, with its own chunk mix. */
+const PYTHON_CHUNKS_PER_S = 21.6
+/** Texts per `embed` call, as the importer makes them (EMBED_BATCH in src/importer/import-file.ts). */
+const IMPORTER_CALL = 32
+
+const loadNote = () =>
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" / ")} (1/5/15 min)`
+
+/**
+ * The messages an importer indexes (request, commentary, final answer of each turn), in file
+ * order, from a Zipf synthetic history (`zipf-history.ts`: log-normal lengths, a few words to
+ * several thousand characters).
+ */
+const zipfMessages = (files: number, turns: number): Array<string> => {
+  const dir = mkdtempSync(NodePath.join(tmpdir(), "blctx-bench-zipf-"))
+  try {
+    const out: Array<string> = []
+    for (const path of makeZipfHistory({ seed: 16 }).write(dir, files, turns)) {
+      for (const l of readFileSync(path, "utf8").split("\n")) {
+        if (l === "") continue
+        const record = JSON.parse(l) as {
+          type?: string
+          payload?: { type?: string; content?: ReadonlyArray<{ text?: string }> }
+        }
+        if (record.type !== "response_item" || record.payload?.type !== "message") continue
+        const text = record.payload.content?.[0]?.text
+        if (text !== undefined) out.push(text)
+      }
+    }
+    return out
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The bge-small-shaped encoder (bge-small-en's architecture, random weights, the real tokenizer)
+ * through `loadOnnxEmbedder`: full 384-token chunks, then the chunks of a long-tailed message mix,
+ * at 1 and 2 intra-op threads. Batching variants: the texts grouped as the importer's calls make
+ * them (32 per call, input order), with and without the per-run token budget, and everything in
+ * one call (sorted by length globally). Each figure is the best of two runs, alternating variants.
+ */
+const bgeShaped = async (dir: string) => {
+  const spec = new ModelSpec({ ...DEFAULT_MODEL_SPEC, prefixes: { query: "", passage: "" } })
+  const chunker = await Effect.runPromise(makeChunkTokenizer(NodePath.join(dir, "tokenizer.json")))
+  const chunksOf = async (messages: ReadonlyArray<string>) => {
+    const out: Array<string> = []
+    for (const m of messages) {
+      const spans = await Effect.runPromise(chunker.spans(m))
+      for (const c of chunkSpans(m, spans)) out.push(c.text)
+    }
+    return out
+  }
+  const next = random(4)
+  // Every window but the last of a long text is a full 384-token chunk.
+  const long = await chunksOf([sentence(next, 12_000)])
+  const full = long.slice(0, -1).slice(0, 16)
+  const mix = (await chunksOf(zipfMessages(4, 10))).slice(0, 96)
+  const lengthsOf = (texts: ReadonlyArray<string>) =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const tokenizer = yield* loadTokenizer(dir, spec.max_tokens)
+        const encodings = yield* Effect.promise(() => Promise.all(texts.map((t) => tokenizer.encode(t))))
+        return encodings.map((e) => e.getLength())
+      })
+    )
+  const fullLengths = await lengthsOf(full)
+  const mixLengths = await lengthsOf(mix)
+  const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
+  const sortedMix = [...mixLengths].sort((a, b) => a - b)
+  line("bge-shaped model", `${dir} (random weights: figures are cost, never quality)`)
+  line("machine", loadNote())
+  line(
+    "384-token chunks",
+    `${full.length} chunks of ${Math.min(...fullLengths)}-${Math.max(...fullLengths)} tokens with [CLS]/[SEP]`
+  )
+  line(
+    "realistic mix",
+    `${mix.length} chunks of ${sum(mixLengths)} tokens (p50 ${percentile(sortedMix, 50)}, p90 ${percentile(sortedMix, 90)}, max ${Math.max(...mixLengths)}), ${(
+      (mixLengths.filter((n) => n >= 380).length / mix.length) * 100
+    ).toFixed(0)}% full chunks`
+  )
+
+  interface Variant {
+    readonly name: string
+    readonly perCall: number
+    readonly maxBatchTokens: number
+  }
+  /** Real tokens / padded tokens the encoder sees with a variant's grouping. */
+  const paddingEfficiency = (lengths: ReadonlyArray<number>, v: Variant) => {
+    let padded = 0
+    for (let i = 0; i < lengths.length; i += v.perCall) {
+      const call = lengths.slice(i, i + v.perCall)
+      for (const batch of batchesByLength(call, 32, v.maxBatchTokens)) {
+        padded += batch.length * Math.max(...batch.map((j) => call[j] ?? 0))
+      }
+    }
+    return sum(lengths) / padded
+  }
+  const budget = DEFAULT_MAX_BATCH_TOKENS
+  const before: Variant = {
+    name: "calls of 32 as they come, 32 per run",
+    perCall: IMPORTER_CALL,
+    maxBatchTokens: Infinity
+  }
+  const now: Variant = {
+    name: `calls of 32, sorted, <= ${budget} tokens per run`,
+    perCall: IMPORTER_CALL,
+    maxBatchTokens: budget
+  }
+  const globalSorted: Variant = { name: "one call, sorted, 32 per run", perCall: Infinity, maxBatchTokens: Infinity }
+  const globalBudget: Variant = {
+    name: `one call, sorted, <= ${budget} tokens per run`,
+    perCall: Infinity,
+    maxBatchTokens: budget
+  }
+
+  for (const threads of [1, 2]) {
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const embedders = new Map<number, Effect.Effect.Success<ReturnType<typeof loadOnnxEmbedder>>>()
+          for (const tokens of [Infinity, budget]) {
+            embedders.set(
+              tokens,
+              yield* loadOnnxEmbedder(dir, spec, { intraOpNumThreads: threads, maxBatchTokens: tokens })
+            )
+          }
+          const seconds = (texts: ReadonlyArray<string>, v: Variant) =>
+            Effect.gen(function* () {
+              const embedder = embedders.get(v.maxBatchTokens)
+              if (embedder === undefined) return Number.NaN
+              const start = process.hrtime.bigint()
+              const step = Number.isFinite(v.perCall) ? v.perCall : texts.length
+              for (let i = 0; i < texts.length; i += step) yield* embedder.embed(texts.slice(i, i + step), "passage")
+              return ms(start) / 1000
+            })
+          // Warm both sessions (ONNX Runtime plans its memory on the first runs).
+          for (const e of embedders.values()) yield* e.embed(full.slice(0, 4), "passage")
+          const best = (texts: ReadonlyArray<string>, variants: ReadonlyArray<Variant>) =>
+            Effect.gen(function* () {
+              const times = variants.map(() => Number.POSITIVE_INFINITY)
+              for (let rep = 0; rep < 2; rep++) {
+                for (const [i, v] of variants.entries())
+                  times[i] = Math.min(times[i] ?? Infinity, yield* seconds(texts, v))
+              }
+              return times
+            })
+          const python =
+            threads === 2 ? ` (Python original, real model, 2 threads: ${PYTHON_CHUNKS_PER_S} chunks/s)` : ""
+          const fullVariants = [before, now]
+          const fullTimes = yield* best(full, fullVariants)
+          for (const [i, v] of fullVariants.entries()) {
+            const t = fullTimes[i] ?? Number.NaN
+            line(
+              `${threads} thread${threads > 1 ? "s" : ""}, 384-token chunks, ${v.perCall === IMPORTER_CALL && v.maxBatchTokens === Infinity ? "32 per run" : `<= ${budget} tokens per run`}`,
+              `${(full.length / t).toFixed(1)} chunks/s, ${(sum(fullLengths) / t).toFixed(0)} tokens/s${python}`
+            )
+          }
+          const mixVariants = [before, now, globalSorted, globalBudget]
+          const mixTimes = yield* best(mix, mixVariants)
+          for (const [i, v] of mixVariants.entries()) {
+            const t = mixTimes[i] ?? Number.NaN
+            line(
+              `${threads} thread${threads > 1 ? "s" : ""}, mix, ${v.name}`,
+              `${(mix.length / t).toFixed(1)} chunks/s, ${(sum(mixLengths) / t).toFixed(0)} tokens/s, ${(paddingEfficiency(mixLengths, v) * 100).toFixed(0)}% of tokens real${i === 0 ? python : ""}`
+            )
+          }
+          const gain = (mixTimes[0] ?? Number.NaN) / (mixTimes[1] ?? Number.NaN)
+          line(
+            `${threads} thread${threads > 1 ? "s" : ""}, mix: sorted + budget / as they come`,
+            `${gain.toFixed(2)}x throughput`
+          )
+        })
+      )
+    )
+  }
+  line("machine (after)", loadNote())
+}
+
 /** Embedding and vector figures: model throughput, chunking throughput, KNN latency. */
 export const run = async () => {
   const data = testModelData()
@@ -224,6 +409,9 @@ export const run = async () => {
   const modelDir = process.env.BLCTX_MODEL_DIR || undefined
   if (modelDir === undefined) line("embedding throughput (bge-small-en)", "skipped: BLCTX_MODEL_DIR is not set")
   else await realModel(modelDir)
+  const benchModel = benchModelDir()
+  if (benchModel === undefined) line("embedding throughput (bge-shaped)", "skipped: BLCTX_BENCH_MODEL_DIR is not set")
+  else await bgeShaped(benchModel)
   await knn(10_000)
   await knn(100_000)
 }

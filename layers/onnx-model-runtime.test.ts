@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { EmbeddingModel, FlagEmbedding } from "fastembed"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
+import { batchesByLength } from "../src/embedding/pooling.js"
 import { checkModel } from "../src/embedding/sanity.js"
 import { testModelData, tinyModelFiles, tinyModelFolder, tinyModelSpec } from "./model-test-folder.js"
 import { loadOnnxEmbedder, loadTokenizer } from "./onnx-model-runtime.js"
@@ -121,6 +122,51 @@ describe("ONNX embedder with the tiny test model (BLCTX_TEST_MODEL_DATA)", () =>
         expect([...(together[i] ?? [])]).toEqual([...(alone ?? [])])
       }
     })
+  )
+
+  it.scoped.skipIf(!data)(
+    "splits a call by its token budget into length-sorted runs and keeps the vectors in input order",
+    () =>
+      Effect.gen(function* () {
+        const { folder, dispose } = tinyModelFolder(data ?? "")
+        yield* Effect.addFinalizer(() => Effect.sync(dispose))
+        // Long and short texts interleaved, so sorting by length reorders them.
+        const texts = [TEXTS[2], "hi", `${TEXTS[2]} ${TEXTS[1]}`, TEXTS[0], TEXTS[1], "ok", TEXTS[3]].map(
+          (t) => t ?? ""
+        )
+        const alone = yield* loadOnnxEmbedder(folder, spec)
+        const expected: Array<Array<number>> = []
+        for (const t of texts) expected.push([...((yield* alone.embed([t], "passage"))[0] ?? [])])
+        // A budget of one token leaves every text alone in its run: exactly the vectors of one-text
+        // calls (the tiny model sees padding, so any shared run would show), in input order.
+        const oneEach = yield* loadOnnxEmbedder(folder, spec, { maxBatchTokens: 1 })
+        expect((yield* oneEach.embed(texts, "passage")).map((v) => [...v])).toEqual(expected)
+        // A budget that groups some texts: each run is what batchesByLength makes of the token
+        // lengths, and each vector is the one its text gets in a call of exactly its run's texts.
+        const budget = 48
+        const tokenizer = yield* loadTokenizer(folder, spec.max_tokens)
+        const lengths = yield* Effect.promise(() => Promise.all(texts.map((t) => tokenizer.encode(t))))
+        const runs = batchesByLength(
+          lengths.map((e) => e.getLength()),
+          32,
+          budget
+        )
+        expect(runs.length).toBeGreaterThan(1)
+        expect(runs.some((r) => r.length > 1)).toBe(true)
+        const byRun = new Array<Array<number>>(texts.length)
+        const unbounded = yield* loadOnnxEmbedder(folder, spec, { maxBatchTokens: Number.POSITIVE_INFINITY })
+        for (const run of runs) {
+          const vectors = yield* unbounded.embed(
+            run.map((i) => texts[i] ?? ""),
+            "passage"
+          )
+          run.forEach((index, j) => {
+            byRun[index] = [...(vectors[j] ?? [])]
+          })
+        }
+        const grouped = yield* loadOnnxEmbedder(folder, spec, { maxBatchTokens: budget })
+        expect((yield* grouped.embed(texts, "passage")).map((v) => [...v])).toEqual(byRun)
+      })
   )
 
   it.scoped.skipIf(!data)("pads each batch only to its longest input", () =>

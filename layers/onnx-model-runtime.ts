@@ -17,7 +17,24 @@ export interface OnnxOptions {
    * its longest input; the conformance test sets it to compare with FastEmbed's fixed padding.
    */
   readonly padTo?: number
+  /**
+   * Padded tokens per ONNX run (rows × the batch's longest input; default
+   * `DEFAULT_MAX_BATCH_TOKENS`). The encoder's activations grow with it (attention with rows ×
+   * length²), so it bounds peak memory: 32 chunks of 384 tokens in one run take ~900 MiB.
+   */
+  readonly maxBatchTokens?: number
+  /** ONNX Runtime's intra-op threads. Unset (the product): ONNX Runtime's default, one per core. */
+  readonly intraOpNumThreads?: number
 }
+
+/**
+ * Five 384-token chunks per run, or 32 texts of up to 64 tokens. With bge-small-en's size, a run
+ * of 384-token chunks takes ~20-27 MiB of ONNX Runtime arena per row (32 rows: ~880 MiB, 5: ~100
+ * MiB), and on a CPU more rows of that length add little throughput (`npm run bench --
+ * embedding`). Each run also blocks the event loop (onnxruntime-node runs synchronously), so
+ * shorter runs keep the daemon answering.
+ */
+export const DEFAULT_MAX_BATCH_TOKENS = 2048
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -96,7 +113,8 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
         try: () =>
           ort.InferenceSession.create(NodePath.join(folder, spec.onnx_file), {
             executionProviders: ["cpu"],
-            graphOptimizationLevel: "all"
+            graphOptimizationLevel: "all",
+            ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads })
           }),
         catch: (error) =>
           new ModelLoadError({
@@ -112,6 +130,7 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
       : (session.outputNames[0] ?? "last_hidden_state")
     const wantsTypeIds = session.inputNames.includes("token_type_ids")
     const batchSize = options.batchSize ?? 32
+    const maxBatchTokens = options.maxBatchTokens ?? DEFAULT_MAX_BATCH_TOKENS
 
     const runBatch = async (encodings: ReadonlyArray<Encoding>): Promise<Array<Float32Array>> => {
       const batch = padBatch(
@@ -134,8 +153,9 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
 
     /**
      * Tokenizes everything, then runs batches of similar length (each padded only to its own
-     * longest input) and puts the vectors back in input order. With BERT the grouping changes
-     * nothing but speed, because padding is masked.
+     * longest input, at most `batchSize` texts and `maxBatchTokens` padded tokens) and puts the
+     * vectors back in input order. With BERT the grouping changes nothing but speed and memory,
+     * because padding is masked.
      */
     const embed = Effect.fn("Embedder.embed")(function* (texts: ReadonlyArray<string>, kind: EmbedKind) {
       const failed = (error: unknown) => new EmbedError({ folder, message: message(error) })
@@ -146,7 +166,8 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
       const out = new Array<Float32Array>(texts.length)
       for (const indices of batchesByLength(
         encodings.map((e) => e.getLength()),
-        batchSize
+        batchSize,
+        maxBatchTokens
       )) {
         const vectors = yield* Effect.tryPromise({
           try: () => runBatch(indices.map((i) => encodings[i] as Encoding)),

@@ -47,4 +47,18 @@ describe("batchesByLength", () => {
     expect(batchesByLength([5, 2, 9, 2, 7], 2)).toEqual([[1, 3], [0, 4], [2]])
     expect(batchesByLength([], 4)).toEqual([])
   })
+
+  it("caps a batch's padded tokens (rows × longest), so long inputs go a few at a time", () => {
+    // Budget 10: [1,1,2,2,2] fit (5 × 2), then 5s two at a time, and a 12 alone (over budget on its own).
+    const lengths = [5, 1, 2, 12, 2, 5, 1, 5, 2]
+    const batches = batchesByLength(lengths, 32, 10)
+    expect(batches).toEqual([[1, 6, 2, 4, 8], [0, 5], [7], [3]])
+    for (const b of batches) {
+      const longest = Math.max(...b.map((i) => lengths[i] ?? 0))
+      expect(b.length === 1 || b.length * longest <= 10).toBe(true)
+    }
+    // Every input once, whatever the budget; the row limit still applies.
+    expect(batches.flat().sort((a, b) => a - b)).toEqual(lengths.map((_, i) => i))
+    expect(batchesByLength([1, 1, 1], 2, 100)).toEqual([[0, 1], [2]])
+  })
 })

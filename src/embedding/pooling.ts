@@ -75,12 +75,29 @@ export const cosine = (a: Float32Array, b: Float32Array): number => {
 }
 
 /**
- * Groups inputs into batches of at most `batchSize` by token length (shortest first, stable),
- * so each batch pads to a length close to its own inputs'. Returns input indices per batch.
+ * Groups inputs into batches by token length (shortest first, stable), so each batch pads to a
+ * length close to its own inputs'. A batch holds at most `batchSize` inputs and, once it has one,
+ * at most `maxTokens` padded tokens (rows × its longest input): many short texts share a run,
+ * long ones go a few at a time, which bounds the encoder's activations (and so the process's
+ * peak memory) whatever the mix. Returns input indices per batch.
  */
-export const batchesByLength = (lengths: ReadonlyArray<number>, batchSize: number): Array<Array<number>> => {
+export const batchesByLength = (
+  lengths: ReadonlyArray<number>,
+  batchSize: number,
+  maxTokens = Number.POSITIVE_INFINITY
+): Array<Array<number>> => {
   const order = lengths.map((_, i) => i).sort((a, b) => (lengths[a] ?? 0) - (lengths[b] ?? 0) || a - b)
   const batches: Array<Array<number>> = []
-  for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize))
+  let current: Array<number> = []
+  for (const index of order) {
+    // Sorted ascending: the input being added is the batch's longest.
+    const full = current.length >= batchSize || (current.length + 1) * (lengths[index] ?? 0) > maxTokens
+    if (current.length > 0 && full) {
+      batches.push(current)
+      current = []
+    }
+    current.push(index)
+  }
+  if (current.length > 0) batches.push(current)
   return batches
 }
