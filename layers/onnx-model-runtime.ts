@@ -114,6 +114,9 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
           ort.InferenceSession.create(NodePath.join(folder, spec.onnx_file), {
             executionProviders: ["cpu"],
             graphOptimizationLevel: "all",
+            // ONNX Runtime otherwise keeps a second, pre-packed copy of every MatMul weight: about
+            // 89 MiB for bge-small-en, for about 5% of speed at 384 tokens.
+            extra: { session: { disable_prepacking: "1" } },
             ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads })
           }),
         catch: (error) =>

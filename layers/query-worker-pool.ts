@@ -14,6 +14,7 @@ import { StoreError } from "../src/store/store-error.js"
  */
 export const QUERY_WORKERS = 3
 
+// programs/query-worker-main.ts, bundled by scripts/bundle.mjs as dist/programs/query-worker.js.
 const entry = new URL("../programs/query-worker.js", import.meta.url)
 
 /**

@@ -30,7 +30,8 @@ export interface DaemonProgram {
 
 /**
  * blctxd's program: decodes the command line, composes the live layers and launches the daemon.
- * `programs/daemon.ts` runs it with the production kinds; tests compose their own.
+ * `programs/blctxd.ts` (bundled as `dist/programs/daemon.js`) runs it with the production kinds;
+ * tests compose their own.
  */
 export const runDaemonProgram = (program: DaemonProgram) => {
   // Everything blctxd creates (socket, pidfile, lock and database files) is 0600 from birth.

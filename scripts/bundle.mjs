@@ -39,6 +39,16 @@ if (fastViolations.length > 0) {
   )
 }
 
+// blctxd and its query worker, each one file: a daemon of hundreds of ESM modules held about 50 MiB
+// more than the same code bundled (a main thread and a worker, each with its own module graph).
+// They keep the `.js` names and places supervisors, the worker pool and tests know them by.
+await build({
+  ...common,
+  entryPoints: { daemon: "dist/programs/blctxd.js", "query-worker": "dist/programs/query-worker-main.js" },
+  outExtension: { ".js": ".js" },
+  outdir: "dist/programs"
+})
+
 // The Codex hook handler, alone: it starts at every prompt, so its graph is Node's builtins,
 // valibot and effect-free modules, and the build fails if anything else slips in.
 const hook = await build({
