@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Effect } from "effect"
 import { connect } from "../src/rpc/client.js"
-import { benchHome, line, percentile, timeMany } from "./measure.js"
+import { benchHome, figure, line, percentile, timeMany } from "./measure.js"
 import { writeSyntheticHistory } from "./synthetic-history.js"
 
 const exec = promisify(execFile)
@@ -63,13 +63,17 @@ export const run = async () => {
     const d = p(daemon)
     line(`bare node -e "" p50 / p95 (${RUNS} runs)`, `${b.p50.toFixed(0)} ms / ${b.p95.toFixed(0)} ms`)
     line("blctx --version p50 / p95", `${v.p50.toFixed(0)} ms / ${v.p95.toFixed(0)} ms`)
-    line("ratio: --version / bare node (p50; goal <= 2x)", `${(v.p50 / b.p50).toFixed(2)}x`)
+    figure("blctx --version p50", v.p50, "ms", {
+      reference: { name: 'bare node -e ""', value: b.p50 },
+      goal: "<= 2x bare node"
+    })
     line("daemon's own search p50 / p95 (open connection)", `${d.p50.toFixed(1)} ms / ${d.p95.toFixed(1)} ms`)
     line("blctx search p50 / p95", `${s.p50.toFixed(0)} ms / ${s.p95.toFixed(0)} ms`)
-    line(
-      "blctx search p50 - (bare p50 + daemon p50) (goal <= 100 ms)",
-      `${(s.p50 - b.p50 - d.p50).toFixed(0)} ms (${(s.p50 / b.p50).toFixed(2)}x bare)`
-    )
+    figure("blctx search p50", s.p50, "ms", {
+      reference: { name: "bare node + daemon search", value: b.p50 + d.p50 },
+      goal: "<= bare node + daemon search + 100 ms"
+    })
+    figure("blctx search p50 over bare node + daemon search", s.p50 - b.p50 - d.p50, "ms", { goal: "<= 100 ms" })
   } finally {
     await exec(process.execPath, [blctx, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
     dispose()

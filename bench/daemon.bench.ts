@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Effect } from "effect"
 import { connect } from "../src/rpc/client.js"
-import { benchHome, line, mib, percentile, rssOf } from "./measure.js"
+import { benchHome, figure, line, percentile, rssOf } from "./measure.js"
 
 const run = promisify(execFile)
 const cli = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "programs", "cli.js")
@@ -38,7 +38,7 @@ export const runDaemonBench = async () => {
       `${percentile(times, 50).toFixed(2)} ms / ${percentile(times, 95).toFixed(2)} ms`
     )
     await new Promise((r) => setTimeout(r, 2_000))
-    line("daemon idle RSS (empty index, 1 query worker)", mib(rssOf(pid)))
+    figure("daemon idle RSS (empty index, no model, 1 query worker)", rssOf(pid) / 1024 / 1024, "MiB")
   } finally {
     await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
     dispose()

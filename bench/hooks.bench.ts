@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { benchHome, line, percentile } from "./measure.js"
+import { benchHome, figure, line, percentile } from "./measure.js"
 import { writeSyntheticHistory } from "./synthetic-history.js"
 
 const exec = promisify(execFile)
@@ -108,6 +108,7 @@ export const run = async () => {
           `${label}: ${event} p50 / p95 (${RUNS} runs)`,
           `${f.p50.toFixed(0)} ms / ${f.p95.toFixed(0)} ms (${ratio})`
         )
+        figure(`hook ${event} p95, ${label}`, f.p95, "ms", { reference: { name: "bare node p95", value: b.p95 } })
       }
       line(`${label}: prompts answered with history`, `${recalled} of ${RUNS}`)
     }

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { benchHome, line, percentile } from "./measure.js"
+import { benchHome, figure, line, percentile } from "./measure.js"
 import { writeSyntheticHistory } from "./synthetic-history.js"
 
 const exec = promisify(execFile)
@@ -91,7 +91,9 @@ export const run = async () => {
       `${c.p50.toFixed(0)} ms / ${c.p95.toFixed(0)} ms`
     )
     line('bare node -e "" p50 / p95 (same run)', `${b.p50.toFixed(0)} ms / ${b.p95.toFixed(0)} ms`)
-    line("cold start / bare node (p50)", `${(c.p50 / b.p50).toFixed(2)}x`)
+    figure("MCP server cold start to tools/list p50", c.p50, "ms", {
+      reference: { name: 'bare node -e ""', value: b.p50 }
+    })
 
     const client = await connectMcp(args, env)
     try {

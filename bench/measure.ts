@@ -12,9 +12,69 @@ export const percentile = (sortedMs: ReadonlyArray<number>, p: number): number =
 
 export const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 
-export const line = (name: string, value: string) => console.log(`  ${name.padEnd(44)} ${value}`)
+/** Every line a benchmark printed and every key figure, for the summary table and its JSON file. */
+export interface PrintedLine {
+  readonly bench: string
+  readonly name: string
+  readonly value: string
+}
+export interface Figure {
+  readonly bench: string
+  readonly figure: string
+  readonly value: number
+  readonly unit: string
+  /** What the value is compared with: measured in the same run, unless `reported` says where it comes from. */
+  readonly reference?: { readonly name: string; readonly value: number; readonly reported?: string }
+  /** value / reference.value */
+  readonly ratio?: number
+  readonly goal?: string
+}
+const printed: Array<PrintedLine> = []
+const figures: Array<Figure> = []
+let currentBench = ""
 
-export const section = (title: string) => console.log(`\n## ${title}`)
+export const line = (name: string, value: string) => {
+  printed.push({ bench: currentBench, name: name.trim(), value })
+  console.log(`  ${name.padEnd(44)} ${value}`)
+}
+
+export const section = (title: string) => {
+  currentBench = title
+  console.log(`\n## ${title}`)
+}
+
+const shown = (value: number) =>
+  Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 10 ? value.toFixed(1) : value.toFixed(2)
+
+/**
+ * A key figure: printed like any line, and kept for the summary table and
+ * `bench/results/latest.json`, with its reference and their ratio.
+ */
+export const figure = (
+  name: string,
+  value: number,
+  unit: string,
+  options: { readonly reference?: Figure["reference"]; readonly goal?: string } = {}
+) => {
+  const reference = options.reference
+  const ratio = reference === undefined || reference.value === 0 ? undefined : value / reference.value
+  figures.push({
+    bench: currentBench,
+    figure: name,
+    value,
+    unit,
+    ...(reference === undefined ? {} : { reference }),
+    ...(ratio === undefined ? {} : { ratio }),
+    ...(options.goal === undefined ? {} : { goal: options.goal })
+  })
+  const against = reference === undefined || ratio === undefined ? "" : ` (${ratio.toFixed(2)}x ${reference.name})`
+  const goal = options.goal === undefined ? "" : ` [goal: ${options.goal}]`
+  line(name, `${shown(value)} ${unit}${against}${goal}`)
+}
+
+export const recorded = () => ({ printed: [...printed], figures: [...figures] })
+
+export { shown as formatFigure }
 
 /** Times `f` `n` times and returns the sorted durations in milliseconds. */
 export const timeMany = async (n: number, f: () => Promise<unknown>): Promise<Array<number>> => {

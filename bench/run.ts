@@ -1,8 +1,10 @@
 /**
- * `npm run bench`: runs every benchmark in turn and prints figures and ratios. Figures are
- * measurements on the machine at hand, never assertions.
+ * `npm run bench`: runs every benchmark in turn and prints figures and ratios, then one table of
+ * the key figures, also written to bench/results/latest.json. Figures are measurements on the
+ * machine at hand, never assertions.
  */
 import { section } from "./measure.js"
+import { writeSummary } from "./summary.js"
 
 interface Benchmark {
   readonly name: string
@@ -23,8 +25,11 @@ const benchmarks: ReadonlyArray<Benchmark> = [
 ]
 
 const only = process.argv.slice(2)
+const ran: Array<string> = []
 for (const b of benchmarks) {
   if (only.length > 0 && !only.includes(b.name)) continue
   section(b.name)
   await b.run()
+  ran.push(b.name)
 }
+writeSummary(ran)

@@ -29,7 +29,7 @@ import {
   type ModelFolderBytes,
   modelConfigFor
 } from "./bench-model.js"
-import { benchHome, line, mib, percentile, rssOf } from "./measure.js"
+import { benchHome, figure, line, percentile, rssOf } from "./measure.js"
 import { STANDIN_DIMS, standinModelBytes } from "./standin-model.js"
 import { makeZipfHistory } from "./zipf-history.js"
 
@@ -410,8 +410,10 @@ export const run_ = async () => {
         `search p50 / p95, daemon, ${k} (${measured.status.query_mode})`,
         `${p50.toFixed(2)} ms / ${p95.toFixed(2)} ms over ${QUERIES} queries`
       )
+      figure(`search p50, daemon, ${k} chunks (${measured.status.query_mode})`, p50, "ms", { goal: "< 50 ms at 100k" })
+      figure(`search p95, daemon, ${k} chunks (${measured.status.query_mode})`, p95, "ms", { goal: "< 100 ms at 100k" })
       const rss = rssOf(measured.pid)
-      line(`daemon RSS after the searches`, mib(rss))
+      figure(`daemon RSS after the searches, ${k} chunks`, rss / 1024 / 1024, "MiB", { goal: "< 400 MiB at 100k" })
 
       const parts = await Effect.runPromise(
         measureParts(database, queries, folder && tokenizers ? { folder, tokenizers } : undefined)
@@ -453,11 +455,11 @@ export const run_ = async () => {
         recall = parts.exact.recall
         line(`plain Float32Array scan top-10 (${vectors} x ${STANDIN_DIMS})`, p50p95(scan))
         line("vector index top-10", p50p95(knn))
-        line(
-          "ratio: vector part (top-100) / plain scan",
-          `${(vectorP50 / scanP50).toFixed(2)}x (p50s; below 1 is faster than scanning)`
-        )
-        line("recall@10: vector index vs exact scan", recall.toFixed(3))
+        figure(`vector part p50 (top-${VECTOR_CANDIDATES}), ${k} chunks`, vectorP50, "ms", {
+          reference: { name: "plain Float32Array scan p50", value: scanP50 },
+          goal: "<= 1.5x a plain scan"
+        })
+        figure(`recall@10 of the vector index vs exact, ${k} chunks`, recall, "", { goal: ">= 0.98" })
       }
       curve.push({
         chunks,
@@ -481,6 +483,7 @@ export const run_ = async () => {
         `query embedding p50 / p95, bge-small-en size`,
         `${p50p95(times)} (${QUERIES} generated queries, in process)`
       )
+      figure("query embedding p50, bge-small-en size", percentile(times, 50), "ms")
     }
 
     console.log("\n  cost curve")

@@ -34,7 +34,7 @@ export const IndexJudgeLive = Layer.effect(
           modelUnavailable: Option.isSome(services.embedding)
             ? null
             : Option.getOrElse(unavailable, () => EmbeddingUnavailable.NotInstalled({ detail: "no model is loaded" })),
-          messages: status.messages,
+          hasMessages: status.has_messages,
           chunksWithoutVector: status.chunks_without_vector,
           importActive: status.active_kinds.includes("import"),
           repairActive: status.active_kinds.includes("repair")

@@ -7,7 +7,7 @@ import { Coverage } from "./coverage.js"
 
 /** The facts the index state is judged from, read in one go. */
 export class IndexStatus extends Schema.Class<IndexStatus>("IndexStatus")({
-  messages: Schema.Int,
+  has_messages: Schema.Boolean,
   chunks_without_vector: Schema.Int,
   active_kinds: Schema.Array(Schema.String),
   recent_jobs: Schema.Array(JobView)

@@ -4,7 +4,7 @@ import { type IndexFacts, judgeIndex } from "./index-state.js"
 
 const facts = (over: Partial<IndexFacts>): IndexFacts => ({
   modelUnavailable: null,
-  messages: 10,
+  hasMessages: true,
   chunksWithoutVector: 0,
   importActive: false,
   repairActive: false,
@@ -29,7 +29,7 @@ describe("judgeIndex", () => {
       query_mode_reason:
         "the embedding model is not installed: /m/vocab.txt is missing; run `blctx install codex --step embedding_model`"
     })
-    expect(judgeIndex(facts({ modelUnavailable: missing, messages: 0 })).index_state).toBe("empty")
+    expect(judgeIndex(facts({ modelUnavailable: missing, hasMessages: false })).index_state).toBe("empty")
   })
   it("answers lexically, saying what failed, while the model has not passed every check", () => {
     const failed = EmbeddingUnavailable.NotVerified({

@@ -5,7 +5,7 @@ import type { IndexState, QueryMode } from "./contract.js"
 export interface IndexFacts {
   /** Why no verified model can be used, or null when one is loaded. */
   readonly modelUnavailable: EmbeddingUnavailable | null
-  readonly messages: number
+  readonly hasMessages: boolean
   /** Chunks without a vector of the current model's fingerprint. */
   readonly chunksWithoutVector: number
   readonly importActive: boolean
@@ -45,9 +45,9 @@ export const judgeIndex = (facts: IndexFacts): IndexVerdict => {
   if (facts.repairActive)
     return lexical("repairing", "a repair job is rebuilding vectors; answering lexically until it finishes")
   if (facts.modelUnavailable !== null) {
-    return lexical(facts.messages === 0 ? "empty" : "model_missing", unavailableReason(facts.modelUnavailable))
+    return lexical(facts.hasMessages ? "model_missing" : "empty", unavailableReason(facts.modelUnavailable))
   }
-  if (facts.messages === 0) {
+  if (!facts.hasMessages) {
     return facts.importActive
       ? lexical("indexing", "nothing is indexed yet; an import is running")
       : lexical("empty", "nothing is indexed yet")
