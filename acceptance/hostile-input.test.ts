@@ -292,4 +292,87 @@ describe("index on hostile input", () => {
     expect(later.job.state).toBe("completed")
     expect(later.job.counts).toMatchObject({ files_imported: 1 })
   })
+
+  it("a hostile tree under --root: a link to a secret named like a transcript is never read, NUL bytes and invalid UTF-8 cost only their lines, a 100 MB line is skipped in bounded memory", async () => {
+    const h = makeDaemonHome("detached")
+    homes.push(h)
+    await installService(h)
+    const dir = NodePath.join(h.codexHome, "sessions", "2026", "03", "01")
+    const good = transcript(dir, "session-1.jsonl")
+
+    // A secret outside every transcript root, linked from inside one under a transcript's name.
+    const secret = NodePath.join(h.home, "private", "notes.jsonl")
+    Fs.mkdirSync(NodePath.dirname(secret), { recursive: true })
+    const fixtureLines = Fs.readFileSync(NodePath.join(history, "session-2.jsonl"), "utf8").split("\n")
+    Fs.writeFileSync(secret, fixtureLines.map((l) => l.replace(/deploy/g, "LINKEDSECRETMARKER")).join("\n"))
+    Fs.symlinkSync(secret, NodePath.join(dir, "rollout-2026-03-01T10-00-00-linked.jsonl"))
+
+    // NUL bytes and invalid UTF-8: inside a message's text, and as a line of their own.
+    const binary = NodePath.join(dir, "rollout-2026-03-01T11-00-00-binary.jsonl")
+    const third = Fs.readFileSync(NodePath.join(history, "session-3.jsonl"))
+    const garbage = Buffer.from([0x00, 0xff, 0xfe, 0xc3, 0x28, 0x0a])
+    const nulInText = Buffer.from(
+      `${JSON.stringify({
+        timestamp: "2026-03-01T11:00:05.000Z",
+        type: "event_msg",
+        payload: { type: "agent_message", message: "binarycheck before\u0000after", phase: "commentary" }
+      })}\n`
+    )
+    Fs.writeFileSync(binary, Buffer.concat([third, Buffer.from("\n"), garbage, nulInText]))
+
+    // One line of 100 MB (a tool output that never ends), between good lines.
+    const huge = NodePath.join(dir, "rollout-2026-03-01T12-00-00-huge.jsonl")
+    const fourth = Fs.readFileSync(NodePath.join(history, "session-4.jsonl"), "utf8").split("\n")
+    const fd = Fs.openSync(huge, "w")
+    try {
+      Fs.writeSync(fd, `${fourth.slice(0, 3).join("\n")}\n`)
+      Fs.writeSync(
+        fd,
+        '{"timestamp":"2026-03-01T12:00:01.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"'
+      )
+      const block = Buffer.alloc(1024 * 1024, "x")
+      for (let i = 0; i < 100; i++) Fs.writeSync(fd, block)
+      Fs.writeSync(fd, '"}}\n')
+      Fs.writeSync(fd, `${fourth.slice(3).join("\n")}`)
+    } finally {
+      Fs.closeSync(fd)
+    }
+
+    const { result, job } = await indexJson(h, ["--root", h.codexHome])
+    expect(result.code, result.stderr).toBeLessThanOrEqual(1)
+    expect(["completed", "partial"]).toContain(job.state)
+    const files = query(h, "SELECT path FROM source_files").map((r) => String(r.path))
+    expect(files).toContain(good)
+    expect(files).toContain(binary)
+    expect(files).toContain(huge)
+    expect(files.some((f) => f.includes("linked") || f === secret)).toBe(false)
+
+    // Nothing of the linked secret, anywhere in the database file.
+    expect(Fs.readFileSync(h.database).includes("LINKEDSECRETMARKER")).toBe(false)
+    expect(query(h, "SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH 'LINKEDSECRETMARKER'")).toEqual([
+      { n: 0 }
+    ])
+    // The binary file's readable lines are indexed; the huge file's lines around the giant one too.
+    const perFile = (path: string) =>
+      Number(
+        query(
+          h,
+          "SELECT count(m.id) AS n FROM messages m JOIN source_files f ON f.id = m.source_file_id WHERE f.path = ?",
+          path
+        )[0]?.n
+      )
+    expect(perFile(binary)).toBeGreaterThan(0)
+    expect(perFile(huge)).toBeGreaterThan(0)
+    expect(query(h, "SELECT count(*) AS n FROM messages WHERE length(text) > 16 * 1024 * 1024")).toEqual([{ n: 0 }])
+
+    // Bounded memory: the daemon never held the 100 MB line.
+    const [daemon] = h.daemonPids()
+    const hwm = Number(/VmHWM:\s+(\d+)/.exec(Fs.readFileSync(`/proc/${daemon}/status`, "utf8"))?.[1] ?? "0") / 1024
+    expect(hwm).toBeLessThan(512)
+    const later = await indexJson(h, [good])
+    expect(later.job.state).toBe("completed")
+    console.log(
+      `hostile tree: ${job.state}, ${job.counts.files_imported ?? 0} files imported, ${job.counts.parse_errors ?? 0} unreadable lines, link to a secret never read, daemon peak ${hwm.toFixed(0)} MiB`
+    )
+  })
 })
