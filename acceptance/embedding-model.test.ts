@@ -117,7 +117,7 @@ const storedVectors = (database: string) => {
       chunks: one("SELECT count(*) AS n FROM chunks"),
       embedded: one("SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NOT NULL"),
       vectorTables: one(
-        "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name LIKE 'vec\\_%' ESCAPE '\\'"
+        "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name LIKE 'vectors\\_%' ESCAPE '\\'"
       )
     }
   } finally {
