@@ -22,6 +22,7 @@ import { batchesByLength } from "../src/embedding/pooling.js"
 import { ChunkId } from "../src/vectors/vector-index.js"
 import { benchModelDir } from "./bench-model.js"
 import { figure, line, percentile } from "./measure.js"
+import { seededRandom } from "./seeded-random.js"
 import { makeZipfHistory } from "./zipf-history.js"
 
 const WORDS =
@@ -29,17 +30,6 @@ const WORDS =
     " "
   )
 
-/** A deterministic pseudo-random generator (mulberry32). */
-const random = (seed: number) => {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const sentence = (next: () => number, words: number) =>
   Array.from({ length: words }, () => WORDS[Math.floor(next() * WORDS.length)] ?? "the").join(" ")
 
@@ -63,7 +53,7 @@ const embedding = async (data: string) => {
       Effect.scoped(
         Effect.gen(function* () {
           const embedder = yield* loadOnnxEmbedder(folder, spec)
-          const next = random(1)
+          const next = seededRandom(1)
           const passages = Array.from({ length: 512 }, () => sentence(next, 60 + Math.floor(next() * 200)))
           yield* embedder.embed(passages.slice(0, 32), "passage")
           const start = process.hrtime.bigint()
@@ -102,7 +92,7 @@ const realModel = async (dir: string) => {
     Effect.scoped(
       Effect.gen(function* () {
         const embedder = yield* loadOnnxEmbedder(dir, DEFAULT_MODEL_SPEC)
-        const next = random(2)
+        const next = seededRandom(2)
         const passages = Array.from({ length: 128 }, () => sentence(next, 200))
         yield* embedder.embed(passages.slice(0, 8), "passage")
         const start = process.hrtime.bigint()
@@ -115,7 +105,7 @@ const realModel = async (dir: string) => {
 
 const chunking = async (data: string) => {
   const tokenizer = await Effect.runPromise(makeChunkTokenizer(testTokenizerPath(data)))
-  const next = random(3)
+  const next = seededRandom(3)
   const messages = Array.from({ length: 200 }, () => sentence(next, 50 + Math.floor(next() * 1500)))
   let tokens = 0
   let chunks = 0
@@ -167,7 +157,7 @@ const knn = async (n: number) => {
   const dir = mkdtempSync(NodePath.join(tmpdir(), "blctx-bench-vec-"))
   try {
     const fingerprint = fingerprintOf(DEFAULT_MODEL_SPEC)
-    const next = random(n)
+    const next = seededRandom(n)
     const matrix = new Float32Array(n * dims)
     for (let r = 0; r < n; r++) matrix.set(unitRandom(next, dims), r * dims)
     const queries = Array.from({ length: 30 }, () => unitRandom(next, dims))
@@ -269,7 +259,7 @@ const bgeShaped = async (dir: string) => {
     }
     return out
   }
-  const next = random(4)
+  const next = seededRandom(4)
   // Every window but the last of a long text is a full 384-token chunk.
   const long = await chunksOf([sentence(next, 12_000)])
   const full = long.slice(0, -1).slice(0, 16)

@@ -1,3 +1,5 @@
+import { seededRandom } from "./seeded-random.js"
+
 /**
  * A cheap stand-in for bge-small-en at its real size (384 dimensions, bge's 30,522-token
  * vocabulary), generated as a real ONNX model at bench time and never committed: a seeded
@@ -14,21 +16,9 @@ export const STANDIN_VOCAB = 30_522
 export const STANDIN_DIMS = 384
 export const STANDIN_SEED = 0x5eed
 
-/** mulberry32: a deterministic pseudo-random generator in [0, 1). */
-const mulberry32 = (seed: number) => {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** The lookup table `[vocab × dims]`: uniform values in [-1, 1), row-major, from the seed. */
 export const standinTable = (seed = STANDIN_SEED, vocab = STANDIN_VOCAB, dims = STANDIN_DIMS): Float32Array => {
-  const next = mulberry32(seed)
+  const next = seededRandom(seed)
   const table = new Float32Array(vocab * dims)
   for (let i = 0; i < table.length; i++) table[i] = next() * 2 - 1
   return table

@@ -6,22 +6,13 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { getLoadablePath } from "sqlite-vec"
+import { seededRandom } from "../bench/seeded-random.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { cosine } from "../src/embedding/pooling.js"
 import { ChunkId } from "../src/vectors/vector-index.js"
 import { makeSqliteVectorIndex, rescoredFor } from "./sqlite-vector-index.js"
 
-const random = (seed: number) => {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const id = (n: number) => ChunkId.make(n)
 const fp384 = fingerprintOf(DEFAULT_MODEL_SPEC)
 const fp4 = fingerprintOf(new ModelSpec({ ...DEFAULT_MODEL_SPEC, repo: "blctx-test/four", dims: 4 }))
@@ -41,7 +32,7 @@ const open = (filename: string, readonly = false) =>
  * so neighbours share terms, as embeddings of texts that share words do.
  */
 const termVectors = (seed: number, terms: number, dims: number) => {
-  const next = random(seed)
+  const next = seededRandom(seed)
   const table = Array.from({ length: terms }, () => Float32Array.from({ length: dims }, () => next() * 2 - 1))
   return (count: number) => {
     const v = new Float32Array(dims)
@@ -127,7 +118,7 @@ describe("SQLite vector index: each connection's compact matrix", () => {
     Effect.gen(function* () {
       const index = yield* makeSqliteVectorIndex(yield* open(yield* sqliteFile))
       const draw = termVectors(3, 2000, 384)
-      const next = random(5)
+      const next = seededRandom(5)
       const points = Array.from({ length: 5000 }, (_, i) => ({
         id: id(i + 1),
         vector: draw(3 + Math.floor(next() * 60))

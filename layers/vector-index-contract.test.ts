@@ -7,6 +7,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { QdrantClient } from "@qdrant/js-client-rest"
 import { Effect, Layer, type Scope } from "effect"
+import { seededRandom } from "../bench/seeded-random.js"
 import { fingerprintOf, ModelFingerprint } from "../src/embedding/fingerprint.js"
 import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { cosine } from "../src/embedding/pooling.js"
@@ -14,17 +15,6 @@ import { ChunkId, VectorIndex, type VectorIndexShape } from "../src/vectors/vect
 import { collectionName, makeQdrantIndex } from "./qdrant-vector-index.js"
 import { makeSqliteVectorIndex } from "./sqlite-vector-index.js"
 
-/** A seeded generator, so the vectors (and failures) are reproducible. */
-const random = (seed: number) => {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const randomVector = (next: () => number, dims: number) => {
   const v = new Float32Array(dims)
   for (let i = 0; i < dims; i++) v[i] = next() * 2 - 1
@@ -108,7 +98,7 @@ const contract = (name: string, enabled: boolean, make: Maker) =>
 
     test("never mixes fingerprints: same ids, separate collections, both listed", (index) =>
       Effect.gen(function* () {
-        const next = random(7)
+        const next = seededRandom(7)
         yield* index.upsert(fp4, [{ id: id(1), vector: unit(1, 0, 0, 0) }])
         yield* index.upsert(fp384, [
           { id: id(1), vector: randomVector(next, 384) },
@@ -132,7 +122,7 @@ const contract = (name: string, enabled: boolean, make: Maker) =>
 
     test("finds the same top 10 as a brute-force cosine scan over 600 random 384-d vectors", (index) =>
       Effect.gen(function* () {
-        const next = random(42)
+        const next = seededRandom(42)
         const points = Array.from({ length: 600 }, (_, i) => ({ id: id(i + 1), vector: randomVector(next, 384) }))
         yield* index.upsert(fp384, points)
         expect(yield* index.count(fp384)).toBe(600)

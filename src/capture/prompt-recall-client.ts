@@ -1,13 +1,12 @@
-import * as Net from "node:net"
-import type { FromServerEncoded, RequestEncoded } from "@effect/rpc/RpcMessage"
 import * as v from "valibot"
 import type { PromptRecallRequest, PromptRecallResponse } from "../retrieval/prompt-recall.js"
+import { type ExchangeOutcome, requestLine, rpcExchange } from "./rpc-exchange.js"
 
 /**
  * The hook's one question to blctxd: `PromptRecall`, sent as a raw @effect/rpc NDJSON frame over
- * the daemon's socket, because loading the RPC stack (and `effect`) would cost the hook more
- * start-up time than the whole answer may take. Only types come from @effect/rpc and the
- * contract (erased at build). One hard deadline covers connecting and answering: no answer in
+ * the daemon's socket (`rpc-exchange.ts`), because loading the RPC stack (and `effect`) would cost
+ * the hook more start-up time than the whole answer may take. Only types come from the contract
+ * (erased at build). One hard deadline covers connecting and answering: no answer in
  * time, a failure or any error means no recall, never a longer wait.
  */
 
@@ -42,7 +41,6 @@ export type EncodedResponseFits = Assert<
 >
 
 export const PROMPT_RECALL_TAG = "PromptRecall"
-const REQUEST_ID = "1"
 /** An answer is a few kilobytes; a line this long is not one. */
 const MAX_LINE_CHARS = 1_048_576
 
@@ -50,38 +48,23 @@ export type RecallResult =
   | { readonly ok: true; readonly answer: RecallAnswer }
   | { readonly ok: false; readonly reason: "recall_timeout" | "recall_unavailable" | "recall_failed" }
 
-export const promptRecallFrame = (request: PromptRecallRequest): string => {
-  const frame: RequestEncoded = {
-    _tag: "Request",
-    id: REQUEST_ID,
-    tag: PROMPT_RECALL_TAG,
-    payload: request,
-    headers: []
-  }
-  return `${JSON.stringify(frame)}\n`
-}
+export const promptRecallFrame = (request: PromptRecallRequest): string =>
+  requestLine({ tag: PROMPT_RECALL_TAG, payload: request })
 
-/** What one server line means for this request: an answer, a failure, or nothing yet. */
-const judgeLine = (line: string): RecallResult | undefined => {
-  let message: FromServerEncoded
-  try {
-    message = JSON.parse(line) as FromServerEncoded
-  } catch {
-    return { ok: false, reason: "recall_failed" }
-  }
-  switch (message?._tag) {
-    case "Exit": {
-      if (message.requestId !== REQUEST_ID) return undefined
-      const exit = message.exit as { readonly _tag?: unknown; readonly value?: unknown }
-      if (exit?._tag !== "Success") return { ok: false, reason: "recall_failed" }
-      const answer = v.safeParse(RecallAnswer, exit.value)
+/** The hook tells apart only a timeout and no daemon; every other failure is `recall_failed`. */
+const recallResultOf = (outcome: ExchangeOutcome): RecallResult => {
+  switch (outcome._tag) {
+    case "Success": {
+      const answer = v.safeParse(RecallAnswer, outcome.value)
       return answer.success ? { ok: true, answer: answer.output } : { ok: false, reason: "recall_failed" }
     }
-    case "Defect":
-    case "ClientProtocolError":
+    case "Timeout":
+      return { ok: false, reason: "recall_timeout" }
+    case "Unavailable":
+      return { ok: false, reason: "recall_unavailable" }
+    case "ErrorAnswer":
+    case "MalformedAnswer":
       return { ok: false, reason: "recall_failed" }
-    default:
-      return undefined
   }
 }
 
@@ -90,31 +73,8 @@ export const askPromptRecall = (
   request: PromptRecallRequest,
   deadlineMs: number
 ): Promise<RecallResult> =>
-  new Promise((resolve) => {
-    let settled = false
-    let buffer = ""
-    const socket = Net.createConnection({ path: socketPath })
-    const done = (result: RecallResult) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      socket.destroy()
-      resolve(result)
-    }
-    const timer = setTimeout(() => done({ ok: false, reason: "recall_timeout" }), deadlineMs)
-    socket.setEncoding("utf8")
-    socket.on("error", () => done({ ok: false, reason: "recall_unavailable" }))
-    socket.on("close", () => done({ ok: false, reason: "recall_unavailable" }))
-    socket.on("data", (chunk: string) => {
-      buffer += chunk
-      let newline = buffer.indexOf("\n")
-      while (newline !== -1) {
-        const result = judgeLine(buffer.slice(0, newline))
-        if (result !== undefined) return done(result)
-        buffer = buffer.slice(newline + 1)
-        newline = buffer.indexOf("\n")
-      }
-      if (buffer.length > MAX_LINE_CHARS) done({ ok: false, reason: "recall_failed" })
-    })
-    socket.write(promptRecallFrame(request))
-  })
+  rpcExchange(
+    socketPath,
+    { tag: PROMPT_RECALL_TAG, payload: request },
+    { deadlineMs, maxLineChars: MAX_LINE_CHARS }
+  ).then(recallResultOf)

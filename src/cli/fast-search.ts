@@ -1,9 +1,8 @@
-import * as Net from "node:net"
 import * as NodePath from "node:path"
-import type { FromServerEncoded, RequestEncoded } from "@effect/rpc/RpcMessage"
 import * as v from "valibot"
 import { MANIFEST_FILE, readManifestText } from "../capture/hook-gate.js"
 import { privateDirState } from "../capture/private-dir.js"
+import { type ExchangeOutcome, rpcExchange } from "../capture/rpc-exchange.js"
 import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
@@ -16,18 +15,17 @@ import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
 /**
  * `blctx search` without `effect`: loading the CLI chunk (effect, @effect/cli, @effect/rpc) costs
  * most of a second, a search a few milliseconds. For a command line this module fully understands,
- * in JSON mode, it sends one raw @effect/rpc NDJSON `Search` frame over the daemon's socket (as
- * the hook's prompt recall does), decodes the answer with valibot and returns exactly the text the
- * full CLI would print. Anything else, and any failure (no manifest, no socket, a refusal, an
- * error answer, a malformed one, no answer in time), is `undefined`: the caller then runs the full
- * CLI, which starts the daemon on demand and prints the canonical answer or error. Search only
- * reads, so asking twice is safe. Only types come from effect's packages (erased at build); the
- * import graph is checked (programs/cli-fast-bundle.test.ts).
+ * in JSON mode, it sends one raw @effect/rpc NDJSON `Search` frame over the daemon's socket
+ * (`src/capture/rpc-exchange.ts`, shared with the hook's prompt recall), decodes the answer with
+ * valibot and returns exactly the text the full CLI would print. Anything else, and any failure
+ * (no manifest, no socket, a refusal, an error answer, a malformed one, no answer in time), is
+ * `undefined`: the caller then runs the full CLI, which starts the daemon on demand and prints the
+ * canonical answer or error. Search only reads, so asking twice is safe. Only types come from
+ * effect's packages (erased at build); the import graph is checked (programs/cli-fast-bundle.test.ts).
  */
 
 /** An answer holds at most 24,000 characters of text; escaped and framed it stays far below this. */
 const MAX_LINE_CHARS = 16 * 1_048_576
-const REQUEST_ID = "1"
 export const SEARCH_TAG = "Search"
 
 // ---- the command line -------------------------------------------------------------------------
@@ -186,64 +184,32 @@ export type FastResult =
     }
 type Failure = Extract<FastResult, { ok: false }>
 
-/** What one server line means for this request: the printed answer, a failure, or nothing yet. */
-const judgeLine = (line: string): FastResult | undefined => {
-  let message: FromServerEncoded
-  try {
-    message = JSON.parse(line) as FromServerEncoded
-  } catch {
-    return { ok: false, reason: "malformed_answer" }
-  }
-  switch (message?._tag) {
-    case "Exit": {
-      if (message.requestId !== REQUEST_ID) return undefined
-      const exit = message.exit as { readonly _tag?: unknown; readonly value?: unknown }
-      if (exit?._tag !== "Success") return { ok: false, reason: "error_answer" }
-      const answer = v.safeParse(SearchAnswer, exit.value)
+/** The fast path's names for how the exchange ended, after decoding a success as SearchAnswer. */
+const fastResultOf = (outcome: ExchangeOutcome): FastResult => {
+  switch (outcome._tag) {
+    case "Success": {
+      const answer = v.safeParse(SearchAnswer, outcome.value)
       // What the full CLI's `emit` prints in JSON mode (Console.log adds the newline).
       return answer.success
         ? { ok: true, stdout: `${stringifyForTerminal(answer.output)}\n` }
         : { ok: false, reason: "malformed_answer" }
     }
-    case "Defect":
-    case "ClientProtocolError":
+    case "ErrorAnswer":
       return { ok: false, reason: "error_answer" }
-    default:
-      return undefined
+    case "MalformedAnswer":
+      return { ok: false, reason: "malformed_answer" }
+    case "Timeout":
+      return { ok: false, reason: "timeout" }
+    case "Unavailable":
+      return { ok: false, reason: "unavailable" }
   }
 }
 
 /** One `Search` request over the socket, bounded by `deadlineMs` from connecting to the answer. */
 export const askSearch = (socketPath: string, request: FastSearchRequest, deadlineMs: number): Promise<FastResult> =>
-  new Promise((resolve) => {
-    let settled = false
-    let buffer = ""
-    const socket = Net.createConnection({ path: socketPath })
-    const done = (result: FastResult) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      socket.destroy()
-      resolve(result)
-    }
-    const timer = setTimeout(() => done({ ok: false, reason: "timeout" }), deadlineMs)
-    socket.setEncoding("utf8")
-    socket.on("error", () => done({ ok: false, reason: "unavailable" }))
-    socket.on("close", () => done({ ok: false, reason: "unavailable" }))
-    socket.on("data", (chunk: string) => {
-      buffer += chunk
-      let newline = buffer.indexOf("\n")
-      while (newline !== -1) {
-        const result = judgeLine(buffer.slice(0, newline))
-        if (result !== undefined) return done(result)
-        buffer = buffer.slice(newline + 1)
-        newline = buffer.indexOf("\n")
-      }
-      if (buffer.length > MAX_LINE_CHARS) done({ ok: false, reason: "malformed_answer" })
-    })
-    const frame: RequestEncoded = { _tag: "Request", id: REQUEST_ID, tag: SEARCH_TAG, payload: request, headers: [] }
-    socket.write(`${JSON.stringify(frame)}\n`)
-  })
+  rpcExchange(socketPath, { tag: SEARCH_TAG, payload: request }, { deadlineMs, maxLineChars: MAX_LINE_CHARS }).then(
+    fastResultOf
+  )
 
 /**
  * The installation's socket, when blctx is installed as the full CLI requires before it asks the

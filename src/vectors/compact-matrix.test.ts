@@ -1,19 +1,10 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import wabt from "wabt"
+import { seededRandom } from "../../bench/seeded-random.js"
 import { CompactMatrix, quantize } from "./compact-matrix.js"
 import { INT8_DOT_WASM } from "./int8-dot-wasm.js"
 
-const random = (seed: number) => {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const randomVector = (next: () => number, dims: number) => Float32Array.from({ length: dims }, () => next() * 2 - 1)
 const approx = (a: Float32Array, b: Float32Array) => {
   const qa = quantize(a)
@@ -45,7 +36,7 @@ describe("quantize", () => {
 describe("CompactMatrix", () => {
   it("ranks rows by the same approximate score a plain loop computes, at 384 and 8 dimensions", () => {
     for (const dims of [384, 8]) {
-      const next = random(dims)
+      const next = seededRandom(dims)
       const matrix = new CompactMatrix(dims)
       const vectors = Array.from({ length: 3000 }, () => randomVector(next, dims))
       vectors.forEach((v, i) => {
@@ -81,7 +72,7 @@ describe("CompactMatrix", () => {
   })
 
   it("finds the exact nearest neighbour among its candidates for near-duplicates", () => {
-    const next = random(11)
+    const next = seededRandom(11)
     const matrix = new CompactMatrix(384)
     const base = randomVector(next, 384)
     // 200 vectors that differ from `base` by growing noise (so growing norms too): the int8 pass

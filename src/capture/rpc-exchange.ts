@@ -1,0 +1,106 @@
+import * as Net from "node:net"
+import type { FromServerEncoded, RequestEncoded } from "@effect/rpc/RpcMessage"
+
+/**
+ * One raw @effect/rpc request over blctxd's NDJSON socket, without `effect`: the hook's prompt
+ * recall and `blctx search`'s fast path each ask one question, and loading the RPC stack would
+ * cost more start-up time than the answer takes. Only types come from @effect/rpc (erased at
+ * build), so this module stays in the effect-free bundles (src/capture/hook-import-policy.ts,
+ * src/cli/fast-path-import-policy.ts). It lives in capture/ because the hook's graph stays there.
+ */
+
+/** The id of the one request an exchange sends; its answer is the `Exit` that carries it. */
+const REQUEST_ID = "1"
+
+export interface RpcRequest {
+  readonly tag: string
+  readonly payload: unknown
+}
+
+export interface ExchangeLimits {
+  /** One hard deadline, from connecting to the answer. */
+  readonly deadlineMs: number
+  /** A longer unfinished line is not an answer: the exchange fails rather than buffer on. */
+  readonly maxLineChars: number
+}
+
+/** How an exchange ended; the callers decode `value` and name the failures their own way. */
+export type ExchangeOutcome =
+  /** The request's `Exit` was a success; `value` is its encoded value, not yet checked. */
+  | { readonly _tag: "Success"; readonly value: unknown }
+  /** The request's `Exit` was not a success, or the server sent a `Defect` or `ClientProtocolError`. */
+  | { readonly _tag: "ErrorAnswer" }
+  /** A line that is not JSON, or an unfinished line longer than `maxLineChars`. */
+  | { readonly _tag: "MalformedAnswer" }
+  | { readonly _tag: "Timeout" }
+  /** No connection, or the connection ended before the answer. */
+  | { readonly _tag: "Unavailable" }
+
+/** The request as one NDJSON line. */
+export const requestLine = (request: RpcRequest): string => {
+  const frame: RequestEncoded = {
+    _tag: "Request",
+    id: REQUEST_ID,
+    tag: request.tag,
+    payload: request.payload,
+    headers: []
+  }
+  return `${JSON.stringify(frame)}\n`
+}
+
+/** What one server line means for this request: how the exchange ends, or nothing yet. */
+const judgeLine = (line: string): ExchangeOutcome | undefined => {
+  let message: FromServerEncoded
+  try {
+    message = JSON.parse(line) as FromServerEncoded
+  } catch {
+    return { _tag: "MalformedAnswer" }
+  }
+  switch (message?._tag) {
+    case "Exit": {
+      if (message.requestId !== REQUEST_ID) return undefined
+      const exit = message.exit as { readonly _tag?: unknown; readonly value?: unknown }
+      return exit?._tag === "Success" ? { _tag: "Success", value: exit.value } : { _tag: "ErrorAnswer" }
+    }
+    case "Defect":
+    case "ClientProtocolError":
+      return { _tag: "ErrorAnswer" }
+    default:
+      return undefined
+  }
+}
+
+/** Sends `request` over the socket at `socketPath` and reads lines until its answer; never rejects. */
+export const rpcExchange = (
+  socketPath: string,
+  request: RpcRequest,
+  limits: ExchangeLimits
+): Promise<ExchangeOutcome> =>
+  new Promise((resolve) => {
+    let settled = false
+    let buffer = ""
+    const socket = Net.createConnection({ path: socketPath })
+    const done = (outcome: ExchangeOutcome) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(outcome)
+    }
+    const timer = setTimeout(() => done({ _tag: "Timeout" }), limits.deadlineMs)
+    socket.setEncoding("utf8")
+    socket.on("error", () => done({ _tag: "Unavailable" }))
+    socket.on("close", () => done({ _tag: "Unavailable" }))
+    socket.on("data", (chunk: string) => {
+      buffer += chunk
+      let newline = buffer.indexOf("\n")
+      while (newline !== -1) {
+        const outcome = judgeLine(buffer.slice(0, newline))
+        if (outcome !== undefined) return done(outcome)
+        buffer = buffer.slice(newline + 1)
+        newline = buffer.indexOf("\n")
+      }
+      if (buffer.length > limits.maxLineChars) done({ _tag: "MalformedAnswer" })
+    })
+    socket.write(requestLine(request))
+  })
