@@ -22,6 +22,7 @@ import { ChunkingFailed, EmbeddingFailed, type HistoryStoreError, storeFailure }
 import { forEachImportRecord } from "./import-records.js"
 import { ImportServices, type TextPiece } from "./import-services.js"
 import { type MessageRow, messageRowBuilder, resumePoint } from "./message-rows.js"
+import { verifyReadSnapshot } from "./read-snapshot.js"
 
 export type FileStatus = "imported" | "appended" | "unchanged" | "missing" | "conflict" | "unreadable"
 
@@ -159,6 +160,13 @@ const makeFileHash = (handle: TranscriptHandle) => {
   return { upTo, feeding, digestNow: () => hash.copy().digest("hex"), digest: () => hash.digest("hex") }
 }
 
+/** The SHA-256 of the file's bytes `[0, size)`, read again. */
+const digestOf = (handle: TranscriptHandle, size: number) =>
+  Effect.suspend(() => {
+    const again = makeFileHash(handle)
+    return Effect.map(again.upTo(size), () => again.digest())
+  })
+
 /** What keeps a classified file from being wholly indexed, in a few words; undefined when nothing does. */
 const problemOf = (summary: TranscriptSummary): string | undefined => {
   const unreadable = summary.totals.parse_errors
@@ -255,7 +263,8 @@ const byText = (existing: ReadonlyArray<StoredMessage>) => {
  *
  * The file is read in one streaming pass, classified as it is read, so memory grows with the
  * messages it proposes for the index, not with the file. A file that cannot be read (not found,
- * refused, not a regular file, failing or shrinking while read) is a report, never an error:
+ * refused, not a regular file, failing while read, or truncated, rewritten, replaced or moved
+ * while read: `read-snapshot.ts`) is a report, never an error:
  * `missing` (ENOENT only) or `unreadable` with the reason. The errors are the ones that are not
  * the file's fault: the tokenizer (`ChunkingFailed`), the model (`EmbeddingFailed`) and the
  * database (`HistoryStoreError`); the job fails on them without moving past this file.
@@ -326,11 +335,18 @@ export const prepareFile = (path: string, options: PrepareOptions = {}) =>
           ? { byte: stored.resume_byte, line: stored.resume_line, turn: stored.resume_turn }
           : { byte: 0, line: 1, turn: 0 }
       const content = yield* readAndClassify(file, stat.size, start, format)
+      // Reads see a file as it is at each read, so bytes read across a rewrite mix two versions:
+      // only a read proven to be one version of the file is stored.
+      yield* verifyReadSnapshot(
+        { path, size: stat.size, mtimeMs: stat.mtime_ms, ino: stat.ino, digest: content.digest },
+        digestOf(handle, stat.size)
+      )
       return { _tag: "Read", append, start, content } as const
     }).pipe(
       Effect.catchTag("TranscriptFileError", (e) =>
         Effect.succeed({ _tag: "Unreadable", note: readProblem(e) } as const)
       ),
+      Effect.catchTag("FileChangedWhileRead", (e) => Effect.succeed({ _tag: "Unreadable", note: e.message } as const)),
       Effect.catchAllDefect((defect) =>
         Effect.succeed({ _tag: "Unreadable", note: `could not be imported: ${describeDefect(defect)}` } as const)
       )

@@ -13,6 +13,7 @@ import { EmbedError } from "../embedding/embedder.js"
 import { JobId } from "../jobs/job.js"
 import { TranscriptFileError, TranscriptFiles } from "../transcripts/transcript-files.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
+import { changeWhileRead } from "./changing-transcript-files.test-support.js"
 import { makeTempDir, withHistoryDb, writeTranscript } from "./history-db.test-support.js"
 import { EmbeddingFailed } from "./import-errors.js"
 import { FILE_STALL_LIMIT, makeImportKind } from "./import-kind.js"
@@ -463,6 +464,41 @@ describe("import job: files that cannot be read", () => {
         expect(outcome.note).toContain(`${shrinking}: could not be read: the file became shorter while it was read`)
         expect(yield* texts).toEqual(["ask beta", "answer beta"])
         expect(yield* sourcePaths).toEqual([good])
+      })
+    )
+  )
+
+  it.effect("a file rewritten in place while it is read is skipped, named; the next run imports its new content", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        // Tool output after the answer makes the file span several reads; written a minute ago.
+        const output = (i: number) =>
+          JSON.stringify({
+            type: "response_item",
+            payload: { type: "function_call_output", call_id: `c${i}`, output: "x".repeat(100 * 1024) }
+          })
+        const rewritten = session(
+          "1",
+          "alpha",
+          Array.from({ length: 6 }, (_, i) => output(i))
+        )
+        const past = new Date(Date.now() - 60_000)
+        Fs.utimesSync(rewritten, past, past)
+        const good = session("2", "beta")
+        const { files } = yield* changeWhileRead(rewritten, () =>
+          Fs.writeFileSync(rewritten, Fs.readFileSync(rewritten, "utf8").replaceAll("alpha", "omega"), { flag: "r+" })
+        )
+        const { outcome } = yield* runImport([rewritten, good]).pipe(Effect.provideService(TranscriptFiles, files))
+        expect(outcome.state).toBe("partial")
+        expect(outcome.counts).toMatchObject({ files_imported: 1, files_unreadable: 1 })
+        expect(outcome.note).toContain(`${rewritten}: rewritten while it was read: nothing of it was imported`)
+        expect(yield* texts).toEqual(["ask beta", "answer beta"])
+
+        const again = yield* runImport([rewritten, good])
+        expect(again.outcome.state).toBe("completed")
+        expect(again.outcome.counts).toMatchObject({ files_imported: 1, files_unchanged: 1 })
+        expect(yield* texts).toEqual(["ask beta", "answer beta", "ask omega", "answer omega"])
       })
     )
   )

@@ -113,7 +113,7 @@ const noteOf = (problems: ReadonlyArray<Problem>, more: number): string | undefi
  * resumes at the first unfinished file and never stores anything twice.
  *
  * A file that cannot be read never fails or holds up the job: not found (`missing`, ENOENT only),
- * refused (EACCES), not a regular file, failing or shrinking while read, a defect on its content,
+ * refused (EACCES), not a regular file, failing or changing while read, a defect on its content,
  * no progress while reading it for `FILE_STALL_LIMIT`, repeated interruptions inside it. It is
  * counted and named in the job's note with its reason, and the job goes on and ends `partial`.
  *

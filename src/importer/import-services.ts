@@ -60,7 +60,10 @@ export class IndexingServices extends Context.Tag("blctx/IndexingServices")<
   IndexingServices,
   {
     readonly current: Effect.Effect<Context.Tag.Service<ImportServices>>
-    /** Why vectors are not available (no model, one not verified, a load failure), or none when they are. */
+    /**
+     * Why vectors were not available at the last `current` (no model, one not verified, a load
+     * failure), or none when they were: ask right after `current`.
+     */
     readonly unavailable: Effect.Effect<Option.Option<EmbeddingUnavailable>>
   }
 >() {}
