@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -42,6 +42,29 @@ describe("HTTP downloader over a loopback server", () => {
       expect(seen[0]).toBe(0)
       expect(seen.at(-1)).toBe(bytes.length)
       expect(s.requests.map((r) => [r.range, r.status])).toEqual([[undefined, 200]])
+    }).pipe(Effect.provide(HttpDownloaderLive))
+  )
+
+  it.scoped("never writes a download through a link or a hard link at the .part path", () =>
+    Effect.gen(function* () {
+      const dir = yield* scratch
+      const s = yield* server({ repo: "t/m", revision: "r1", files: [{ name: "model.onnx", bytes }] })
+      const part = NodePath.join(dir, "model.onnx.part")
+      const outside = NodePath.join(dir, "outside")
+      writeFileSync(outside, "someone else's\n")
+      const downloader = yield* Downloader
+      const fetchPart = downloader.fetch({
+        url: url(s.endpoint),
+        part,
+        size: bytes.length,
+        onProgress: () => Effect.void
+      })
+      symlinkSync(outside, part)
+      expect((yield* Effect.flip(fetchPart)).message).toContain("cannot write")
+      rmSync(part)
+      linkSync(outside, part)
+      expect((yield* Effect.flip(fetchPart)).message).toContain("hard links")
+      expect(readFileSync(outside, "utf8")).toBe("someone else's\n")
     }).pipe(Effect.provide(HttpDownloaderLive))
   )
 

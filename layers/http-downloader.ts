@@ -19,13 +19,34 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
 const transportReason = (error: HttpClientError.HttpClientError) =>
   error.cause === undefined ? error.reason : describe(error.cause)
 
+// lstat: a link at the `.part` path is no partial file (and the open below refuses it).
 const sizeOf = (path: string) =>
   Effect.promise(() =>
-    Fs.stat(path).then(
-      (s) => s.size,
+    Fs.lstat(path).then(
+      (s) => (s.isFile() ? s.size : 0),
       () => 0
     )
   )
+
+/**
+ * Opens the `.part` for appending or from empty, never through a link (O_NOFOLLOW), and only as a
+ * plain file with one name: a link or hard link swapped in would have the download written into
+ * another file.
+ */
+const openPart = async (part: string, append: boolean) => {
+  const { O_WRONLY, O_CREAT, O_NOFOLLOW, O_APPEND } = Fs.constants
+  // No O_TRUNC: a file with another name must be refused before a single byte of it changes.
+  const handle = await Fs.open(part, O_WRONLY | O_CREAT | O_NOFOLLOW | O_APPEND, 0o600)
+  const stats = await handle.stat()
+  if (!stats.isFile() || stats.nlink !== 1) {
+    await handle.close()
+    throw new Error(
+      `${part} is not a plain file with one name (it has ${stats.nlink} hard links); it was left untouched`
+    )
+  }
+  if (!append) await handle.truncate(0)
+  return handle
+}
 
 /**
  * Resumable downloads over @effect/platform's HttpClient. Resuming is a `Range` request answered
@@ -87,7 +108,7 @@ const makeFetch = (http: HttpClient.HttpClient) => {
 
     const handle = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => Fs.open(part, resumedFrom > 0 ? "a" : "w", 0o600),
+        try: () => openPart(part, resumedFrom > 0),
         catch: (error) => failure(`cannot write: ${describe(error)}`, false)
       }),
       (h) => Effect.promise(() => h.sync().finally(() => h.close()))

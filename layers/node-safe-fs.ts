@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { Effect, Layer, Option } from "effect"
-import { type Entry, type EntryKind, FsError, SafeFs } from "../src/fs/safe-fs.js"
+import { type EntryKind, FsError, SafeFs, type StatEntry } from "../src/fs/safe-fs.js"
 
 const codeOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : "EUNKNOWN"
@@ -22,6 +22,17 @@ const kindOf = (stats: import("node:fs").Stats): EntryKind => {
   return "other"
 }
 
+const entryOf = (stats: import("node:fs").Stats): StatEntry => ({
+  kind: kindOf(stats),
+  mode: stats.mode & 0o7777,
+  size: stats.size,
+  mtimeMs: stats.mtimeMs,
+  ino: stats.ino,
+  nlink: stats.nlink,
+  uid: stats.uid,
+  dev: stats.dev
+})
+
 const fsyncPath = async (path: string) => {
   const handle = await Fs.open(path, "r")
   try {
@@ -37,29 +48,24 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
       try: () => Fs.lstat(path),
       catch: (error) => error
     }).pipe(
-      Effect.map(
-        (stats): Option.Option<Entry> =>
-          Option.some({
-            kind: kindOf(stats),
-            mode: stats.mode & 0o7777,
-            size: stats.size,
-            mtimeMs: stats.mtimeMs,
-            ino: stats.ino,
-            nlink: stats.nlink,
-            uid: stats.uid
-          })
-      ),
+      Effect.map((stats) => Option.some(entryOf(stats))),
       Effect.catchAll((error) =>
         codeOf(error) === "ENOENT" || codeOf(error) === "ENOTDIR"
-          ? Effect.succeed(Option.none<Entry>())
+          ? Effect.succeed(Option.none<StatEntry>())
           : Effect.fail(new FsError({ op: "lstat", path, code: codeOf(error), message: String(error) }))
       )
     ),
   makeDirectory: (path, mode) =>
     attempt("mkdir", path, async () => {
       await Fs.mkdir(path, { mode })
-      // mkdir's mode is filtered by the umask; set it exactly so the directory is what we asked for.
-      await Fs.chmod(path, mode)
+      // mkdir's mode is filtered by the umask; set it exactly so the directory is what we asked for,
+      // through a descriptor of the directory itself: a link swapped in after mkdir is never chmodded.
+      const handle = await Fs.open(path, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY | Fs.constants.O_NOFOLLOW)
+      try {
+        await handle.chmod(mode)
+      } finally {
+        await handle.close()
+      }
     }),
   writability: (path) =>
     Effect.promise(() =>
@@ -69,6 +75,19 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
       )
     ),
   readText: (path) => attempt("read", path, () => Fs.readFile(path, "utf8")),
+  readOpened: (path, admit) =>
+    Effect.acquireUseRelease(
+      attempt("open", path, () =>
+        Fs.open(path, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW | Fs.constants.O_NONBLOCK)
+      ),
+      (handle) =>
+        attempt("fstat", path, () => handle.stat()).pipe(
+          Effect.flatMap((stats) => admit(entryOf(stats))),
+          Effect.zipRight(attempt("read", path, () => handle.readFile())),
+          Effect.map((bytes): Uint8Array => bytes)
+        ),
+      (handle) => Effect.promise(() => handle.close())
+    ),
   readDirectory: (path) => attempt("readdir", path, () => Fs.readdir(path)),
   writeAtomic: (path, content, mode) =>
     attempt("write", path, async () => {

@@ -7,6 +7,7 @@ import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
 import { InstallationId } from "../domain/installation-id.js"
 import type { SafeFs } from "../fs/safe-fs.js"
+import { outsideFile, swappingSafeFs, symlinkSwap } from "../fs/swapping-safe-fs.test-support.js"
 import { useTempDatabase } from "../history/migration.test-support.js"
 import { readCaptureCounts } from "../retrieval/capture-counts.js"
 import { initializeDatabase } from "../store/identity.js"
@@ -220,6 +221,27 @@ describe("draining the spool", () => {
         expect(yield* rejections).toEqual([])
       })
     ).pipe(Effect.provide(TestLayer))
+  )
+
+  it.effect("never reads a record swapped for a link after its lstat; the next pass refuses the link", () =>
+    Effect.suspend(() => {
+      const path = NodePath.join(temp.dir(), "capture", "spool", "3000-1-cc.json")
+      const outside = outsideFile(
+        NodePath.join(temp.dir(), "outside.json"),
+        JSON.stringify(record({ turn_id: "forged" }))
+      )
+      const swapping = swappingSafeFs({ path, swap: symlinkSwap(path, outside.path) })
+      return withSpool(({ dir, put, drain }) =>
+        Effect.gen(function* () {
+          put("3000-1-cc.json", record())
+          expect(yield* drain.pipe(Effect.provide(swapping))).toMatchObject({ recorded: 0, kept: 1 })
+          expect(yield* events).toEqual([])
+          expect(yield* drain).toMatchObject({ recorded: 0, rejected: 1 })
+          expect(Fs.readdirSync(dir)).toEqual([])
+          expect(outside.untouched()).toBe(true)
+        })
+      ).pipe(Effect.provide(TestLayer))
+    })
   )
 
   it.effect("counts an event once when a crash left its file after the commit", () =>

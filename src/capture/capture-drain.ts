@@ -2,6 +2,7 @@ import * as NodePath from "node:path"
 import type { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Option } from "effect"
 import * as v from "valibot"
+import { readVerified } from "../fs/read-verified.js"
 import { type FsError, SafeFs } from "../fs/safe-fs.js"
 import type { StoreError } from "../store/store-error.js"
 import type { CaptureStore } from "./capture-drain-store.js"
@@ -126,9 +127,11 @@ export const drainSpool = <E>(
       } else if (entry.value.size > MAX_SPOOL_FILE_BYTES) {
         judged = Either.left(`is ${entry.value.size} bytes, larger than any capture (${MAX_SPOOL_FILE_BYTES})`)
       } else {
-        const text = yield* Effect.either(fs.readText(path))
+        // Through a descriptor of the file just checked: a link swapped in since is never read.
+        const text = yield* Effect.either(readVerified(path, entry.value).pipe(Effect.provideService(SafeFs, fs)))
         if (Either.isLeft(text)) {
-          if (missing(text.left)) continue
+          const gone = text.left._tag === "PathSwapped" ? text.left.swap === "removed" : missing(text.left)
+          if (gone) continue
           yield* Effect.logWarning("capture file could not be read; kept for the next pass").pipe(
             Effect.annotateLogs({ file: path, reason: text.left.message })
           )

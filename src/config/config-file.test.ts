@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
+import { outsideFile, swappingSafeFs, symlinkSwap } from "../fs/swapping-safe-fs.test-support.js"
 import { Paths, resolvePaths } from "../paths/paths.js"
 import { CONFIG_MAX_BYTES, ConfigFile } from "./config-file.js"
 
@@ -63,6 +64,27 @@ describe("ConfigFile", () => {
       Fs.chownSync(configPath(), 54_321, 54_321)
       const error = yield* loadError()
       expect(error.message).toContain("belongs to user 54321")
+    })
+  )
+
+  it.effect("refuses a file replaced by a symbolic link between its checks and the read", () =>
+    Effect.gen(function* () {
+      writeConfig('{"model":{"endpoint":"https://mirror.example.com"}}')
+      const path = configPath()
+      const outside = outsideFile(NodePath.join(home, "outside.json"), '{"model":{"endpoint":"https://evil.example"}}')
+      const error = yield* Effect.flatMap(ConfigFile, (c) => Effect.flip(c.load())).pipe(
+        Effect.provide(
+          ConfigFile.Default.pipe(
+            Layer.provide(Paths.layerFrom({ home })),
+            Layer.provide(swappingSafeFs({ path, swap: symlinkSwap(path, outside.path) }))
+          )
+        )
+      )
+      expect(error).toMatchObject({
+        _tag: "ConfigError",
+        message: "it was replaced by a symbolic link between check and use; it was not read"
+      })
+      expect(outside.untouched()).toBe(true)
     })
   )
 })

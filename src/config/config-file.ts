@@ -1,5 +1,7 @@
 import * as NodePath from "node:path"
 import { Effect, Either, Option } from "effect"
+import { swapDescription } from "../fs/path-swapped.js"
+import { readVerified } from "../fs/read-verified.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { Paths } from "../paths/paths.js"
 import { type BlctxConfig, ConfigError, DEFAULT_CONFIG, parseConfig } from "./config.js"
@@ -45,9 +47,21 @@ export class ConfigFile extends Effect.Service<ConfigFile>()("blctx/ConfigFile",
           message: `other users can write to it (mode ${entry.value.mode.toString(8).padStart(4, "0")}); run: chmod go-w ${path}`
         })
       }
-      const text = yield* fs
-        .readText(path)
-        .pipe(Effect.mapError((e) => new ConfigError({ path, field: "", message: `cannot read it: ${e.code}` })))
+      // Read through a descriptor of the file checked above, never by its path again.
+      const text = yield* readVerified(path, entry.value).pipe(
+        Effect.provideService(SafeFs, fs),
+        Effect.mapError(
+          (e) =>
+            new ConfigError({
+              path,
+              field: "",
+              message:
+                e._tag === "PathSwapped"
+                  ? `it ${swapDescription(e.swap)}; it was not read`
+                  : `cannot read it: ${e.code}`
+            })
+        )
+      )
       return yield* Either.match(parseConfig(text, path), { onLeft: Effect.fail, onRight: Effect.succeed })
     })
 

@@ -1,6 +1,7 @@
 import { SocketServer } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Duration, Effect, Layer, Option } from "effect"
+import { removeVerified } from "../fs/remove-verified.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
@@ -67,7 +68,12 @@ const ListeningSocket = Layer.scoped(
     // Registered before binding, so it runs after the server has closed: no socket file remains.
     yield* Effect.addFinalizer(() =>
       fs.lstat(socket).pipe(
-        Effect.flatMap((e) => (Option.isSome(e) && e.value.kind === "socket" ? fs.removeFile(socket) : Effect.void)),
+        // Only the socket just checked: anything swapped in since is left alone.
+        Effect.flatMap((e) =>
+          Option.isSome(e) && e.value.kind === "socket"
+            ? removeVerified(socket, e.value).pipe(Effect.provideService(SafeFs, fs))
+            : Effect.void
+        ),
         Effect.ignore
       )
     )

@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
+import { outsideFile, swappingSafeFs, symlinkSwap } from "../fs/swapping-safe-fs.test-support.js"
 import { prepareSocketPath } from "./socket-file.js"
 
 const tempDir = () => mkdtempSync(NodePath.join(tmpdir(), "blctx-sock-"))
@@ -50,5 +51,33 @@ describe("prepareSocketPath", () => {
       expect(() => lstatSync(path)).toThrow()
       rmSync(dir, { recursive: true, force: true })
     }).pipe(Effect.provide(NodeSafeFsLive))
+  )
+
+  it.live("refuses a stale socket swapped for a link after its check; the target survives", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      const path = NodePath.join(dir, "blctxd.sock")
+      const server = spawn(
+        process.execPath,
+        ["-e", `require("net").createServer().listen(${JSON.stringify(path)}, () => console.log("up"))`],
+        { stdio: ["ignore", "pipe", "inherit"] }
+      )
+      yield* Effect.async<void>((resume) => {
+        server.stdout.once("data", () => resume(Effect.void))
+      })
+      server.kill("SIGKILL")
+      yield* Effect.async<void>((resume) => {
+        server.once("exit", () => resume(Effect.void))
+      })
+      const outside = outsideFile(NodePath.join(dir, "outside"))
+      const refused = yield* prepareSocketPath(path).pipe(
+        Effect.flip,
+        Effect.provide(swappingSafeFs({ path, swap: symlinkSwap(path, outside.path) }))
+      )
+      expect(refused.reason).toBe(`${path} was replaced by a symbolic link between check and use; left untouched`)
+      expect(outside.untouched()).toBe(true)
+      expect(lstatSync(path).isSymbolicLink()).toBe(true)
+      rmSync(dir, { recursive: true, force: true })
+    })
   )
 })

@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import { removeVerified } from "../fs/remove-verified.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { MAX_SOCKET_PATH_BYTES } from "../rpc/socket-location.js"
 import { DaemonStartupError } from "./daemon-errors.js"
@@ -23,9 +24,14 @@ export const prepareSocketPath = Effect.fn("Daemon.prepareSocketPath")(function*
   if (Option.isNone(entry)) return "absent" as const
   switch (entry.value.kind) {
     case "socket":
-      yield* fs
-        .removeFile(path)
-        .pipe(Effect.mapError((e) => fail(`cannot remove stale socket ${path}: ${e.code}`, `Remove ${path} by hand.`)))
+      // Only the socket just checked: a link or file swapped in since is refused, never removed.
+      yield* removeVerified(path, entry.value).pipe(
+        Effect.mapError((e) =>
+          e._tag === "PathSwapped"
+            ? fail(e.message, `Find out what replaced ${path}, then restart the daemon.`)
+            : fail(`cannot remove stale socket ${path}: ${e.code}`, `Remove ${path} by hand.`)
+        )
+      )
       return "replaced-stale" as const
     case "symlink":
       return yield* fail(

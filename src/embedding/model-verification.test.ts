@@ -1,14 +1,21 @@
+import * as Fs from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Option } from "effect"
-import type { Entry } from "../fs/safe-fs.js"
+import { Effect, Option } from "effect"
+import { type Entry, SafeFs } from "../fs/safe-fs.js"
+import { outsideFile, swappingSafeFs, symlinkSwap } from "../fs/swapping-safe-fs.test-support.js"
 import { fingerprintOf } from "./fingerprint.js"
 import { ModelFile, ModelSpec } from "./model-spec.js"
 import {
   type CheckedFile,
   ModelVerification,
+  readVerification,
   type StoredVerification,
   VERIFICATION_VERSION,
-  verificationProblem
+  verificationPath,
+  verificationProblem,
+  verificationText
 } from "./model-verification.js"
 
 const spec = new ModelSpec({
@@ -104,5 +111,28 @@ describe("verificationProblem: a model is used only after it passed every check"
     )
     expect(problem(record(), [entry(11, 1000), entry(20, 2000)])).toBe(`${FOLDER}/m.onnx changed after it was checked`)
     expect(problem(record(), [Option.none(), entry(20, 2000)])).toBe(`${FOLDER}/m.onnx changed after it was checked`)
+  })
+})
+
+describe("readVerification between check and use", () => {
+  it.effect("a record swapped for a link to another file after its lstat is refused, never read through", () => {
+    const dir = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-verification-"))
+    const path = verificationPath(dir)
+    const valid = verificationText((record() as { readonly record: ModelVerification }).record)
+    Fs.writeFileSync(path, valid, { mode: 0o600 })
+    // A forged record elsewhere, which would pass if it were read through the link.
+    const forged = outsideFile(NodePath.join(dir, "forged.json"), valid)
+    return Effect.gen(function* () {
+      const fs = yield* SafeFs
+      const stored = yield* readVerification(fs, dir)
+      expect(stored).toEqual({
+        _tag: "invalid",
+        reason: `${path} was replaced by a symbolic link between check and use; left untouched`
+      })
+      expect(forged.untouched()).toBe(true)
+    }).pipe(
+      Effect.provide(swappingSafeFs({ path, swap: symlinkSwap(path, forged.path) })),
+      Effect.ensuring(Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
+    )
   })
 })

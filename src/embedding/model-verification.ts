@@ -1,6 +1,7 @@
 import * as NodePath from "node:path"
 import { Effect, Either, Option, Schema } from "effect"
-import type { Entry, FsError, SafeFs } from "../fs/safe-fs.js"
+import { readVerified } from "../fs/read-verified.js"
+import { type Entry, type FsError, SafeFs } from "../fs/safe-fs.js"
 import type { ModelFingerprint } from "./fingerprint.js"
 import { type ModelSpec, SanityCheck } from "./model-spec.js"
 
@@ -67,7 +68,14 @@ export const readVerification = (fs: SafeFs["Type"], folder: string): Effect.Eff
     const entry = yield* fs.lstat(path)
     if (Option.isNone(entry)) return { _tag: "absent" } as const
     if (entry.value.kind !== "file") return { _tag: "invalid", reason: `${path} is not a regular file` } as const
-    const decoded = decodeRecord(yield* fs.readText(path))
+    // Read through the descriptor of the file just checked: a link swapped in since is refused.
+    const text = yield* readVerified(path, entry.value).pipe(
+      Effect.provideService(SafeFs, fs),
+      Effect.map(Either.right),
+      Effect.catchTag("PathSwapped", (e) => Effect.succeed(Either.left(e.message)))
+    )
+    if (Either.isLeft(text)) return { _tag: "invalid", reason: text.left } as const
+    const decoded = decodeRecord(text.right)
     return Either.match(decoded, {
       onLeft: () => ({ _tag: "invalid", reason: `${path} is not a verification record this blctx reads` }) as const,
       onRight: (record) => ({ _tag: "present", record }) as const

@@ -16,6 +16,14 @@ export interface Entry {
   readonly uid: number
 }
 
+/**
+ * What `lstat` (or `fstat` of an open descriptor) says, with the device: device and inode
+ * together name one file whatever its path, so a check and a later use can be compared.
+ */
+export interface StatEntry extends Entry {
+  readonly dev: number
+}
+
 /** A filesystem operation failed; carries the path and errno code for the person reading it. */
 export class FsError extends Data.TaggedError("FsError")<{
   readonly op: string
@@ -34,12 +42,21 @@ export type Writability = "writable" | "read_only_filesystem" | "denied"
 export class SafeFs extends Context.Tag("blctx/SafeFs")<
   SafeFs,
   {
-    readonly lstat: (path: string) => Effect.Effect<Option.Option<Entry>, FsError>
+    readonly lstat: (path: string) => Effect.Effect<Option.Option<StatEntry>, FsError>
     /** Creates one directory level with the given mode (the umask does not widen it). */
     readonly makeDirectory: (path: string, mode: number) => Effect.Effect<void, FsError>
     /** Whether this user may write in `path`; a read-only filesystem is told apart from a refusal. */
     readonly writability: (path: string) => Effect.Effect<Writability>
     readonly readText: (path: string) => Effect.Effect<string, FsError>
+    /**
+     * Opens `path` without following a symbolic link in its last component (O_NOFOLLOW, and
+     * O_NONBLOCK so a FIFO cannot stall), hands the descriptor's own `fstat` to `admit`, and reads
+     * through that same descriptor only if `admit` succeeds. A link at the path fails with ELOOP.
+     */
+    readonly readOpened: <E>(
+      path: string,
+      admit: (opened: StatEntry) => Effect.Effect<void, E>
+    ) => Effect.Effect<Uint8Array, FsError | E>
     readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
     /** Temp file in the same directory, fsync, rename over `path`, fsync the directory. */
     readonly writeAtomic: (path: string, content: string | Uint8Array, mode: number) => Effect.Effect<void, FsError>

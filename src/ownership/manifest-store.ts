@@ -1,6 +1,10 @@
 import { Data, DateTime, Effect, Option, ParseResult, Schema } from "effect"
 import { checkOwnership } from "../fs/ownership.js"
+import { swapDescription } from "../fs/path-swapped.js"
+import { readVerified } from "../fs/read-verified.js"
+import { removeVerified } from "../fs/remove-verified.js"
 import { SafeFs } from "../fs/safe-fs.js"
+import { writeReplacing } from "../fs/write-replacing.js"
 import { Paths } from "../paths/paths.js"
 import { MANIFEST_VERSION, Manifest, ManifestVersionProbe } from "./manifest.js"
 
@@ -43,9 +47,17 @@ export class ManifestStore extends Effect.Service<ManifestStore>()("blctx/Manife
           (e) => new ManifestUnreadable({ path, reason: e._tag === "OwnershipProblem" ? e.detail : e.message })
         )
       )
-      const text = yield* fs
-        .readText(path)
-        .pipe(Effect.mapError((e) => new ManifestUnreadable({ path, reason: e.message })))
+      // Read through a descriptor of the file checked above, never by its path again.
+      const text = yield* readVerified(path, entry.value).pipe(
+        Effect.provideService(SafeFs, fs),
+        Effect.mapError(
+          (e) =>
+            new ManifestUnreadable({
+              path,
+              reason: e._tag === "PathSwapped" ? `it ${swapDescription(e.swap)}` : e.message
+            })
+        )
+      )
       const probe = decodeJson(text)
       if (probe._tag === "Left") {
         return yield* new ManifestUnreadable({ path, reason: "it is not valid JSON" })
@@ -64,7 +76,10 @@ export class ManifestStore extends Effect.Service<ManifestStore>()("blctx/Manife
     })
 
     const write = Effect.fn("ManifestStore.write")(function* (manifest: Manifest) {
-      yield* fs.writeAtomic(path, `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`, 0o600)
+      const checked = yield* fs.lstat(path)
+      yield* writeReplacing(path, `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`, 0o600, checked).pipe(
+        Effect.provideService(SafeFs, fs)
+      )
     })
 
     /**
@@ -88,7 +103,9 @@ export class ManifestStore extends Effect.Service<ManifestStore>()("blctx/Manife
     })
 
     const remove = Effect.fn("ManifestStore.remove")(function* () {
-      yield* fs.removeFile(path)
+      const checked = yield* fs.lstat(path)
+      if (Option.isNone(checked)) return
+      yield* removeVerified(path, checked.value).pipe(Effect.provideService(SafeFs, fs))
     })
 
     return { path, read, write, recordOwned, remove } as const

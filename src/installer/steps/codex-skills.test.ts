@@ -9,6 +9,13 @@ import { makeFakeCodexAppServer } from "../../../layers/fake-codex-app-server.js
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import type { CodexAppServer } from "../../codex/codex-app-server.js"
 import { FsError, SafeFs } from "../../fs/safe-fs.js"
+import {
+  extraLinkSwap,
+  hardLinkSwap,
+  outsideFile,
+  swappingSafeFs,
+  symlinkSwap
+} from "../../fs/swapping-safe-fs.test-support.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { VERSION } from "../../version.js"
@@ -526,4 +533,116 @@ describe("codex_skills with the real Codex", () => {
         })
       ).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["PATH", `${bin}:${process.env.PATH ?? ""}`]]))))
   )
+})
+
+describe("codex_skills between check and use", () => {
+  const outside = () => outsideFile(NodePath.join(fresh.home(), "outside.md"))
+  const swapping = (options: Omit<Parameters<typeof swappingSafeFs>[0], "path">) =>
+    swappingSafeFs({ path: location().path, ...options })
+
+  it.effect(
+    "an upgrade refuses a skill file swapped for a link after it was hashed; nothing is written through it",
+    () => {
+      const fake = makeFakeCodexAppServer()
+      const v1 = bundledCopy("v1", "First version.")
+      const v2 = bundledCopy("v2", "Second version.")
+      return Effect.gen(function* () {
+        yield* withStep(fake, (step) => step.install(runOf("install")), { skill: v1 })
+        const target = outside()
+        const refused = failureOf(
+          yield* Effect.either(
+            withStep(fake, (step) => step.install(runOf("install")), {
+              skill: v2,
+              safeFs: swapping({ after: "read", swap: symlinkSwap(location().path, target.path) })
+            })
+          )
+        )
+        expect(refused.detail).toBe(
+          `${location().path} was replaced by a symbolic link between check and use; left untouched`
+        )
+        expect(target.untouched()).toBe(true)
+        expect(Fs.lstatSync(location().path).isSymbolicLink()).toBe(true)
+      })
+    }
+  )
+
+  it.effect("an upgrade refuses a skill file that gained a hard link after it was hashed", () => {
+    const fake = makeFakeCodexAppServer()
+    const v1 = bundledCopy("v1", "First version.")
+    const v2 = bundledCopy("v2", "Second version.")
+    return Effect.gen(function* () {
+      yield* withStep(fake, (step) => step.install(runOf("install")), { skill: v1 })
+      const alias = NodePath.join(fresh.home(), "alias.md")
+      const refused = failureOf(
+        yield* Effect.either(
+          withStep(fake, (step) => step.install(runOf("install")), {
+            skill: v2,
+            safeFs: swapping({ after: "read", swap: extraLinkSwap(location().path, alias) })
+          })
+        )
+      )
+      expect(refused.detail).toBe(`${location().path} gained a second hard link between check and use; left untouched`)
+      expect(Fs.readFileSync(alias, "utf8")).toBe(Fs.readFileSync(v1, "utf8"))
+    })
+  })
+
+  it.effect("hashing refuses a skill file swapped for a link after its lstat", () => {
+    const fake = makeFakeCodexAppServer()
+    return Effect.gen(function* () {
+      yield* withStep(fake, (step) => step.install(runOf("install")))
+      const target = outside()
+      // checkOwnership's lstat is the first; inspecting the file is the second.
+      const refused = failureOf(
+        yield* Effect.either(
+          withStep(fake, (step) => step.install(runOf("install")), {
+            safeFs: swapping({ call: 2, swap: symlinkSwap(location().path, target.path) })
+          })
+        )
+      )
+      expect(refused.detail).toBe(
+        `${location().path} was replaced by a symbolic link between check and use; left untouched`
+      )
+      expect(target.untouched()).toBe(true)
+    })
+  })
+
+  it.effect("uninstall refuses a skill file swapped for a link after it was hashed; the target survives", () => {
+    const fake = makeFakeCodexAppServer()
+    return Effect.gen(function* () {
+      yield* withStep(fake, (step) => step.install(runOf("install")))
+      const target = outside()
+      const refused = failureOf(
+        yield* Effect.either(
+          withStep(fake, (step) => step.uninstall(runOf("uninstall")), {
+            safeFs: swapping({ after: "read", swap: symlinkSwap(location().path, target.path) })
+          })
+        )
+      )
+      expect(refused.detail).toBe(
+        `${location().path} was replaced by a symbolic link between check and use; left untouched`
+      )
+      expect(target.untouched()).toBe(true)
+      expect(manifestJson().codex_skills).toHaveLength(1)
+    })
+  })
+
+  it.effect("uninstall refuses a skill file replaced by a hard link to another file; that file survives", () => {
+    const fake = makeFakeCodexAppServer()
+    return Effect.gen(function* () {
+      yield* withStep(fake, (step) => step.install(runOf("install")))
+      const target = outside()
+      const refused = failureOf(
+        yield* Effect.either(
+          withStep(fake, (step) => step.uninstall(runOf("uninstall")), {
+            safeFs: swapping({ after: "read", swap: hardLinkSwap(location().path, target.path) })
+          })
+        )
+      )
+      expect(refused.detail).toBe(
+        `${location().path} was replaced by another file between check and use; left untouched`
+      )
+      expect(target.untouched()).toBe(true)
+      expect(Fs.statSync(target.path).nlink).toBe(2)
+    })
+  })
 })

@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { SqliteOpenerLive } from "../../../layers/sqlite-opener-live.js"
+import type { SafeFs } from "../../fs/safe-fs.js"
+import { outsideFile, swappingSafeFs, symlinkSwap } from "../../fs/swapping-safe-fs.test-support.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
@@ -29,7 +31,7 @@ const inputs = () => ({
 })
 const paths = () => resolvePaths(inputs())
 
-const layer = () =>
+const layer = (safeFs: Layer.Layer<SafeFs> = NodeSafeFsLive) =>
   Layer.mergeAll(
     ManifestStore.Default,
     SqliteOpenerLive,
@@ -41,7 +43,7 @@ const layer = () =>
       hook: process.execPath,
       skill: process.execPath
     })
-  ).pipe(Layer.provideMerge(Paths.layerFrom(inputs())), Layer.provideMerge(NodeSafeFsLive))
+  ).pipe(Layer.provideMerge(Paths.layerFrom(inputs())), Layer.provideMerge(safeFs))
 
 const run = (purge = false): StepRun => ({
   command: "install",
@@ -50,8 +52,10 @@ const run = (purge = false): StepRun => ({
   progress: () => Effect.void
 })
 
-const withStep = <A, E>(f: (step: Effect.Effect.Success<typeof dataDirectoryStep>) => Effect.Effect<A, E>) =>
-  Effect.flatMap(dataDirectoryStep, f).pipe(Effect.provide(layer()))
+const withStep = <A, E>(
+  f: (step: Effect.Effect.Success<typeof dataDirectoryStep>) => Effect.Effect<A, E>,
+  safeFs?: Layer.Layer<SafeFs>
+) => Effect.flatMap(dataDirectoryStep, f).pipe(Effect.provide(layer(safeFs)))
 
 const mode = (p: string) => Fs.statSync(p).mode & 0o777
 const manifestJson = () => JSON.parse(Fs.readFileSync(paths().manifest, "utf8"))
@@ -192,6 +196,23 @@ describe("data_directory step", () => {
         expect(Fs.existsSync(p.configDir)).toBe(true)
       })
     )
+  )
+
+  it.effect("purge refuses an owned file swapped for a link after its check; the target survives", () =>
+    Effect.gen(function* () {
+      yield* withStep((step) => step.install(run()))
+      const p = paths()
+      const target = outsideFile(NodePath.join(inputs().home, "outside.db"))
+      // Two lstats of the database (checkOwnership, then the owned-path checks) come before the purge's own.
+      const lstatsBefore = 2
+      const refused = yield* withStep(
+        (step) => Effect.flip(step.uninstall(run(true))),
+        swappingSafeFs({ path: p.database, call: lstatsBefore + 1, swap: symlinkSwap(p.database, target.path) })
+      )
+      expect(refused.detail).toBe(`${p.database} was replaced by a symbolic link between check and use; left untouched`)
+      expect(target.untouched()).toBe(true)
+      expect(Fs.existsSync(p.manifest)).toBe(true)
+    })
   )
 
   it.effect("verify fails when the database belongs to another installation", () =>

@@ -4,7 +4,8 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option } from "effect"
 import { InstallationId } from "../../domain/installation-id.js"
 import { checkOwnership } from "../../fs/ownership.js"
-import { type FsError, SafeFs } from "../../fs/safe-fs.js"
+import { removeVerified } from "../../fs/remove-verified.js"
+import { SafeFs } from "../../fs/safe-fs.js"
 import { MANIFEST_VERSION, Manifest } from "../../ownership/manifest.js"
 import { type ManifestError, ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
@@ -14,13 +15,13 @@ import { SqliteOpener, withDatabase } from "../../store/sqlite-opener.js"
 import { StoreError } from "../../store/store-error.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
+import { ownedPathFailure } from "./owned-path-failure.js"
 
 const PRIVATE_DIR = 0o700
 const PRIVATE_FILE = 0o600
 const CREATING_SUFFIX = ".creating"
 
-const fromFs = (e: FsError): StepFailure =>
-  fail(`${e.op} ${e.path} failed: ${e.code}`, `Check that ${NodePath.dirname(e.path)} exists and belongs to you.`)
+const fromFs = ownedPathFailure
 
 const fromStore = (e: StoreError): StepFailure =>
   fail(
@@ -378,7 +379,8 @@ export const dataDirectoryStep = Effect.gen(function* () {
       if (file === paths.manifest) continue
       const entry = yield* fs.lstat(file).pipe(Effect.mapError(fromFs))
       if (Option.isSome(entry) && entry.value.kind === "file") {
-        yield* fs.removeFile(file).pipe(Effect.mapError(fromFs))
+        // Only the file just checked: a link or another file swapped in since is refused.
+        yield* removeVerified(file, entry.value).pipe(Effect.provideService(SafeFs, fs), Effect.mapError(fromFs))
         removed++
       }
     }

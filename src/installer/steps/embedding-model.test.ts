@@ -36,6 +36,8 @@ import { InstalledModel } from "../../embedding/installed-model.js"
 import { stagingModelFolder } from "../../embedding/model-location.js"
 import { DEFAULT_MODEL_SPEC } from "../../embedding/model-spec.js"
 import { VERIFICATION_FILE_NAME } from "../../embedding/model-verification.js"
+import type { SafeFs } from "../../fs/safe-fs.js"
+import { swappingSafeFs, symlinkSwap } from "../../fs/swapping-safe-fs.test-support.js"
 import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
@@ -94,9 +96,13 @@ const writeConfig = (home: Home, server: ModelServer, expectedFirst?: number) =>
 }
 
 /** The live layers the step uses in the product, rooted in `home`; the downloader can be replaced. */
-const live = (home: Home, downloader: Layer.Layer<Downloader> = HttpDownloaderLive) =>
+const live = (
+  home: Home,
+  downloader: Layer.Layer<Downloader> = HttpDownloaderLive,
+  safeFs: Layer.Layer<SafeFs> = NodeSafeFsLive
+) =>
   Layer.mergeAll(ManifestStore.Default, ConfigFile.Default).pipe(
-    Layer.provideMerge(Layer.mergeAll(NodeSafeFsLive, Layer.succeed(Paths, Paths.make(home.paths)))),
+    Layer.provideMerge(Layer.mergeAll(safeFs, Layer.succeed(Paths, Paths.make(home.paths)))),
     Layer.merge(Layer.mergeAll(downloader, NodeFileDigestLive, OnnxModelRuntimeLive))
   )
 
@@ -165,6 +171,27 @@ const activeDir = (home: Home) => {
 }
 
 describe("embedding_model step with the tiny model on a loopback server (BLCTX_TEST_MODEL_DATA)", () => {
+  it.scoped.skipIf(!data)("refuses a model file swapped for a link between its lstat and its hash", () =>
+    Effect.gen(function* () {
+      const home = yield* makeHome
+      const server = yield* serve()
+      writeConfig(home, server)
+      yield* writeManifest(home)
+      yield* (yield* step(home)).install(runOf([]))
+      const first = tinySpec().files[0]?.name ?? ""
+      const path = NodePath.join(activeDir(home), first)
+      // A copy with the very same bytes: only the link gives it away.
+      const copy = NodePath.join(home.home, "copy-of-model-file")
+      writeFileSync(copy, readFileSync(path))
+      const before = readFileSync(copy)
+      const swapping = swappingSafeFs({ path, swap: symlinkSwap(path, copy) })
+      const s = yield* embeddingModelStep.pipe(Effect.provide(live(home, HttpDownloaderLive, swapping)))
+      const refused = yield* Effect.flip(s.verify(runOf([])))
+      expect(refused.detail).toBe(`${path} was replaced by a symbolic link between check and use; left untouched`)
+      expect(readFileSync(copy).equals(before)).toBe(true)
+    })
+  )
+
   it.scoped.skipIf(!data)("downloads, resumes an interrupted file, checks hashes, activates and verifies offline", () =>
     Effect.gen(function* () {
       const home = yield* makeHome

@@ -19,19 +19,21 @@ import {
 } from "../../embedding/model-verification.js"
 import { checkModel, type SanityResult } from "../../embedding/sanity.js"
 import { redactUrlCredentials } from "../../embedding/url-display.js"
-import { type Entry, type FsError, SafeFs } from "../../fs/safe-fs.js"
+import { pathSwapped } from "../../fs/path-swapped.js"
+import { removeVerified } from "../../fs/remove-verified.js"
+import { type Entry, SafeFs } from "../../fs/safe-fs.js"
 import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { fail, type Step, type StepFailure, type StepRun } from "../step.js"
+import { ownedPathFailure } from "./owned-path-failure.js"
 
 const PRIVATE_DIR = 0o700
 const PRIVATE_FILE = 0o600
 const DOWNLOAD_ATTEMPTS = 4
 const RERUN = "Run: blctx install codex --step embedding_model"
 
-const fromFs = (e: FsError): StepFailure =>
-  fail(`${e.op} ${e.path} failed: ${e.code}`, `Check that ${NodePath.dirname(e.path)} exists and belongs to you.`)
+const fromFs = ownedPathFailure
 // A JSON syntax error quotes the text around it, which may be an endpoint URL with a password.
 const fromConfig = (e: ConfigError): StepFailure =>
   fail(
@@ -93,7 +95,12 @@ export const embeddingModelStep = Effect.gen(function* () {
         if (entry.value.size !== file.size) {
           return Either.left(`${path} has ${entry.value.size} bytes; the pin says ${file.size}`)
         }
-        const digest = yield* digests.sha256(path).pipe(Effect.mapError(fromFs))
+        const digest = yield* digests.sha256(path).pipe(
+          // The digest opens without following links: ELOOP means a link took the file's place.
+          Effect.mapError((e) =>
+            fromFs(e.code === "ELOOP" || e.code === "EMLINK" ? pathSwapped(path, "symbolic_link") : e)
+          )
+        )
         if (digest.sha256 !== file.sha256) {
           return Either.left(`${path} has SHA-256 ${digest.sha256}; the pin says ${file.sha256}`)
         }
@@ -406,7 +413,8 @@ export const embeddingModelStep = Effect.gen(function* () {
     for (const file of files) {
       const entry = yield* fs.lstat(file).pipe(Effect.mapError(fromFs))
       if (Option.isSome(entry) && entry.value.kind === "file") {
-        yield* fs.removeFile(file).pipe(Effect.mapError(fromFs))
+        // Only the file just checked: a link or another file swapped in since is refused.
+        yield* removeVerified(file, entry.value).pipe(Effect.provideService(SafeFs, fs), Effect.mapError(fromFs))
         removed++
       }
     }

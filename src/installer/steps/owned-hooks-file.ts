@@ -9,7 +9,9 @@ import {
   removeEntries,
   renderHooksDocument
 } from "../../codex/hooks-file.js"
-import type { SafeFs } from "../../fs/safe-fs.js"
+import { readVerified } from "../../fs/read-verified.js"
+import { SafeFs, type StatEntry } from "../../fs/safe-fs.js"
+import { writeReplacing } from "../../fs/write-replacing.js"
 import { fail, type StepFailure } from "../step.js"
 
 /** A hooks registration blctx recorded: the entries it wrote into one file. */
@@ -45,7 +47,7 @@ export const makeOwnedHooksFile = (fs: SafeFs["Type"], options: OwnedHooksFileOp
       const entry = yield* fs
         .lstat(path)
         .pipe(Effect.mapError((e) => fail(`could not inspect ${path}: ${e.message}`, `Check it, then run: ${next}`)))
-      if (Option.isNone(entry)) return Option.none<{ doc: HooksDocument; mode: number }>()
+      if (Option.isNone(entry)) return Option.none<{ doc: HooksDocument; entry: StatEntry }>()
       if (entry.value.kind === "symlink") {
         return yield* fail(
           `${path} is a symbolic link; blctx edits ${fileName} only as a regular file, so nothing was changed`,
@@ -58,9 +60,15 @@ export const makeOwnedHooksFile = (fs: SafeFs["Type"], options: OwnedHooksFileOp
           `Move it away, then run: ${next}`
         )
       }
-      const text = yield* fs
-        .readText(path)
-        .pipe(Effect.mapError((e) => fail(`could not read ${path}: ${e.message}`, `Check it, then run: ${next}`)))
+      // Read through a descriptor of the file checked above, never by its path again.
+      const text = yield* readVerified(path, entry.value).pipe(
+        Effect.provideService(SafeFs, fs),
+        Effect.mapError((e) =>
+          e._tag === "PathSwapped"
+            ? fail(e.message, `Find out what replaced ${path}, then run: ${next}`)
+            : fail(`could not read ${path}: ${e.message}`, `Check it, then run: ${next}`)
+        )
+      )
       const parsed = parseHooksDocument(text, agent)
       if (Either.isLeft(parsed)) {
         return yield* fail(
@@ -68,17 +76,27 @@ export const makeOwnedHooksFile = (fs: SafeFs["Type"], options: OwnedHooksFileOp
           `Fix it (${unparsable}), then run: ${next}`
         )
       }
-      return Option.some({ doc: parsed.right, mode: entry.value.mode })
+      return Option.some({ doc: parsed.right, entry: entry.value })
     })
 
-  const write = (path: string, doc: HooksDocument, mode: number) =>
-    fs
-      .writeAtomic(path, renderHooksDocument(doc), mode)
-      .pipe(
-        Effect.mapError((e) =>
-          fail(`could not write ${path}: ${e.message}`, `Check the folder, then run: ${reinstall}`)
-        )
+  /**
+   * Writes the file `read` returned as `checked` (none: it was absent), keeping its mode (0600
+   * when blctx creates it); refused when the path no longer holds what was read.
+   */
+  const write = (path: string, doc: HooksDocument, checked: Option.Option<StatEntry>) =>
+    writeReplacing(
+      path,
+      renderHooksDocument(doc),
+      Option.match(checked, { onNone: () => 0o600, onSome: (e) => e.mode }),
+      checked
+    ).pipe(
+      Effect.provideService(SafeFs, fs),
+      Effect.mapError((e) =>
+        e._tag === "PathSwapped"
+          ? fail(e.message, `Find out what replaced ${path}, then run: ${reinstall}`)
+          : fail(`could not write ${path}: ${e.message}`, `Check the folder, then run: ${reinstall}`)
       )
+    )
 
   /** blctx's entries that someone changed after blctx wrote them: reported, never overwritten. */
   const modifiedFailure = (path: string, modified: ReadonlyArray<ModifiedEntry>, record: HooksRecord) =>
@@ -120,9 +138,9 @@ export const makeOwnedHooksFile = (fs: SafeFs["Type"], options: OwnedHooksFileOp
           gone.push(file)
           continue
         }
-        const { doc, mode } = existing.right.value
+        const { doc, entry } = existing.right.value
         if (record.entries.some((e) => hasEntry(doc, e))) {
-          const written = yield* Effect.either(write(file, removeEntries(doc, record.entries), mode))
+          const written = yield* Effect.either(write(file, removeEntries(doc, record.entries), Option.some(entry)))
           if (Either.isLeft(written)) {
             kept.push(record)
             problems.push(written.left)

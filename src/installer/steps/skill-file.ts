@@ -2,7 +2,11 @@ import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { DateTime, Effect, Option } from "effect"
 import { checkOwnership } from "../../fs/ownership.js"
-import { type FsError, SafeFs } from "../../fs/safe-fs.js"
+import type { PathSwapped } from "../../fs/path-swapped.js"
+import { readVerified } from "../../fs/read-verified.js"
+import { removeVerified } from "../../fs/remove-verified.js"
+import { type FsError, SafeFs, type StatEntry } from "../../fs/safe-fs.js"
+import { writeReplacing } from "../../fs/write-replacing.js"
 import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { VERSION } from "../../version.js"
@@ -55,7 +59,8 @@ export type FileState =
   | { readonly _tag: "Link" }
   | { readonly _tag: "NotFile"; readonly kind: string }
   | { readonly _tag: "Hardlinked"; readonly nlink: number }
-  | { readonly _tag: "Regular"; readonly sha256: string }
+  /** A plain file with one name; `entry` is what was checked, for the write or removal after. */
+  | { readonly _tag: "Regular"; readonly sha256: string; readonly entry: StatEntry }
 
 /** The file judged against blctx's record and the bundled skill. */
 type Judgement =
@@ -105,8 +110,10 @@ export const makeSkillFile = (agent: SkillAgent) =>
 
     const fromFs =
       (next = REINSTALL) =>
-      (e: FsError) =>
-        fail(`${e.op} ${e.path} failed: ${e.message}`, `Check the permissions of ${e.path}, then run: ${next}`)
+      (e: FsError | PathSwapped) =>
+        e._tag === "PathSwapped"
+          ? fail(e.message, `Find out what replaced ${e.path}, then run: ${next}`)
+          : fail(`${e.op} ${e.path} failed: ${e.message}`, `Check the permissions of ${e.path}, then run: ${next}`)
 
     const { read: readManifest, readActive } = stepManifest(manifests, agent.installCommand)
 
@@ -186,9 +193,10 @@ export const makeSkillFile = (agent: SkillAgent) =>
         if (e.kind !== "file") return { _tag: "NotFile", kind: e.kind } as FileState
         if (e.nlink > 1) return { _tag: "Hardlinked", nlink: e.nlink } as FileState
         if (e.size > MAX_SKILL_BYTES)
-          return { _tag: "Regular", sha256: `larger than ${MAX_SKILL_BYTES} bytes` } as FileState
-        const text = yield* fs.readText(path).pipe(Effect.mapError(fromFs(next)))
-        return { _tag: "Regular", sha256: sha256(text) } as FileState
+          return { _tag: "Regular", sha256: `larger than ${MAX_SKILL_BYTES} bytes`, entry: e } as FileState
+        // Hashed through a descriptor of the file just checked, never by its path again.
+        const text = yield* readVerified(path, e).pipe(Effect.provideService(SafeFs, fs), Effect.mapError(fromFs(next)))
+        return { _tag: "Regular", sha256: sha256(text), entry: e } as FileState
       })
 
     const refusal = (path: string, state: FileState, next = REINSTALL): Option.Option<StepFailure> => {
@@ -294,7 +302,13 @@ export const makeSkillFile = (agent: SkillAgent) =>
         sha256: skill.sha256
       }
       const judged = judge(state, record, skill.sha256)
-      const write = fs.writeAtomic(target.path, skill.text, FILE_MODE).pipe(Effect.mapError(fromFs()))
+      // Only over what was judged: nothing when absent, else the very file that was hashed.
+      const write = writeReplacing(
+        target.path,
+        skill.text,
+        FILE_MODE,
+        state._tag === "Regular" ? Option.some(state.entry) : Option.none()
+      ).pipe(Effect.provideService(SafeFs, fs), Effect.mapError(fromFs()))
       switch (judged._tag) {
         case "Refused":
           return yield* judged.failure
@@ -416,7 +430,10 @@ export const makeSkillFile = (agent: SkillAgent) =>
                 `If you no longer need it: rm ${record.path}`
               )
             }
-            yield* fs.removeFile(record.path).pipe(Effect.mapError(fromFs(UNINSTALL)))
+            yield* removeVerified(record.path, state.entry).pipe(
+              Effect.provideService(SafeFs, fs),
+              Effect.mapError(fromFs(UNINSTALL))
+            )
             return "removed" as const
           })
         )
