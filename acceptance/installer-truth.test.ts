@@ -1,9 +1,8 @@
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
-import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
+import { check, placeSession, report } from "./support/installer-report.js"
 import { type ModelServer, modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 /**
@@ -11,22 +10,10 @@ import { type ModelServer, modelData, serveTinyModel, useTinyModel } from "./sup
  * against status, install against status for the optional hooks, and uninstall --purge.
  */
 
-const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
-const history = NodePath.join(root, "fixtures", "history")
 const Database = createRequire(import.meta.url)("better-sqlite3") as new (
   file: string,
   options?: { readonly readonly?: boolean }
 ) => { prepare(sql: string): { all(): Array<Record<string, unknown>> }; close(): void }
-
-interface Check {
-  readonly id: string
-  readonly status: string
-  readonly detail: string
-  readonly remediation?: string
-}
-interface Report {
-  readonly checks: ReadonlyArray<Check>
-}
 
 let home: DaemonHome | undefined
 let server: ModelServer | undefined
@@ -37,16 +24,6 @@ afterEach(async () => {
   server = undefined
 })
 
-const report = async (h: DaemonHome, args: ReadonlyArray<string>): Promise<Report> => {
-  const result = await h.blctx([...args, "--json"])
-  expect(result.stdout, `${args.join(" ")}: ${result.stderr}`).not.toBe("")
-  return JSON.parse(result.stdout) as Report
-}
-const check = (r: Report, id: string): Check => {
-  const found = r.checks.find((c) => c.id === id)
-  if (found === undefined) throw new Error(`no ${id} check in ${JSON.stringify(r)}`)
-  return found
-}
 const one = (h: DaemonHome, sql: string) => {
   const db = new Database(h.database, { readonly: true })
   try {
@@ -54,12 +31,6 @@ const one = (h: DaemonHome, sql: string) => {
   } finally {
     db.close()
   }
-}
-
-const placeSession = (h: DaemonHome, name: string) => {
-  const dir = NodePath.join(h.codexHome, "sessions", "2026", "02", "02")
-  Fs.mkdirSync(dir, { recursive: true })
-  Fs.copyFileSync(NodePath.join(history, name), NodePath.join(dir, `rollout-2026-02-02T09-00-00-${name}`))
 }
 
 const data = modelData()
@@ -113,6 +84,8 @@ describe.skipIf(data === undefined)("the installer says what happened", () => {
     const pid = /^started blctxd \(pid (\d+)\) under the detached supervisor/.exec(started.detail)?.[1]
     expect(pid, started.detail).toBeDefined()
     expect(h.daemonPids()).toEqual([Number(pid)])
+    // The daemon runs with the service's environment (fewer malloc arenas: see DAEMON_ENVIRONMENT).
+    expect(Fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContain("MALLOC_ARENA_MAX=2")
 
     // service_health runs right after history_index: its index line is what the database holds.
     expect(check(installed, "history_index").status).toBe("passed")

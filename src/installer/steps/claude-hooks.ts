@@ -23,7 +23,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step } from "../step.js"
-import { captureProblems, describeCapture } from "./capture-health.js"
+import { captureFindings, describeCapture, fault, type HookFinding, hooksVerdict } from "./capture-health.js"
 import { daemonSession } from "./daemon-session.js"
 import { makeHooksManifest } from "./hooks-manifest.js"
 import { makeOwnedHooksFile } from "./owned-hooks-file.js"
@@ -227,8 +227,11 @@ export const claudeHooksStep = Effect.gen(function* () {
       // written, every blctx entry in it is still recognised as blctx's on the next run.
       const union = [...owned, ...desired.filter((d) => !owned.some((o) => sameEntry(o, d)))]
       latest = yield* writeManifest(m, withRecord(m, { ...final, entries: union }))
-      const mode = Option.match(existing, { onNone: () => 0o600, onSome: (e) => e.mode })
-      yield* writeSettings(settingsFile, addEntries(removeEntries(doc, stale), desired, timeoutOf), mode)
+      yield* writeSettings(
+        settingsFile,
+        addEntries(removeEntries(doc, stale), desired, timeoutOf),
+        Option.map(existing, (e) => e.entry)
+      )
     }
     if (record === undefined || changed || !sameEntries(record.entries, final.entries)) {
       yield* writeManifest(latest, withRecord(latest, final))
@@ -242,17 +245,18 @@ export const claudeHooksStep = Effect.gen(function* () {
   })
 
   /**
-   * Doctor: green only when the hooks are in place and capture works end to end: every event type
-   * has arrived, captured content is indexed, nothing is pending or failed.
+   * Doctor: red for anything broken (hooks changed or gone, their programs missing, capture
+   * errors, the daemon silent). Event types not fired yet and captures still queued are where a
+   * fresh install stands until Claude Code is used: green, naming each and what to do.
    */
   const diagnose = Effect.fn("ClaudeHooks.diagnose")(function* () {
     if (yield* declined) return { detail: "optional Claude Code hooks declined: nothing to diagnose" }
     const m = yield* readActive
-    const problems: Array<string> = []
+    const findings: Array<HookFinding> = []
     const remedies: Array<string> = []
     const hooks = yield* Effect.either(Effect.zipLeft(checkInstalled(m, DOCTOR), checkPrograms))
     if (Either.isLeft(hooks)) {
-      problems.push(hooks.left.detail)
+      findings.push(fault(hooks.left.detail))
       remedies.push(hooks.left.remediation)
     }
     const status = yield* Effect.either(
@@ -260,12 +264,12 @@ export const claudeHooksStep = Effect.gen(function* () {
     )
     let captured = ""
     if (Either.isLeft(status)) {
-      problems.push(`capture status not known: ${status.left.detail}`)
+      findings.push(fault(`capture status not known: ${status.left.detail}`))
       remedies.push(status.left.remediation)
     } else {
       const capture = status.right.capture
-      const missing = captureProblems(capture, "Claude Code")
-      problems.push(...missing)
+      const missing = captureFindings(capture, "Claude Code")
+      findings.push(...missing)
       if (missing.length > 0) {
         remedies.push(
           `Use Claude Code as usual (start a session, send a prompt, let it answer, exit) so every hook fires; blctxd indexes captures in the background; if the counts stay, check ${daemon.logHint(m)}`
@@ -273,8 +277,9 @@ export const claudeHooksStep = Effect.gen(function* () {
       }
       captured = describeCapture(capture)
     }
-    if (problems.length > 0) return yield* fail(problems.join("; "), remedies.join("; "))
-    return { detail: `${HOOK_EVENTS.length} hooks in place; ${captured}` }
+    const verdict = hooksVerdict(findings, remedies, `${HOOK_EVENTS.length} hooks in place; ${captured}`)
+    if (verdict._tag === "Failed") return yield* fail(verdict.detail, verdict.remediation)
+    return { detail: verdict.detail }
   })
 
   /**

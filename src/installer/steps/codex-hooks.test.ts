@@ -575,37 +575,42 @@ describe("codex_hooks doctor", () => {
     )
   })
 
-  it.effect("says when nothing has arrived or been indexed, and when the daemon cannot say", () =>
-    Effect.gen(function* () {
-      const silent = capture({
-        events: { SessionStart: 0, UserPromptSubmit: 0, Stop: 0, SessionEnd: 0 },
-        indexed_sessions: 0,
-        last_event_at: null
+  it.effect(
+    "a fresh install (hooks awaiting approval, nothing arrived) passes, naming what waits; a silent daemon fails",
+    () =>
+      Effect.gen(function* () {
+        const silent = capture({
+          events: { SessionStart: 0, UserPromptSubmit: 0, Stop: 0, SessionEnd: 0 },
+          indexed_sessions: 0,
+          last_event_at: null
+        })
+        const codex = makeFakeCodex()
+        yield* withStep(
+          (step) =>
+            Effect.gen(function* () {
+              yield* step.install(runOf("install"))
+              const fresh = (yield* diagnoseOf(step, runOf("doctor"))).detail
+              expect(fresh).toMatch(
+                /^0 hooks trusted; events: SessionStart 0, UserPromptSubmit 0, Stop 0, SessionEnd 0; 0 captured sessions indexed; waiting, not a fault: not trusted yet: SessionStart, UserPromptSubmit, Stop, SessionEnd; no SessionStart, UserPromptSubmit, Stop or SessionEnd event has arrived; no captured session is indexed yet; next: Open Codex, run \/hooks and trust the blctx hooks; Use Codex as usual/
+              )
+              trust(codexHome(), codex)
+              expect((yield* diagnoseOf(step, runOf("doctor"))).detail).toMatch(
+                /^4 hooks trusted; .*; waiting, not a fault: no SessionStart, UserPromptSubmit, Stop or SessionEnd event has arrived; no captured session is indexed yet; next: Use Codex as usual/
+              )
+            }),
+          { codex, world: daemonWith(silent) }
+        )
+        yield* withStep(
+          (step) =>
+            Effect.gen(function* () {
+              const failed = failureOf(yield* Effect.either(diagnoseOf(step, runOf("doctor"))))
+              expect(failed.detail).toMatch(
+                /^capture status not known: blctxd on .* did not answer \(ContextStatus\): DaemonUnavailable: no socket/
+              )
+            }),
+          { codex }
+        )
       })
-      const codex = makeFakeCodex()
-      yield* withStep(
-        (step) =>
-          Effect.gen(function* () {
-            yield* step.install(runOf("install"))
-            trust(codexHome(), codex)
-            const failed = failureOf(yield* Effect.either(diagnoseOf(step, runOf("doctor"))))
-            expect(failed.detail).toBe(
-              "no SessionStart, UserPromptSubmit, Stop or SessionEnd event has arrived; no captured session is indexed yet"
-            )
-          }),
-        { codex, world: daemonWith(silent) }
-      )
-      yield* withStep(
-        (step) =>
-          Effect.gen(function* () {
-            const failed = failureOf(yield* Effect.either(diagnoseOf(step, runOf("doctor"))))
-            expect(failed.detail).toMatch(
-              /^capture status not known: blctxd on .* did not answer \(ContextStatus\): DaemonUnavailable: no socket/
-            )
-          }),
-        { codex }
-      )
-    })
   )
 })
 

@@ -30,7 +30,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type Step, type StepFailure } from "../step.js"
-import { captureProblems, describeCapture } from "./capture-health.js"
+import { captureFindings, describeCapture, fault, type HookFinding, hooksVerdict, waiting } from "./capture-health.js"
 import { daemonSession } from "./daemon-session.js"
 import { makeHooksManifest } from "./hooks-manifest.js"
 import { makeOwnedHooksFile } from "./owned-hooks-file.js"
@@ -271,8 +271,11 @@ export const codexHooksStep = Effect.gen(function* () {
       // written, every blctx entry in it is still recognised as blctx's on the next run.
       const union = [...owned, ...desired.filter((d) => !owned.some((o) => sameEntry(o, d)))]
       latest = yield* writeManifest(m, withRecord(m, { ...final, entries: union }))
-      const mode = Option.match(existing, { onNone: () => 0o600, onSome: (e) => e.mode })
-      yield* writeHooks(hooksFile, addEntries(removeEntries(doc, stale), desired, timeoutOf), mode)
+      yield* writeHooks(
+        hooksFile,
+        addEntries(removeEntries(doc, stale), desired, timeoutOf),
+        Option.map(existing, (e) => e.entry)
+      )
     }
     if (record === undefined || changed || !sameEntries(record.entries, final.entries)) {
       yield* writeManifest(latest, withRecord(latest, final))
@@ -287,26 +290,27 @@ export const codexHooksStep = Effect.gen(function* () {
   })
 
   /**
-   * Doctor: green only when every blctx hook is trusted and capture works end to end: every event
-   * type has arrived, captured content is indexed, nothing is pending or failed. Otherwise it names
-   * each of these that is missing.
+   * Doctor: red for anything broken (hooks changed or gone, Codex cannot list them, capture
+   * errors, the daemon silent). Hooks still awaiting approval in Codex, event types not fired yet
+   * and captures still queued are where a fresh install stands until Codex is used: green, naming
+   * each and what to do.
    */
   const diagnose = Effect.fn("CodexHooks.diagnose")(function* () {
     if (yield* declined) return { detail: "optional hooks declined: nothing to diagnose" }
     const m = yield* readActive
-    const problems: Array<string> = []
+    const findings: Array<HookFinding> = []
     const remedies: Array<string> = []
     const hooks = yield* Effect.either(
       Effect.flatMap(checkInstalled(m, DOCTOR), (record) => confirmWithCodex(record.entries, DOCTOR))
     )
     let trusted: HooksListingJudgement | undefined
     if (Either.isLeft(hooks)) {
-      problems.push(hooks.left.detail)
+      findings.push(fault(hooks.left.detail))
       remedies.push(hooks.left.remediation)
     } else {
       trusted = hooks.right
       if (hooks.right.pending.length > 0) {
-        problems.push(`not trusted yet: ${pendingEvents(hooks.right).join(", ")}`)
+        findings.push(waiting(`not trusted yet: ${pendingEvents(hooks.right).join(", ")}`))
         remedies.push("Open Codex, run /hooks and trust the blctx hooks")
       }
     }
@@ -315,12 +319,12 @@ export const codexHooksStep = Effect.gen(function* () {
     )
     let captured = ""
     if (Either.isLeft(status)) {
-      problems.push(`capture status not known: ${status.left.detail}`)
+      findings.push(fault(`capture status not known: ${status.left.detail}`))
       remedies.push(status.left.remediation)
     } else {
       const capture = status.right.capture
-      const missing = captureProblems(capture)
-      problems.push(...missing)
+      const missing = captureFindings(capture)
+      findings.push(...missing)
       if (missing.length > 0) {
         remedies.push(
           `Use Codex as usual (start a session, send a prompt, let it answer, exit) so every hook fires; blctxd indexes captures in the background; if the counts stay, check ${daemon.logHint(m)}`
@@ -328,8 +332,9 @@ export const codexHooksStep = Effect.gen(function* () {
       }
       captured = describeCapture(capture)
     }
-    if (problems.length > 0) return yield* fail(problems.join("; "), remedies.join("; "))
-    return { detail: `${trusted?.trusted.length ?? 0} hooks trusted; ${captured}` }
+    const verdict = hooksVerdict(findings, remedies, `${trusted?.trusted.length ?? 0} hooks trusted; ${captured}`)
+    if (verdict._tag === "Failed") return yield* fail(verdict.detail, verdict.remediation)
+    return { detail: verdict.detail }
   })
 
   /**
