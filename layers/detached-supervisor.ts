@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Duration, Effect, Layer, Option } from "effect"
+import { writeFileReplacing } from "../src/fs/write-file-replacing.js"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
 import {
@@ -40,9 +41,7 @@ const writeRecord = (spec: ServiceSpec) =>
   Effect.try({
     try: () => {
       const path = launchRecordPath(spec)
-      const temp = `${path}.${process.pid}.tmp`
-      Fs.writeFileSync(temp, launchRecord(spec), { mode: 0o600 })
-      Fs.renameSync(temp, path)
+      writeFileReplacing(path, launchRecord(spec))
     },
     catch: (e) => serviceError(`cannot write ${launchRecordPath(spec)}: ${String(e)}`, "Check the state directory.")
   })
@@ -86,7 +85,7 @@ const spawnDaemon = (spec: ServiceSpec) =>
       },
       catch: (e) => serviceError(`cannot open ${spec.logFile}: ${String(e)}`, "Check the state directory.")
     })
-    const env = { ...process.env }
+    const env = { ...process.env, ...spec.environment }
     delete env.NOTIFY_SOCKET
     const child = yield* Effect.try({
       try: () => spawn(node, args, { detached: true, stdio: ["ignore", log, log], env, cwd: "/" }),

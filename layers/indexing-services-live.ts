@@ -97,7 +97,8 @@ export const IndexingServicesLive = Layer.scoped(
       )
     )
 
-    const unavailable = Effect.zipRight(current, SynchronizedRef.get(lastProblem))
+    // What the last `current` found: callers ask right after it, so the model is not checked twice.
+    const unavailable = SynchronizedRef.get(lastProblem)
     return { current, unavailable }
   })
 )

@@ -43,6 +43,7 @@ const setup = Effect.acquireRelease(
       installationId,
       name: `blctxd-${installationId}`,
       command: [process.execPath, stub, socketPath],
+      environment: { MALLOC_ARENA_MAX: "2" },
       daemonEntry: stub,
       socketPath,
       stateDir,

@@ -1,6 +1,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Duration, Effect, Layer, Option } from "effect"
+import { writeFileReplacing } from "../src/fs/write-file-replacing.js"
 import { Launchctl, type LaunchctlError } from "../src/service/launchctl.js"
 import { launchdLabel, renderPlist } from "../src/service/launchd-plist.js"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
@@ -48,10 +49,8 @@ export const makeLaunchdServiceManager = (launchAgentsDir: string) =>
           try: () => {
             Fs.mkdirSync(launchAgentsDir, { recursive: true, mode: 0o700 })
             const path = plistPathOf(spec)
-            const temp = `${path}.${process.pid}.tmp`
             // launchd refuses an agent others can write; nothing in it is secret, but 0600 costs nothing.
-            Fs.writeFileSync(temp, renderPlist(spec), { mode: 0o600 })
-            Fs.renameSync(temp, path)
+            writeFileReplacing(path, renderPlist(spec))
           },
           catch: (e) =>
             new ServiceError({

@@ -20,7 +20,7 @@ export interface OnnxOptions {
   /**
    * Padded tokens per ONNX run (rows × the batch's longest input; default
    * `DEFAULT_MAX_BATCH_TOKENS`). The encoder's activations grow with it (attention with rows ×
-   * length²), so it bounds peak memory: 32 chunks of 384 tokens in one run take ~900 MiB.
+   * length²), so it bounds peak memory: 32 chunks of 384 tokens in one run take ~1.1 GiB.
    */
   readonly maxBatchTokens?: number
   /** ONNX Runtime's intra-op threads. Unset (the product): ONNX Runtime's default, one per core. */
@@ -28,13 +28,14 @@ export interface OnnxOptions {
 }
 
 /**
- * Five 384-token chunks per run, or 32 texts of up to 64 tokens. With bge-small-en's size, a run
- * of 384-token chunks takes ~20-27 MiB of ONNX Runtime arena per row (32 rows: ~880 MiB, 5: ~100
- * MiB), and on a CPU more rows of that length add little throughput (`npm run bench --
- * embedding`). Each run also blocks the event loop (onnxruntime-node runs synchronously), so
- * shorter runs keep the daemon answering.
+ * Two 384-token chunks per run, or 16 texts of up to 64 tokens. With bge-small-en's size, each
+ * 384-token row takes ~36 MiB of ONNX Runtime arena (measured here: 1 row +31 MiB, 2 rows +71,
+ * 5 rows +179), and the arena keeps its peak for the session's life; on a CPU more rows of that
+ * length add no throughput (the attention's rows × length² dominates), so the cap costs little
+ * speed and bounds the daemon's memory while it indexes. Each run also blocks the event loop
+ * (onnxruntime-node runs synchronously), so shorter runs keep the daemon answering.
  */
-export const DEFAULT_MAX_BATCH_TOKENS = 2048
+export const DEFAULT_MAX_BATCH_TOKENS = 1024
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
 

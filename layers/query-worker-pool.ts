@@ -14,6 +14,13 @@ import { StoreError } from "../src/store/store-error.js"
  */
 export const QUERY_WORKERS = 3
 
+/**
+ * A larger young generation than the daemon's `--optimize-for-size` gives each thread: a search
+ * allocates a few MiB (rows, texts, scores), and with the small default the workers spent about
+ * as long in garbage collection as in SQLite.
+ */
+const QUERY_WORKER_LIMITS = { maxYoungGenerationSizeMb: 32 }
+
 // programs/query-worker-main.ts, bundled by scripts/bundle.mjs as dist/programs/query-worker.js.
 const entry = new URL("../programs/query-worker.js", import.meta.url)
 
@@ -27,7 +34,11 @@ export const QueryWorkerPoolLive = Layer.scoped(
     const { database } = yield* Paths
     const context = yield* Layer.build(
       RpcClient.layerProtocolWorker({ minSize: 1, maxSize: QUERY_WORKERS, timeToLive: "60 seconds" }).pipe(
-        Layer.provide(NodeWorker.layerPlatform(() => new Worker(entry, { workerData: { database } })))
+        Layer.provide(
+          NodeWorker.layerPlatform(
+            () => new Worker(entry, { workerData: { database }, resourceLimits: QUERY_WORKER_LIMITS })
+          )
+        )
       )
     ).pipe(Effect.mapError((e) => new StoreError({ path: database, message: `query workers: ${String(e)}` })))
     const client = yield* RpcClient.make(QueryRpcs).pipe(Effect.provide(context))

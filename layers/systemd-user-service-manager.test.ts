@@ -51,6 +51,7 @@ const setup = Effect.acquireRelease(
       installationId,
       name: `blctxd-${installationId}`,
       command: ["/usr/bin/node", "/opt/blctx/dist/programs/daemon.js", "--installation-id", installationId],
+      environment: { MALLOC_ARENA_MAX: "2" },
       daemonEntry: "/opt/blctx/dist/programs/daemon.js",
       socketPath: NodePath.join(stateDir, "blctxd.sock"),
       stateDir,

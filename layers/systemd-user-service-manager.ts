@@ -4,6 +4,7 @@ import { Command, CommandExecutor } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { type Duration, Effect, Layer, Option } from "effect"
+import { writeFileReplacing } from "../src/fs/write-file-replacing.js"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
 import { renderUnit } from "../src/service/systemd-unit.js"
@@ -54,9 +55,7 @@ const writeUnit = (spec: ServiceSpec) =>
   Effect.try({
     try: () => {
       const path = unitPathOf(spec)
-      const temp = `${path}.${process.pid}.tmp`
-      Fs.writeFileSync(temp, renderUnit(spec), { mode: 0o600 })
-      Fs.renameSync(temp, path)
+      writeFileReplacing(path, renderUnit(spec))
     },
     catch: (e) =>
       new ServiceError({

@@ -94,7 +94,12 @@ const ended = (name: string, unit: Unit, failed: boolean) =>
     writeState(name, unit)
   })
 
-const launch = (name: string, unit: Unit, execStart: ReadonlyArray<string>) =>
+const launch = (
+  name: string,
+  unit: Unit,
+  execStart: ReadonlyArray<string>,
+  environment: Readonly<Record<string, string>>
+) =>
   Effect.gen(function* () {
     const [command, ...args] = execStart
     if (command === undefined) return
@@ -103,7 +108,7 @@ const launch = (name: string, unit: Unit, execStart: ReadonlyArray<string>) =>
     const scope = yield* Scope.make()
     const started = yield* Command.make(command, ...args).pipe(
       Command.stdin("inherit"),
-      Command.env({ NOTIFY_SOCKET: notify, PATH: `${dir("bin")}:${process.env.PATH ?? ""}` }),
+      Command.env({ ...environment, NOTIFY_SOCKET: notify, PATH: `${dir("bin")}:${process.env.PATH ?? ""}` }),
       Command.start,
       Scope.extend(scope),
       Effect.either
@@ -170,7 +175,7 @@ const tick = Effect.gen(function* () {
       }
       if (unit.child === undefined && now >= unit.restartAt) {
         unit.nonce = nonce
-        yield* launch(name, unit, parsed.execStart)
+        yield* launch(name, unit, parsed.execStart, parsed.environment)
       }
       if (unit.state === "activating" && unit.child !== undefined) {
         if (!parsed.notify || (read(dir(`notify/${name}`)) ?? "").includes("READY=1")) unit.state = "active"

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, sourceLocationOf } from "./contract.js"
 import { reciprocalRankFusion } from "./fusion.js"
-import { type ChunkRow, chunksByIds, searchLexical } from "./lexical-search.js"
+import { allowedChunkIds, type ChunkRow, chunksByIds, searchLexical } from "./lexical-search.js"
 import { applyTextBudget } from "./text-budget.js"
 
 /** Nearest chunks for the query, from the vector index (cosine similarity, best first). */
@@ -54,18 +54,20 @@ export const rankChunks = (request: SearchRequest, vectors: Option.Option<Vector
     if (Option.isSome(vectors)) {
       const n = candidatesFor(request)
       const lexical = yield* searchLexical(request.query, request.filters, n, 0)
-      const vectorRows = yield* chunksByIds(
+      const allowed = yield* allowedChunkIds(
         vectors.value.hits.map((h) => h.id),
         request.filters
       )
-      const allowed = new Set(vectorRows.map((r) => r.chunk_id))
       const vectorRanked = vectors.value.hits.filter((h) => allowed.has(h.id))
-      const rows = new Map<number, ChunkRow>([...vectorRows, ...lexical].map((r) => [r.chunk_id, r]))
       const fused = reciprocalRankFusion([
         lexical.map((r) => ({ id: r.chunk_id, score: r.rank })),
         vectorRanked.map((h) => ({ id: h.id, score: h.score }))
       ])
       const page = fused.slice(request.offset, request.offset + request.limit)
+      // Only the page's vector-only chunks are read with their text (lexical rows already are).
+      const rows = new Map<number, ChunkRow>(lexical.map((r) => [r.chunk_id, r]))
+      const unread = page.map((f) => f.id).filter((id) => !rows.has(id))
+      for (const row of yield* chunksByIds(unread, {})) rows.set(row.chunk_id, row)
       const hybrid: RankedChunks = {
         mode: "hybrid",
         ranked: page.flatMap((f) => {

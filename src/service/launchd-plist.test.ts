@@ -9,6 +9,7 @@ const spec: ServiceSpec = {
   installationId: id,
   name: `blctxd-${id}`,
   command: ["/usr/local/bin/node", "--optimize-for-size", "/Users/a & b/<blctx>/daemon.js", "--installation-id", id],
+  environment: { MALLOC_ARENA_MAX: "2" },
   daemonEntry: "/Users/a & b/<blctx>/daemon.js",
   socketPath: "/Users/a/.local/state/blctx/blctxd.sock",
   stateDir: "/Users/a/.local/state/blctx",
@@ -37,7 +38,8 @@ describe("the LaunchAgent plist", () => {
     expect(Either.getOrThrow(parsed)).toMatchObject({
       Umask: LAUNCHD_UMASK,
       ProcessType: "Background",
-      ThrottleInterval: 1
+      ThrottleInterval: 1,
+      EnvironmentVariables: { MALLOC_ARENA_MAX: "2" }
     })
     expect(launchdLabel(spec)).toBe(`dev.blctx.blctxd-${id}`)
   })

@@ -31,6 +31,13 @@ export const renderPlist = (spec: ServiceSpec): string =>
     "  <array>",
     ...spec.command.map((word) => `    <string>${escapeXml(word)}</string>`),
     "  </array>",
+    "  <key>EnvironmentVariables</key>",
+    "  <dict>",
+    ...Object.entries(spec.environment).flatMap(([name, value]) => [
+      `    <key>${escapeXml(name)}</key>`,
+      `    <string>${escapeXml(value)}</string>`
+    ]),
+    "  </dict>",
     "  <key>RunAtLoad</key>",
     "  <true/>",
     // Restarted when it fails; a daemon that exits 0 (uninstalled, its socket gone) stays down.

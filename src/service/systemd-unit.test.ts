@@ -30,6 +30,10 @@ describe("renderUnit", () => {
   it("round-trips ExecStart words with spaces, quotes, percent and dollar signs", () => {
     const parsed = parseUnit(renderUnit(spec))
     expect(parsed?.execStart).toEqual(spec.command)
+    expect(parsed?.environment).toEqual({ MALLOC_ARENA_MAX: "2" })
+    expect(renderUnit(spec).split("\n")).toContain('Environment="MALLOC_ARENA_MAX=2"')
+    const oddEnvironment = { ODD: 'a "b" 100% $HOME back\\slash', EMPTY: "" }
+    expect(parseUnit(renderUnit({ ...spec, environment: oddEnvironment }))?.environment).toEqual(oddEnvironment)
     const odd = ['/a "quoted"', "100%", "$HOME", "back\\slash"]
     expect(parseExecStart(odd.map(quoteWord).join(" "))).toEqual(odd)
     expect(parsed?.restartOnFailure).toBe(true)

@@ -4,6 +4,13 @@ import type { ServiceSpec } from "./service-spec.js"
 export const quoteWord = (word: string) =>
   `"${word.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("%", "%%").replaceAll("$", "$$$$")}"`
 
+/**
+ * Quotes one `Environment=` assignment: like `quoteWord`, but `$` stays as it is (systemd
+ * expands specifiers there, not variables).
+ */
+export const quoteAssignment = (name: string, value: string) =>
+  `"${`${name}=${value}`.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("%", "%%")}"`
+
 /** Splits an ExecStart line written by `quoteWord` back into words. */
 export const parseExecStart = (line: string): ReadonlyArray<string> => {
   const words: Array<string> = []
@@ -25,6 +32,7 @@ export const renderUnit = (spec: ServiceSpec): string =>
     "Type=notify",
     // Readiness is sent by the systemd-notify helper, a child of the daemon.
     "NotifyAccess=all",
+    ...Object.entries(spec.environment).map(([name, value]) => `Environment=${quoteAssignment(name, value)}`),
     `ExecStart=${spec.command.map(quoteWord).join(" ")}`,
     "Restart=on-failure",
     "RestartSec=1",
@@ -40,6 +48,7 @@ export const renderUnit = (spec: ServiceSpec): string =>
 /** The few unit settings the fake manager honours, read back from a unit file. */
 export interface ParsedUnit {
   readonly execStart: ReadonlyArray<string>
+  readonly environment: Readonly<Record<string, string>>
   readonly restartOnFailure: boolean
   readonly timeoutStartSec: number
   readonly timeoutStopSec: number
@@ -48,14 +57,26 @@ export interface ParsedUnit {
 
 export const parseUnit = (text: string): ParsedUnit | undefined => {
   const values = new Map<string, string>()
+  const environment: Record<string, string> = {}
   for (const line of text.split("\n")) {
     const eq = line.indexOf("=")
-    if (eq > 0 && !line.startsWith("#") && !line.startsWith("[")) values.set(line.slice(0, eq), line.slice(eq + 1))
+    if (eq <= 0 || line.startsWith("#") || line.startsWith("[")) continue
+    const key = line.slice(0, eq)
+    const value = line.slice(eq + 1)
+    values.set(key, value)
+    if (key !== "Environment") continue
+    // Each quoted word is one assignment; unescaping matches parseExecStart but leaves `$` alone.
+    for (const match of value.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)) {
+      const raw = match[1] === undefined ? (match[2] ?? "") : match[1].replace(/\\(.)/g, "$1").replaceAll("%%", "%")
+      const at = raw.indexOf("=")
+      if (at > 0) environment[raw.slice(0, at)] = raw.slice(at + 1)
+    }
   }
   const exec = values.get("ExecStart")
   if (exec === undefined) return undefined
   return {
     execStart: parseExecStart(exec),
+    environment,
     restartOnFailure: values.get("Restart") === "on-failure",
     timeoutStartSec: Number(values.get("TimeoutStartSec") ?? "90"),
     timeoutStopSec: Number(values.get("TimeoutStopSec") ?? "90"),
