@@ -126,6 +126,17 @@ describe("blctx install claude with the real Claude Code CLI, a detached daemon 
         expect(checkOf(all.stdout, "claude_mcp").detail).toMatch(/Claude reports it connected$/)
         expect(checkOf(all.stdout, "mcp_health").detail).toMatch(/^codex: .*; claude: base-layer-context answered/)
 
+        // doctor agrees with status on a fresh install: hooks that have not fired yet are not a fault.
+        const claudeStatus = report((await blctx(["status", "claude", "--json"])).stdout)
+        const doctor = await blctx(["doctor", "claude", "--json"])
+        console.log(`blctx doctor claude --json (exit ${doctor.code}):\n${doctor.stdout}`)
+        expect(failed(report(doctor.stdout)), doctor.stderr).toEqual([])
+        expect(report(doctor.stdout).checks.map((c) => [c.id, c.status])).toEqual(
+          claudeStatus.checks.map((c) => [c.id, c.status])
+        )
+        expect(checkOf(doctor.stdout, "claude_hooks").detail).toContain("waiting, not a fault: ")
+        expect(doctor.code).toBe(0)
+
         const wrongStep = await blctx(["install", "claude", "--step", "codex_mcp", "--json"])
         expect(wrongStep.code).toBe(2)
         expect(wrongStep.stderr).toContain("--step codex_mcp is not a step of claude")

@@ -62,11 +62,22 @@ describe("whether a bound transcript needs importing", () => {
     ).toBe("Submit")
   })
 
+  it("waits for a transcript the agent has not written yet, one never indexed nor queued", () => {
+    expect(reconcileVerdict(facts({ look: { _tag: "Missing" }, indexed: undefined, submitted: undefined }))).toEqual({
+      _tag: "Waiting"
+    })
+  })
+
   it("reports a path that vanished, is a link or not a regular file, or cannot be examined", () => {
-    expect(reconcileVerdict(facts({ look: { _tag: "Missing" } }))).toEqual({
+    expect(
+      reconcileVerdict(facts({ look: { _tag: "Missing" }, indexed: { signature: now, state: "indexed", note: null } }))
+    ).toEqual({
       _tag: "Error",
       reason: `${PATH} no longer exists`
     })
+    expect(
+      reconcileVerdict(facts({ look: { _tag: "Missing" }, submitted: { signature: now, job: undefined } }))
+    ).toEqual({ _tag: "Error", reason: `${PATH} no longer exists` })
     expect(reconcileVerdict(facts({ look: { _tag: "NotRegular", kind: "symlink" } }))).toEqual({
       _tag: "Error",
       reason: `${PATH} is a symbolic link, which blctx never follows`

@@ -48,6 +48,7 @@ const ACTIVE = ["queued", "running"]
 const NOT_TRIED = ["cancelled", "superseded"]
 
 /**
+ * - The path does not exist and was never indexed or queued: waiting for the agent to write it.
  * - The path is gone, a link, not a regular file, or cannot be examined: an error with the reason.
  * - The index holds the file as it is now: indexed (a conflict, another file claiming its
  *   session, is an error).
@@ -60,7 +61,12 @@ export const reconcileVerdict = (facts: ReconcileFacts): ReconcileVerdict => {
   const { look, indexed, submitted } = facts
   switch (look._tag) {
     case "Missing":
-      return { _tag: "Error", reason: `${facts.path} no longer exists` }
+      // Never indexed nor queued: the agent has not written it yet (Claude Code writes a
+      // transcript at the first message; a session that never converses, such as `claude mcp
+      // list`, never does). That is waiting, not a fault; a file that was there and went is.
+      return indexed === undefined && submitted === undefined
+        ? { _tag: "Waiting" }
+        : { _tag: "Error", reason: `${facts.path} no longer exists` }
     case "Unexaminable":
       return { _tag: "Error", reason: `${facts.path} cannot be examined (${look.code})` }
     case "NotRegular":

@@ -67,22 +67,23 @@ describe("reconciling captured transcripts with the index", () => {
         const reconcile = reconcileBindings("context.db", submit)
 
         const first = yield* reconcile
-        expect(first).toMatchObject({ submitted: [real], indexed: 0, waiting: 0, errors: 2 })
+        // A transcript the agent has not written yet is waited for, not an error.
+        expect(first).toMatchObject({ submitted: [real], indexed: 0, waiting: 1, errors: 1 })
         expect(yield* states).toEqual([
           { binding_key: REAL, state: "pending", last_error: null },
           { binding_key: LINK, state: "error", last_error: `${link} is a symbolic link, which blctx never follows` },
-          { binding_key: GONE, state: "error", last_error: `${gone} no longer exists` }
+          { binding_key: GONE, state: "pending", last_error: null }
         ])
 
         // The import is still queued: nothing is queued again.
-        expect(yield* reconcile).toMatchObject({ submitted: [], waiting: 1 })
+        expect(yield* reconcile).toMatchObject({ submitted: [], waiting: 2 })
 
         // The import ran: the index holds the file as it is.
         yield* importOnce(real)
         yield* sql`UPDATE jobs SET state = 'completed'`
         expect(yield* reconcile).toMatchObject({ submitted: [], indexed: 1 })
         const counts = yield* readCaptureCounts({ generations: [GENERATION] })
-        expect(counts).toMatchObject({ indexed_sessions: 1, pending: 0, errors: 2 })
+        expect(counts).toMatchObject({ indexed_sessions: 1, pending: 1, errors: 1 })
 
         // The session went on (no event needed): queued again.
         Fs.appendFileSync(real, `${Fs.readFileSync(real, "utf8").split("\n")[0]}\n`)
@@ -90,6 +91,15 @@ describe("reconciling captured transcripts with the index", () => {
         expect(submitted).toEqual([[real], [real]])
         // The transcript is only ever read.
         expect(Fs.lstatSync(link).isSymbolicLink()).toBe(true)
+        // A transcript that was there and went is an error.
+        Fs.rmSync(real)
+        yield* sql`UPDATE jobs SET state = 'completed'`
+        expect(yield* reconcile).toMatchObject({ submitted: [], errors: 2 })
+        expect((yield* states)[0]).toEqual({
+          binding_key: REAL,
+          state: "error",
+          last_error: `${real} no longer exists`
+        })
       })
     ).pipe(Effect.ensuring(Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))))
   })
