@@ -20,7 +20,7 @@ import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { batchesByLength } from "../src/embedding/pooling.js"
 import { ChunkId } from "../src/vectors/vector-index.js"
-import { benchModelDir } from "./bench-model.js"
+import { BENCH_MODEL_ENV, benchModelDir } from "./bench-model.js"
 import { figure, line, percentile } from "./measure.js"
 import { seededRandom } from "./seeded-random.js"
 import { makeZipfHistory } from "./zipf-history.js"
@@ -276,7 +276,7 @@ const bgeShaped = async (dir: string) => {
   const mixLengths = await lengthsOf(mix)
   const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
   const sortedMix = [...mixLengths].sort((a, b) => a - b)
-  line("bge-shaped model", `${dir} (random weights: figures are cost, never quality)`)
+  line("bge-shaped model", `$${BENCH_MODEL_ENV} (random weights: figures are cost, never quality)`)
   line("machine", loadNote())
   line(
     "384-token chunks",

@@ -36,7 +36,7 @@ import { connect } from "../src/rpc/client.js"
 import { DAEMON_NODE_FLAGS } from "../src/service/service-spec.js"
 import { initializeDatabase } from "../src/store/identity.js"
 import { SqliteOpener } from "../src/store/sqlite-opener.js"
-import { benchModelDir, installBenchModel, readModelFolder } from "./bench-model.js"
+import { BENCH_MODEL_ENV, benchModelDir, installBenchModel, readModelFolder } from "./bench-model.js"
 import { benchHome, figure, line, mib } from "./measure.js"
 import { rng, writeSyntheticHistory } from "./synthetic-history.js"
 import { makeZipfHistory } from "./zipf-history.js"
@@ -624,7 +624,7 @@ export const runThroughDaemon = async (modelDir: string) => {
   const exec = promisify(execFile)
   let server: { close: () => Promise<void> } | undefined
   try {
-    line("model", `bge-shaped encoder from ${modelDir} (bge-small-en's size, random weights)`)
+    line("model", `bge-shaped encoder from $${BENCH_MODEL_ENV} (bge-small-en's size, random weights)`)
     line(
       "machine",
       `2 cores here; load average ${loadavg()
