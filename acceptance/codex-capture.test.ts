@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
@@ -176,6 +176,12 @@ describe("capture with real Codex", () => {
       const jobState = async () =>
         (JSON.parse((await h.blctx(["index-status", jobId])).stdout) as { job: { state: string } }).job.state
       await waitFor("the import to start", async () => ((await jobState()) === "running" ? true : undefined))
+      // The daemon's main thread (where the import runs) yields the CPU to the 200 hook processes,
+      // so on a quiet or a loaded machine alike the import is still running when the last hook
+      // exits: what is proved is hooks against a busy writer, not which of the two is faster.
+      const [daemon] = h.daemonPids()
+      expect(daemon).toBeDefined()
+      execFileSync("renice", ["-n", "19", "-p", String(daemon)], { stdio: "ignore" })
 
       // As Codex runs a hook: `sh -c COMMAND`, the event on stdin.
       const runStop = (i: number) =>
