@@ -2,7 +2,6 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Duration, Effect, Layer, Option } from "effect"
-import { writeFileReplacing } from "../src/fs/write-file-replacing.js"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
 import {
@@ -17,6 +16,7 @@ import {
   socketAnswers,
   stopProcess
 } from "./daemon-process-table.js"
+import { writeAtomicLive } from "./node-safe-fs.js"
 import { tryExclusiveLock } from "./sqlite-file-lock.js"
 
 const STOP_GRACE = Duration.seconds(5)
@@ -38,13 +38,11 @@ const readText = (path: string): Option.Option<string> => {
 const serviceError = (detail: string, remediation: string) => new ServiceError({ detail, remediation })
 
 const writeRecord = (spec: ServiceSpec) =>
-  Effect.try({
-    try: () => {
-      const path = launchRecordPath(spec)
-      writeFileReplacing(path, launchRecord(spec))
-    },
-    catch: (e) => serviceError(`cannot write ${launchRecordPath(spec)}: ${String(e)}`, "Check the state directory.")
-  })
+  writeAtomicLive(launchRecordPath(spec), launchRecord(spec), 0o600).pipe(
+    Effect.mapError((e) =>
+      serviceError(`cannot write ${launchRecordPath(spec)}: ${e.message}`, "Check the state directory.")
+    )
+  )
 
 const mainPid = (spec: ServiceSpec) =>
   Option.orElse(recordedDaemonPid(spec), () => Option.fromNullable(findDaemonPids(spec)[0]))

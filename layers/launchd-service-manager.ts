@@ -1,7 +1,6 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Duration, Effect, Layer, Option } from "effect"
-import { writeFileReplacing } from "../src/fs/write-file-replacing.js"
 import { Launchctl, type LaunchctlError } from "../src/service/launchctl.js"
 import { launchdLabel, renderPlist } from "../src/service/launchd-plist.js"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
@@ -16,6 +15,7 @@ import {
   stopProcess
 } from "./daemon-process-table.js"
 import { LaunchctlLive } from "./launchctl-live.js"
+import { writeAtomicLive } from "./node-safe-fs.js"
 
 /** How long a start may take before it is judged failed (as for the detached supervisor). */
 const START_WAIT = Duration.seconds(30)
@@ -46,18 +46,19 @@ export const makeLaunchdServiceManager = (launchAgentsDir: string) =>
 
       const writePlist = (spec: ServiceSpec) =>
         Effect.try({
-          try: () => {
-            Fs.mkdirSync(launchAgentsDir, { recursive: true, mode: 0o700 })
-            const path = plistPathOf(spec)
-            // launchd refuses an agent others can write; nothing in it is secret, but 0600 costs nothing.
-            writeFileReplacing(path, renderPlist(spec))
-          },
-          catch: (e) =>
-            new ServiceError({
-              detail: `cannot write ${plistPathOf(spec)}: ${String(e)}`,
-              remediation: "Check ~/Library/LaunchAgents."
-            })
-        })
+          try: () => Fs.mkdirSync(launchAgentsDir, { recursive: true, mode: 0o700 }),
+          catch: (e) => new Error(String(e))
+        }).pipe(
+          // launchd refuses an agent others can write; nothing in it is secret, but 0600 costs nothing.
+          Effect.zipRight(writeAtomicLive(plistPathOf(spec), renderPlist(spec), 0o600)),
+          Effect.mapError(
+            (e) =>
+              new ServiceError({
+                detail: `cannot write ${plistPathOf(spec)}: ${e.message}`,
+                remediation: "Check ~/Library/LaunchAgents."
+              })
+          )
+        )
 
       /** Waits until the daemon's socket answers; a start that never serves fails with its log's tail. */
       const awaitServing = (spec: ServiceSpec) =>

@@ -136,3 +136,10 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
   // Where there are no user ids (not POSIX), 0 stands for "the only user".
   userId: process.getuid?.() ?? 0
 })
+
+/**
+ * `SafeFs.writeAtomic` on the live filesystem, for layers that write one file of their own (a
+ * unit, a plist, a launch record) without taking SafeFs as a requirement.
+ */
+export const writeAtomicLive = (path: string, content: string | Uint8Array, mode: number) =>
+  Effect.flatMap(SafeFs, (fs) => fs.writeAtomic(path, content, mode)).pipe(Effect.provide(NodeSafeFsLive))

@@ -4,11 +4,11 @@ import { Command, CommandExecutor } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { type Duration, Effect, Layer, Option } from "effect"
-import { writeFileReplacing } from "../src/fs/write-file-replacing.js"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
 import { renderUnit } from "../src/service/systemd-unit.js"
 import { commandLineOf, findDaemonPids, removeSocketFile, runCommand, stopProcess } from "./daemon-process-table.js"
+import { writeAtomicLive } from "./node-safe-fs.js"
 
 const UNAVAILABLE_REMEDIATION =
   "systemctl --user needs a running user manager and session bus: log in through a session (or `loginctl enable-linger` if you choose), check XDG_RUNTIME_DIR and DBUS_SESSION_BUS_ADDRESS, or use the detached supervisor: BLCTX_SERVICE_MANAGER=detached blctx install codex"
@@ -52,17 +52,15 @@ const unitName = (spec: ServiceSpec) => `${spec.name}.service`
 const readText = (path: string) => Option.liftThrowable(() => Fs.readFileSync(path, "utf8"))()
 
 const writeUnit = (spec: ServiceSpec) =>
-  Effect.try({
-    try: () => {
-      const path = unitPathOf(spec)
-      writeFileReplacing(path, renderUnit(spec))
-    },
-    catch: (e) =>
-      new ServiceError({
-        detail: `cannot write ${unitPathOf(spec)}: ${String(e)}`,
-        remediation: "Check the config directory."
-      })
-  })
+  writeAtomicLive(unitPathOf(spec), renderUnit(spec), 0o600).pipe(
+    Effect.mapError(
+      (e) =>
+        new ServiceError({
+          detail: `cannot write ${unitPathOf(spec)}: ${e.message}`,
+          remediation: "Check the config directory."
+        })
+    )
+  )
 
 const parseShow = (text: string) =>
   new Map(

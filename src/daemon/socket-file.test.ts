@@ -10,6 +10,23 @@ import { prepareSocketPath } from "./socket-file.js"
 
 const tempDir = () => mkdtempSync(NodePath.join(tmpdir(), "blctx-sock-"))
 
+/** A socket file left at `path` by a process killed with SIGKILL after it listened. */
+const leaveStaleSocket = (path: string) =>
+  Effect.gen(function* () {
+    const server = spawn(
+      process.execPath,
+      ["-e", `require("net").createServer().listen(${JSON.stringify(path)}, () => console.log("up"))`],
+      { stdio: ["ignore", "pipe", "inherit"] }
+    )
+    yield* Effect.async<void>((resume) => {
+      server.stdout.once("data", () => resume(Effect.void))
+    })
+    server.kill("SIGKILL")
+    yield* Effect.async<void>((resume) => {
+      server.once("exit", () => resume(Effect.void))
+    })
+  })
+
 describe("prepareSocketPath", () => {
   it.effect("accepts a free path and refuses a symbolic link or a regular file, leaving them alone", () =>
     Effect.gen(function* () {
@@ -34,18 +51,7 @@ describe("prepareSocketPath", () => {
     Effect.gen(function* () {
       const dir = tempDir()
       const path = NodePath.join(dir, "blctxd.sock")
-      const server = spawn(
-        process.execPath,
-        ["-e", `require("net").createServer().listen(${JSON.stringify(path)}, () => console.log("up"))`],
-        { stdio: ["ignore", "pipe", "inherit"] }
-      )
-      yield* Effect.async<void>((resume) => {
-        server.stdout.once("data", () => resume(Effect.void))
-      })
-      server.kill("SIGKILL")
-      yield* Effect.async<void>((resume) => {
-        server.once("exit", () => resume(Effect.void))
-      })
+      yield* leaveStaleSocket(path)
       expect(lstatSync(path).isSocket()).toBe(true)
       expect(yield* prepareSocketPath(path)).toBe("replaced-stale")
       expect(() => lstatSync(path)).toThrow()
@@ -57,18 +63,7 @@ describe("prepareSocketPath", () => {
     Effect.gen(function* () {
       const dir = tempDir()
       const path = NodePath.join(dir, "blctxd.sock")
-      const server = spawn(
-        process.execPath,
-        ["-e", `require("net").createServer().listen(${JSON.stringify(path)}, () => console.log("up"))`],
-        { stdio: ["ignore", "pipe", "inherit"] }
-      )
-      yield* Effect.async<void>((resume) => {
-        server.stdout.once("data", () => resume(Effect.void))
-      })
-      server.kill("SIGKILL")
-      yield* Effect.async<void>((resume) => {
-        server.once("exit", () => resume(Effect.void))
-      })
+      yield* leaveStaleSocket(path)
       const outside = outsideFile(NodePath.join(dir, "outside"))
       const refused = yield* prepareSocketPath(path).pipe(
         Effect.flip,
