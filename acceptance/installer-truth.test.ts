@@ -85,7 +85,9 @@ describe.skipIf(data === undefined)("the installer says what happened", () => {
     expect(pid, started.detail).toBeDefined()
     expect(h.daemonPids()).toEqual([Number(pid)])
     // The daemon runs with the service's environment (fewer malloc arenas: see DAEMON_ENVIRONMENT).
-    expect(Fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContain("MALLOC_ARENA_MAX=2")
+    const environ = Fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")
+    expect(environ).toContain("MALLOC_ARENA_MAX=2")
+    expect(environ).toContain("MALLOC_MMAP_THRESHOLD_=65536")
 
     // service_health runs right after history_index: its index line is what the database holds.
     expect(check(installed, "history_index").status).toBe("passed")

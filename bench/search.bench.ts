@@ -9,6 +9,7 @@ import { Reactivity } from "@effect/experimental"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Option } from "effect"
+import { stopProcess } from "../layers/daemon-process-table.js"
 import { TOKENIZER_FILES, testModelData } from "../layers/model-test-folder.js"
 import type { ModelServer } from "../layers/model-test-server.js"
 import { loadOnnxEmbedder } from "../layers/onnx-model-runtime.js"
@@ -21,15 +22,17 @@ import { VECTOR_CANDIDATES } from "../src/retrieval/history-reads.js"
 import { type ChunkRow, chunksByIds, searchLexical } from "../src/retrieval/lexical-search.js"
 import { search, toHit } from "../src/retrieval/search.js"
 import { applyTextBudget } from "../src/retrieval/text-budget.js"
-import { connect } from "../src/rpc/client.js"
+import { type ContextStatusResponse, connect } from "../src/rpc/client.js"
 import {
   BENCH_MODEL_ENV,
   benchModelDir,
   installBenchModel,
   type ModelFolderBytes,
-  modelConfigFor
+  modelConfigFor,
+  readModelFolder
 } from "./bench-model.js"
 import { benchHome, figure, line, percentile, rssOf } from "./measure.js"
+import { relabelVectors } from "./relabel-vectors.js"
 import { STANDIN_DIMS, standinModelBytes } from "./standin-model.js"
 import { makeZipfHistory } from "./zipf-history.js"
 
@@ -312,6 +315,89 @@ const realSizeQueryEmbedding = async (dir: string, queries: ReadonlyArray<string
     )
   )
 
+/** The 200 searches through the daemon, after ten to warm it: sorted times, the status and the daemon's pid. */
+const searchThroughDaemon = (
+  socketPath: string,
+  queries: ReadonlyArray<string>,
+  ready: (s: ContextStatusResponse) => boolean
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* connect({ socketPath, timeout: "60 seconds" })
+      let status = yield* client.contextStatus()
+      const waitStart = process.hrtime.bigint()
+      // `index --wait` follows a job for ten minutes at most: wait for the daemon to be ready too.
+      while (!ready(status) && msSince(waitStart) < VECTOR_WAIT_MS) {
+        yield* Effect.sleep("1 second")
+        status = yield* client.contextStatus()
+      }
+      const vectorWait = msSince(waitStart) / 1000
+      for (const query of queries.slice(0, 10)) yield* client.search({ query, limit: 10 })
+      const times: Array<number> = []
+      for (const query of queries) {
+        const start = process.hrtime.bigint()
+        yield* client.search({ query, limit: 10 })
+        times.push(msSince(start))
+      }
+      const pid = (yield* client.ping()).pid
+      return { times: sorted(times), status, vectorWait, pid }
+    })
+  )
+
+/**
+ * The daemon's RSS over the last stage's index with the encoder of bge-small-en's size loaded:
+ * the daemon is stopped, the stand-in's vectors are relabelled as that model's (same 384
+ * dimensions; `relabel-vectors.ts`), the model is installed through the embedding_model step and
+ * the daemon started again; then the same searches run, now embedding each query at real size.
+ */
+const rssWithRealSizeModel = async (input: {
+  readonly home: string
+  readonly env: NodeJS.ProcessEnv
+  readonly socketPath: string
+  readonly database: string
+  readonly standin: ModelFolderBytes
+  readonly modelDir: string
+  readonly queries: ReadonlyArray<string>
+  readonly k: string
+}) => {
+  const real = readModelFolder(input.modelDir, "blctx-bench/bge-small-shaped", STANDIN_DIMS)
+  const pid = await Effect.runPromise(
+    Effect.scoped(Effect.flatMap(connect({ socketPath: input.socketPath, timeout: "60 seconds" }), (c) => c.ping()))
+  )
+  await Effect.runPromise(stopProcess(pid.pid, "30 seconds"))
+  const target = fingerprintOf(specOf(real))
+  relabelVectors(input.database, fingerprintOf(specOf(input.standin)), target)
+  const server = await installBenchModel(cli, input.home, input.env, real)
+  try {
+    await run(process.execPath, [cli, "install", "codex", "--step", "service_health", "--json"], { env: input.env })
+    const measured = await Effect.runPromise(
+      searchThroughDaemon(
+        input.socketPath,
+        input.queries,
+        (s) =>
+          s.model_fingerprint?.endsWith(target.key) === true &&
+          s.index_state === "ready" &&
+          s.coverage.vectors_pending === 0 &&
+          s.query_mode === "hybrid"
+      )
+    )
+    line(
+      `bge-size model over the same index (${input.k})`,
+      `${measured.status.index_state}, ${measured.status.query_mode}, ${measured.status.coverage.vectors_pending} vectors pending, ready after ${measured.vectorWait.toFixed(1)} s`
+    )
+    line(
+      `search p50 / p95, daemon, ${input.k}, bge-size query embedding included`,
+      `${percentile(measured.times, 50).toFixed(2)} ms / ${percentile(measured.times, 95).toFixed(2)} ms`
+    )
+    const rss = rssOf(measured.pid)
+    figure(`daemon RSS after the searches, ${input.k} chunks, bge-size model loaded`, rss / 1024 / 1024, "MiB", {
+      goal: "< 400 MiB at 100k"
+    })
+  } finally {
+    await server.close()
+  }
+}
+
 /**
  * Search through the daemon (socket → daemon → query worker → SQLite) over a Zipf-distributed
  * synthetic history (`zipf-history.ts`) of about 10k and 100k chunks (and 1M with
@@ -348,6 +434,7 @@ export const run_ = async () => {
     if (process.env[LARGE_ENV] !== "1") line("1M chunks", `skipped (set ${LARGE_ENV}=1)`)
 
     let files = 0
+    let lastQueries: ReadonlyArray<string> = []
     let chunksPerFile = FIRST_GUESS_CHUNKS_PER_FILE
     for (const target of targets) {
       console.log(`\n  -- about ${target / 1000}k chunks --`)
@@ -360,49 +447,31 @@ export const run_ = async () => {
       await run(process.execPath, [cli, "index", "--root", codexHome, "--wait"], { env, maxBuffer: 64 * 1024 * 1024 })
       const indexSeconds = msSince(started) / 1000
       const queries = history.queries(QUERIES, files, target)
+      lastQueries = queries
       const measured = await Effect.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const client = yield* connect({ socketPath, timeout: "60 seconds" })
-            // Wait until every chunk has a vector (and the daemon searches hybrid) when a model is installed.
-            let status = yield* client.contextStatus()
-            const waitStart = process.hrtime.bigint()
-            // `index --wait` follows a job for ten minutes at most: wait for the daemon to be ready too.
-            while (
-              (status.index_state === "indexing" ||
-                status.index_state === "repairing" ||
-                (folder !== undefined && (status.coverage.vectors_pending > 0 || status.query_mode !== "hybrid"))) &&
-              msSince(waitStart) < VECTOR_WAIT_MS
-            ) {
-              yield* Effect.sleep("1 second")
-              status = yield* client.contextStatus()
-            }
-            const vectorWait = msSince(waitStart) / 1000
-            // The import job's own duration, from its timestamps (the newest import).
-            const job = status.recent_jobs.find((j) => j.kind === "import" && j.finished_at !== null)
-            const jobSeconds =
-              job?.started_at && job.finished_at
-                ? (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000
-                : Number.NaN
-            for (const query of queries.slice(0, 10)) yield* client.search({ query, limit: 10 })
-            const times: Array<number> = []
-            for (const query of queries) {
-              const start = process.hrtime.bigint()
-              yield* client.search({ query, limit: 10 })
-              times.push(msSince(start))
-            }
-            const pid = (yield* client.ping()).pid
-            return { times: sorted(times), status, vectorWait, jobSeconds, pid }
-          })
+        searchThroughDaemon(
+          socketPath,
+          queries,
+          // Every chunk with a vector (and the daemon searching hybrid) when a model is installed.
+          (status) =>
+            status.index_state !== "indexing" &&
+            status.index_state !== "repairing" &&
+            (folder === undefined || (status.coverage.vectors_pending === 0 && status.query_mode === "hybrid"))
         )
       )
+      // The import job's own duration, from its timestamps (the newest import).
+      const job = measured.status.recent_jobs.find((j) => j.kind === "import" && j.finished_at !== null)
+      const jobSeconds =
+        job?.started_at && job.finished_at
+          ? (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000
+          : Number.NaN
       const chunks = measured.status.coverage.chunks
       chunksPerFile = Math.max(1, chunks / files)
       const k = chunks >= 1e6 ? `${(chunks / 1e6).toFixed(2)}M` : `${Math.round(chunks / 1000)}k`
       line("chunks indexed", `${chunks} (${chunksPerFile.toFixed(0)} per file)`)
       line(
         "indexing: index --wait, then until ready",
-        `${indexSeconds.toFixed(1)} s + ${measured.vectorWait.toFixed(1)} s (import job ${measured.jobSeconds.toFixed(1)} s; ${measured.status.index_state}, ${measured.status.query_mode}, ${measured.status.coverage.vectors_pending} vectors pending)`
+        `${indexSeconds.toFixed(1)} s + ${measured.vectorWait.toFixed(1)} s (import job ${jobSeconds.toFixed(1)} s; ${measured.status.index_state}, ${measured.status.query_mode}, ${measured.status.coverage.vectors_pending} vectors pending)`
       )
       const p50 = percentile(measured.times, 50)
       const p95 = percentile(measured.times, 95)
@@ -475,6 +544,22 @@ export const run_ = async () => {
     }
 
     const modelDir = benchModelDir()
+    const last = curve[curve.length - 1]
+    if (modelDir === undefined || folder === undefined || last === undefined) {
+      line("daemon RSS with the bge-size model loaded", `skipped (set ${BENCH_MODEL_ENV} to an encoder of that size)`)
+    } else {
+      const k = last.chunks >= 1e6 ? `${(last.chunks / 1e6).toFixed(2)}M` : `${Math.round(last.chunks / 1000)}k`
+      await rssWithRealSizeModel({
+        home,
+        env,
+        socketPath,
+        database,
+        standin: folder,
+        modelDir,
+        queries: lastQueries,
+        k
+      })
+    }
     if (modelDir === undefined) {
       line("query embedding, bge-small-en size", `skipped (set ${BENCH_MODEL_ENV} to an encoder of that size)`)
     } else {

@@ -13,7 +13,7 @@ import type { StoreError } from "../src/store/store-error.js"
 
 // A query worker (worker thread): one read-only connection, answering reads while the
 // daemon's writer is busy. Started by the daemon's query pool with the database path.
-const { database } = Schema.decodeUnknownSync(QueryWorkerData)(workerData)
+const { database, vectors: keepsMatrix } = Schema.decodeUnknownSync(QueryWorkerData)(workerData)
 
 // Read-only: this connection never changes the file (nor its journal mode).
 const ConnectionLive = SqliteClient.layer({ filename: database, readonly: true, disableWAL: true })
@@ -24,8 +24,9 @@ const ReadsLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const sql = yield* SqliteClient.SqliteClient
     const opened = yield* Effect.either(makeSqliteVectorIndex(sql))
-    // The matrix loads in the background: a read that comes first waits for it on this thread.
-    if (Either.isRight(opened)) yield* Effect.forkDaemon(Effect.ignore(opened.right.warm))
+    // The worker that keeps the matrix loads it in the background: a search that comes first
+    // waits for it on this thread. The others never search, so never load it.
+    if (keepsMatrix && Either.isRight(opened)) yield* Effect.forkDaemon(Effect.ignore(opened.right.warm))
     const vectors = opened.pipe(Either.mapLeft((e) => e.message))
     return HistoryReadsSql({ database, vectors })
   })

@@ -77,5 +77,10 @@ export class QueryRpcs extends RpcGroup.make(
   Rpc.make("ListNotes", { payload: ListNotesRequest, success: ListNotesResponse, error: QueryFailed })
 ) {}
 
-/** Data a query worker is started with. */
-export const QueryWorkerData = Schema.Struct({ database: Schema.String })
+/**
+ * Data a query worker is started with. The daemon starts one worker with `vectors`: it keeps
+ * the compact vector matrix in memory (loaded at start) and answers every search; the others
+ * are never asked one, so they never load it.
+ */
+export const QueryWorkerData = Schema.Struct({ database: Schema.String, vectors: Schema.Boolean })
+export type QueryWorkerData = typeof QueryWorkerData.Type

@@ -30,8 +30,9 @@ describe("renderUnit", () => {
   it("round-trips ExecStart words with spaces, quotes, percent and dollar signs", () => {
     const parsed = parseUnit(renderUnit(spec))
     expect(parsed?.execStart).toEqual(spec.command)
-    expect(parsed?.environment).toEqual({ MALLOC_ARENA_MAX: "2" })
+    expect(parsed?.environment).toEqual({ MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "65536" })
     expect(renderUnit(spec).split("\n")).toContain('Environment="MALLOC_ARENA_MAX=2"')
+    expect(renderUnit(spec).split("\n")).toContain('Environment="MALLOC_MMAP_THRESHOLD_=65536"')
     const oddEnvironment = { ODD: 'a "b" 100% $HOME back\\slash', EMPTY: "" }
     expect(parseUnit(renderUnit({ ...spec, environment: oddEnvironment }))?.environment).toEqual(oddEnvironment)
     const odd = ['/a "quoted"', "100%", "$HOME", "back\\slash"]
