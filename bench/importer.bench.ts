@@ -33,7 +33,7 @@ import {
 } from "../src/importer/import-services.js"
 import { JobId } from "../src/jobs/job.js"
 import { connect } from "../src/rpc/client.js"
-import { DAEMON_NODE_FLAGS } from "../src/service/service-spec.js"
+import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from "../src/service/service-spec.js"
 import { initializeDatabase } from "../src/store/identity.js"
 import { SqliteOpener } from "../src/store/sqlite-opener.js"
 import { BENCH_MODEL_ENV, benchModelDir, installBenchModel, readModelFolder } from "./bench-model.js"
@@ -602,7 +602,9 @@ const measureEmbedChild = async (dir: string, texts: ReadonlyArray<string>, maxB
     const file = NodePath.join(tmp, "texts.json")
     Fs.writeFileSync(file, JSON.stringify(texts))
     const args = [...DAEMON_NODE_FLAGS, self, "--embed-child", dir, file, String(maxBatchTokens)]
-    const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1024 * 1024 })
+    // The daemon's node flags and malloc settings: the model runs here as it runs in blctxd.
+    const env = { ...process.env, ...DAEMON_ENVIRONMENT }
+    const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1024 * 1024, env })
     return JSON.parse(stdout) as EmbedChildResult
   } finally {
     Fs.rmSync(tmp, { recursive: true, force: true })
@@ -613,7 +615,8 @@ const measureEmbedChild = async (dir: string, texts: ReadonlyArray<string>, maxB
  * `blctx index --root <codex home> --wait` on a fresh throwaway HOME whose model (the bge-shaped
  * encoder) was installed by the normal embedding_model step, until no vector is pending; the
  * daemon's RSS is sampled from /proc every 100 ms and its VmHWM read at the end. Then the same
- * chunks go through the embedder in this process, in the importer's calls of 32 and id order:
+ * chunks go through the embedder in a child process run as blctxd is (its node flags and malloc
+ * settings), in the importer's calls of 32 and id order:
  * that is the model's share, and wall time minus it is the pipeline's (reading, classifying,
  * redacting, chunking, SQLite, vectors, RPC, job bookkeeping, the model's load).
  */
@@ -702,19 +705,9 @@ export const runThroughDaemon = async (modelDir: string) => {
     figure("indexing through the daemon, bge-small-en size", chunks / wall, "chunks/s")
 
     const texts = chunkTexts(NodePath.join(home, ".local", "share", "blctx", "context.db"))
-    const model = await Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function* () {
-          const { loadOnnxEmbedder } = yield* Effect.promise(() => import("../layers/onnx-model-runtime.js"))
-          const embedder = yield* loadOnnxEmbedder(modelDir, benchSpec())
-          const start = process.hrtime.bigint()
-          for (let i = 0; i < texts.length; i += 32) yield* embedder.embed(texts.slice(i, i + 32), "passage")
-          return seconds(start)
-        })
-      )
-    )
+    const model = (await measureEmbedChild(modelDir, texts, "default")).seconds
     line(
-      "model alone, same chunks, in-process",
+      "model alone, same chunks, a process run as blctxd",
       `${model.toFixed(1)} s (${(texts.length / model).toFixed(1)} chunks/s)`
     )
     line(
@@ -723,7 +716,10 @@ export const runThroughDaemon = async (modelDir: string) => {
         model > wall ? " (negative: the model alone ran slower here than in the daemon, i.e. noise dominates)" : ""
       }`
     )
-    line("  method", "model alone = the daemon's chunks re-embedded here with the same embedder, calls of 32")
+    line(
+      "  method",
+      "model alone = the daemon's chunks re-embedded by the same embedder in calls of 32, in a child with blctxd's node flags and malloc settings"
+    )
     line("  caveat", "two runs at different times: on a shared machine the difference is within its noise")
     line("daemon RSS idle, before indexing", `${mib(idle.rss)} (${idle.threads} threads)`)
     line(

@@ -118,10 +118,10 @@ export const loadOnnxEmbedder = (folder: string, spec: ModelSpec, options: OnnxO
             // ONNX Runtime otherwise keeps a second, pre-packed copy of every MatMul weight: about
             // 89 MiB for bge-small-en, for about 5% of speed at 384 tokens.
             extra: { session: { disable_prepacking: "1" } },
-            // Without its arena, ONNX Runtime gives a run's tensors back when the run ends: the
-            // arena kept the largest run's (~70-85 MiB for bge-small-en) for the daemon's life.
-            // Costs ~10% of indexing speed (fresh pages per run); see service-spec's malloc settings.
-            enableCpuMemArena: false,
+            // ONNX Runtime's arena keeps the largest run's tensors for the session's life (~80 MiB
+            // after indexing with bge-small-en's size), but without it every run maps fresh pages:
+            // indexing through the daemon went from 14.0 to 8.1 chunks/s (`npm run bench -- importer`).
+            enableCpuMemArena: true,
             ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads })
           }),
         catch: (error) =>
