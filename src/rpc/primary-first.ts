@@ -16,5 +16,5 @@ export const makePrimaryFirst = <C>(primary: C, overflow: C) => {
     )
   const onAny = <A, E, R>(read: (reader: C) => Effect.Effect<A, E, R>) =>
     Effect.suspend(() => (running === 0 ? onPrimary(read) : read(overflow)))
-  return { onPrimary, onAny, primaryBusy: () => running > 0 }
+  return { onPrimary, onAny }
 }
