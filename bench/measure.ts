@@ -113,3 +113,41 @@ export const benchHome = (prefix: string) => {
     dispose: () => rmSync(home, { recursive: true, force: true })
   }
 }
+
+/** One JSON line of blctxd's log. */
+export interface DaemonLogEntry {
+  readonly message: string
+  readonly annotations?: Record<string, unknown>
+}
+
+/**
+ * The first line of a daemon log (JSON lines) that `matches`, looked for every half second until
+ * `timeoutMs`; undefined if none came. Benchmarks may wait on time; tests wait on events instead.
+ */
+export const waitForLogLine = async (
+  path: string,
+  matches: (entry: DaemonLogEntry) => boolean,
+  timeoutMs: number
+): Promise<DaemonLogEntry | undefined> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const text = (() => {
+      try {
+        return readFileSync(path, "utf8")
+      } catch {
+        return ""
+      }
+    })()
+    for (const raw of text.split("\n")) {
+      if (!raw.startsWith("{")) continue
+      try {
+        const entry = JSON.parse(raw) as DaemonLogEntry
+        if (typeof entry.message === "string" && matches(entry)) return entry
+      } catch {
+        // a line being written
+      }
+    }
+    if (Date.now() > deadline) return undefined
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}

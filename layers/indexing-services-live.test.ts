@@ -2,8 +2,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option, Queue, TestClock } from "effect"
 import { ConfigFile } from "../src/config/config-file.js"
+import { EmbedError } from "../src/embedding/embedder.js"
 import { EmbeddingUnavailable } from "../src/embedding/embedding-unavailable.js"
 import { InstalledModel } from "../src/embedding/installed-model.js"
 import { activeModelFolder } from "../src/embedding/model-location.js"
@@ -12,7 +13,7 @@ import { IndexingServices } from "../src/importer/import-services.js"
 import { Paths, resolvePaths } from "../src/paths/paths.js"
 import { VectorIndex } from "../src/vectors/vector-index.js"
 import { FakeModelRuntimeLive } from "./fake-model.js"
-import { IndexingServicesLive } from "./indexing-services-live.js"
+import { IndexingServicesLive, LONG_QUERY_CHARS, MODEL_RELOAD_AFTER_IDLE } from "./indexing-services-live.js"
 import { testModelData, tinyModelConfig, tinyModelFiles, tinyModelSources, tinyModelSpec } from "./model-test-folder.js"
 import { writeVerification } from "./model-test-verification.js"
 import { NodeSafeFsLive } from "./node-safe-fs.js"
@@ -44,6 +45,8 @@ const makeHome = Effect.acquireRelease(
     mkdirSync(folder, { recursive: true })
     for (const { name, source } of tinyModelSources(data ?? "")) copyFileSync(source, NodePath.join(folder, name))
     const loads: Array<string> = []
+    // Every load and release of the model, in order, for tests that wait on them.
+    const lifecycle = Effect.runSync(Queue.unbounded<"load" | "release">())
     const runtime = Layer.effect(
       ModelRuntime,
       Effect.map(ModelRuntime, (fake) =>
@@ -51,7 +54,10 @@ const makeHome = Effect.acquireRelease(
           load: (f, s) =>
             Effect.zipRight(
               Effect.sync(() => loads.push(f)),
-              fake.load(f, s)
+              fake.load(f, s).pipe(
+                Effect.tap(() => Queue.offer(lifecycle, "load")),
+                Effect.tap(() => Effect.addFinalizer(() => Queue.offer(lifecycle, "release")))
+              )
             )
         })
       )
@@ -63,10 +69,13 @@ const makeHome = Effect.acquireRelease(
       Layer.provide(ConfigFile.Default),
       Layer.provide(Layer.merge(NodeSafeFsLive, Layer.succeed(Paths, Paths.make(paths))))
     )
-    return { home, folder, spec, loads, layer }
+    return { home, folder, spec, loads, lifecycle, layer }
   }),
   ({ home }) => Effect.sync(() => rmSync(home, { recursive: true, force: true }))
 )
+
+/** Lets forked fibers run up to their next sleep or wait. */
+const settle = Effect.repeatN(Effect.yieldNow(), 20)
 
 const state = Effect.gen(function* () {
   const indexing = yield* IndexingServices
@@ -104,5 +113,78 @@ describe("IndexingServicesLive: the daemon embeds only with a model that passed 
       expect(yield* look).toEqual({ embedding: true, unavailable: Option.none() })
       expect(h.loads).toEqual([h.folder])
     })
+  )
+
+  it.scoped.skipIf(!data)(
+    "loads the model again once it sits idle after embedding passages or a long query, never for short queries",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHome
+        writeVerification(h.folder, h.spec)
+        const context = yield* Layer.build(h.layer)
+        const services = yield* Effect.flatMap(IndexingServices, (i) => i.current).pipe(Effect.provide(context))
+        const embedding = Option.getOrThrow(services.embedding)
+        expect(yield* Queue.takeAll(h.lifecycle)).toHaveLength(1)
+        const query = yield* embedding.embedQuery("what did we decide about the deployment")
+        yield* TestClock.adjust(Duration.sum(MODEL_RELOAD_AFTER_IDLE, "1 hour"))
+        yield* settle
+        expect(yield* Queue.size(h.lifecycle)).toBe(0)
+
+        const passages = yield* embedding.embed(["the deployment goes through the staging cluster first"])
+        yield* settle
+        yield* TestClock.adjust(Duration.subtract(MODEL_RELOAD_AFTER_IDLE, "1 second"))
+        yield* settle
+        expect(yield* Queue.size(h.lifecycle)).toBe(0)
+        yield* TestClock.adjust("1 second")
+        // Released before it is loaded again: the two never hold their memory at once.
+        expect([yield* Queue.take(h.lifecycle), yield* Queue.take(h.lifecycle)]).toEqual(["release", "load"])
+        expect(h.loads).toEqual([h.folder, h.folder])
+        // The same model, so the same vectors.
+        expect([...(yield* embedding.embedQuery("what did we decide about the deployment"))]).toEqual([...query])
+        expect(
+          (yield* embedding.embed(["the deployment goes through the staging cluster first"])).map((v) => [...v])
+        ).toEqual(passages.map((v) => [...v]))
+        yield* TestClock.adjust(MODEL_RELOAD_AFTER_IDLE)
+        expect([yield* Queue.take(h.lifecycle), yield* Queue.take(h.lifecycle)]).toEqual(["release", "load"])
+
+        yield* embedding.embedQuery("x".repeat(LONG_QUERY_CHARS + 1))
+        yield* settle
+        yield* TestClock.adjust(MODEL_RELOAD_AFTER_IDLE)
+        expect([yield* Queue.take(h.lifecycle), yield* Queue.take(h.lifecycle)]).toEqual(["release", "load"])
+      })
+  )
+
+  it.scoped.skipIf(!data)(
+    "does not load again a model whose check no longer passes: embedding fails saying why, and the next look reports it",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHome
+        writeVerification(h.folder, h.spec)
+        const context = yield* Layer.build(h.layer)
+        const indexing = Context.get(context, IndexingServices)
+        const embedding = Option.getOrThrow((yield* indexing.current).embedding)
+        yield* embedding.embed(["a passage"])
+        writeVerification(h.folder, h.spec, "ranked-retrieval check failed: passage 1 ranked first, expected 0")
+        yield* settle
+        yield* TestClock.adjust(MODEL_RELOAD_AFTER_IDLE)
+        expect(yield* Queue.take(h.lifecycle)).toBe("load")
+        expect(yield* Queue.take(h.lifecycle)).toBe("release")
+        const failed = yield* Effect.flip(embedding.embed(["another passage"]))
+        expect(failed).toEqual(
+          new EmbedError({
+            folder: h.folder,
+            message: "ranked-retrieval check failed: passage 1 ranked first, expected 0"
+          })
+        )
+        expect(yield* Queue.size(h.lifecycle)).toBe(0)
+        yield* indexing.current
+        expect(yield* indexing.unavailable).toEqual(
+          Option.some(
+            EmbeddingUnavailable.NotVerified({
+              detail: "ranked-retrieval check failed: passage 1 ranked first, expected 0"
+            })
+          )
+        )
+      })
   )
 })
