@@ -324,13 +324,34 @@ const searchThroughDaemon = (
   Effect.scoped(
     Effect.gen(function* () {
       const client = yield* connect({ socketPath, timeout: "60 seconds" })
-      let status = yield* client.contextStatus()
+      // Each status call timed; while the daemon indexes, one it leaves unanswered for a minute
+      // is counted and asked again (a figure of its own), not the end of the run.
+      const statusWait = { calls: 0, longestMs: 0, unanswered: 0, longestPingMs: 0 }
+      // A ping reads nothing: slow pings mean the daemon's event loop was held, slow statuses alone the reads.
+      const timedPing = Effect.gen(function* () {
+        const start = process.hrtime.bigint()
+        yield* Effect.either(client.ping())
+        statusWait.longestPingMs = Math.max(statusWait.longestPingMs, msSince(start))
+      })
+      const timedStatus = Effect.gen(function* () {
+        const start = process.hrtime.bigint()
+        const answer = yield* Effect.either(client.contextStatus())
+        statusWait.calls++
+        statusWait.longestMs = Math.max(statusWait.longestMs, msSince(start))
+        if (answer._tag === "Right") return answer.right
+        statusWait.unanswered++
+        if (statusWait.unanswered > 10) return yield* answer.left
+        return undefined
+      })
+      let status = yield* timedStatus
       const waitStart = process.hrtime.bigint()
       // `index --wait` follows a job for ten minutes at most: wait for the daemon to be ready too.
-      while (!ready(status) && msSince(waitStart) < VECTOR_WAIT_MS) {
-        yield* Effect.sleep("1 second")
-        status = yield* client.contextStatus()
+      while ((status === undefined || !ready(status)) && msSince(waitStart) < VECTOR_WAIT_MS) {
+        yield* Effect.sleep("5 seconds")
+        yield* timedPing
+        status = (yield* timedStatus) ?? status
       }
+      if (status === undefined) return yield* Effect.dieMessage("the daemon never answered context_status")
       const vectorWait = msSince(waitStart) / 1000
       for (const query of queries.slice(0, 10)) yield* client.search({ query, limit: 10 })
       const times: Array<number> = []
@@ -340,7 +361,7 @@ const searchThroughDaemon = (
         times.push(msSince(start))
       }
       const pid = (yield* client.ping()).pid
-      return { times: sorted(times), status, vectorWait, pid }
+      return { times: sorted(times), status, vectorWait, statusWait, pid }
     })
   )
 
@@ -473,6 +494,10 @@ export const run_ = async () => {
         "indexing: index --wait, then until ready",
         `${indexSeconds.toFixed(1)} s + ${measured.vectorWait.toFixed(1)} s (import job ${jobSeconds.toFixed(1)} s; ${measured.status.index_state}, ${measured.status.query_mode}, ${measured.status.coverage.vectors_pending} vectors pending)`
       )
+      line(
+        "context_status while waiting for the index",
+        `${measured.statusWait.calls} calls, longest answer ${(measured.statusWait.longestMs / 1000).toFixed(1)} s, ${measured.statusWait.unanswered} unanswered within 60 s; longest ping ${(measured.statusWait.longestPingMs / 1000).toFixed(1)} s`
+      )
       const p50 = percentile(measured.times, 50)
       const p95 = percentile(measured.times, 95)
       line(
@@ -547,6 +572,9 @@ export const run_ = async () => {
     const last = curve[curve.length - 1]
     if (modelDir === undefined || folder === undefined || last === undefined) {
       line("daemon RSS with the bge-size model loaded", `skipped (set ${BENCH_MODEL_ENV} to an encoder of that size)`)
+    } else if (last.chunks > 200_000) {
+      // Its goal is at 100k; relabelling a million vectors and loading them again adds a long wait.
+      line("daemon RSS with the bge-size model loaded", `measured at 100k, in a run without ${LARGE_ENV}`)
     } else {
       const k = last.chunks >= 1e6 ? `${(last.chunks / 1e6).toFixed(2)}M` : `${Math.round(last.chunks / 1000)}k`
       await rssWithRealSizeModel({
@@ -581,6 +609,18 @@ export const run_ = async () => {
         `  ${String(c.chunks).padStart(9)} ${c.indexSeconds.toFixed(1).padStart(8)} ${c.mode.padStart(7)} ${c.p50.toFixed(2).padStart(8)} ${c.p95.toFixed(2).padStart(8)} ${f(c.vectorP50).padStart(8)} ${f(c.scanP50).padStart(8)} ${f(c.recall, 3).padStart(7)} ${(c.rss / 1024 / 1024).toFixed(0).padStart(8)}`
       )
     }
+  } catch (error) {
+    // The home goes with the run: keep what the daemon said last.
+    const log = NodePath.join(home, ".local", "state", "blctx", "blctxd.log")
+    const tail = (() => {
+      try {
+        return readFileSync(log, "utf8").split("\n").slice(-30).join("\n")
+      } catch {
+        return "(no daemon log)"
+      }
+    })()
+    console.log(`\n  the run failed; the daemon log's last lines:\n${tail}`)
+    throw error
   } finally {
     await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
     await server?.close()
