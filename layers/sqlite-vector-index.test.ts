@@ -98,6 +98,41 @@ describe("SQLite vector index: each connection's compact matrix", () => {
     })
   )
 
+  it.scoped("a reader catches up on more new rows than it reads at a time, removals and rewrites included", () =>
+    Effect.gen(function* () {
+      const file = yield* sqliteFile
+      const writer = yield* makeSqliteVectorIndex(yield* open(file))
+      const at = (n: number) => unit(1, (n % 97) / 97, (n % 13) / 13, 0)
+      yield* writer.upsert(fp4, [{ id: id(1), vector: at(1) }])
+      const reader = yield* makeSqliteVectorIndex(yield* open(file, true))
+      const present = () =>
+        reader
+          .search(fp4, unit(1, 0, 0, 0), 100_000)
+          .pipe(Effect.map((hits) => hits.map((h) => h.id as number).sort((a, b) => a - b)))
+      expect(yield* present()).toEqual([1])
+      // After the reader's matrix: 9,000 rows in two writes (more than two pages of 4,096, a
+      // page boundary inside each write), a chunk removed then written again, one written then removed.
+      yield* writer.upsert(
+        fp4,
+        Array.from({ length: 5000 }, (_, i) => ({ id: id(i + 2), vector: at(i + 2) }))
+      )
+      yield* writer.remove(fp4, [id(1), id(2), id(5001)])
+      yield* writer.upsert(
+        fp4,
+        [5001, ...Array.from({ length: 4000 }, (_, i) => i + 6000)].map((n) => ({ id: id(n), vector: at(n) }))
+      )
+      yield* writer.remove(fp4, [id(9999)])
+      const expected = [
+        ...Array.from({ length: 4999 }, (_, i) => i + 3),
+        ...Array.from({ length: 4000 }, (_, i) => i + 6000).filter((n) => n !== 9999)
+      ].sort((a, b) => a - b)
+      expect(yield* present()).toEqual(expected)
+      // The vector of a row read on the last page is the one written.
+      const [best] = yield* reader.search(fp4, at(9998), 1)
+      expect(best?.score).toBeCloseTo(1, 5)
+    })
+  )
+
   it.scoped("a search inside a rolled-back write does not leave the rolled-back vector behind", () =>
     Effect.gen(function* () {
       const sql = yield* open(yield* sqliteFile)

@@ -221,19 +221,24 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
           cached.seq = row.seq
           return matrix
         }
-        const rows = yield* sql<{ chunk_id: number; seq: number; scale: number; codes: Uint8Array }>`
-          SELECT chunk_id, seq, scale, codes FROM ${sql(table)} WHERE seq > ${since}`
-        const removed = yield* sql<{ chunk_id: number; seq: number }>`
-          SELECT chunk_id, seq FROM ${sql(`${table}_removed`)} WHERE seq > ${since}`
-        // In seq order: a chunk removed and written again is present, written and removed is not.
-        const changes = [
-          ...rows.map((r) => ({
-            seq: r.seq,
-            apply: () => matrix.set(r.chunk_id, { codes: codesOf(r.codes), scale: r.scale })
-          })),
-          ...removed.map((r) => ({ seq: r.seq, apply: () => matrix.delete(r.chunk_id) }))
-        ].sort((a, b) => a.seq - b.seq)
-        for (const change of changes) change.apply()
+        // Removals first, then the rows written since: in this snapshot a row is present exactly
+        // when its last write came after any removal of it, so a chunk removed and written again
+        // is present, written and removed is not. The rows come a page at a time in (seq, id)
+        // order: a large import adds hundreds of thousands, which must not all be held at once.
+        const removed = yield* sql<{ chunk_id: number }>`
+          SELECT chunk_id FROM ${sql(`${table}_removed`)} WHERE seq > ${since}`
+        for (const r of removed) matrix.delete(r.chunk_id)
+        let after = { seq: since, id: Number.MAX_SAFE_INTEGER }
+        for (;;) {
+          const page = yield* sql<{ chunk_id: number; seq: number; scale: number; codes: Uint8Array }>`
+            SELECT chunk_id, seq, scale, codes FROM ${sql(table)}
+            WHERE (seq, chunk_id) > (${after.seq}, ${after.id})
+            ORDER BY seq, chunk_id LIMIT ${LOAD_PAGE}`
+          for (const r of page) matrix.set(r.chunk_id, { codes: codesOf(r.codes), scale: r.scale })
+          const last = page[page.length - 1]
+          if (page.length < LOAD_PAGE || last === undefined) break
+          after = { seq: last.seq, id: last.chunk_id }
+        }
         cached.seq = row.seq
       }
       return cached.matrix
