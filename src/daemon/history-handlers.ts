@@ -23,28 +23,39 @@ const toProtocol = (e: InvalidQuery | StoreError) => (e._tag === "StoreError" ? 
  */
 export const makeHistoryHandlers = Effect.gen(function* () {
   const reads = yield* HistoryReads
-  const { judge } = yield* IndexJudge
+  const { judge, judgeAlongside } = yield* IndexJudge
   const { embeddedVectors } = yield* VectorPlacement
   const capture = yield* makeCaptureFacts
 
-  /** The query's vector candidates, or why the answer will be lexical. */
+  /**
+   * The query's vector candidates, or why the answer will be lexical. The query is embedded
+   * while the index is judged (the judgement is a read in a query worker, the embedding runs in
+   * ONNX Runtime's threads), and used only if the judgement says hybrid.
+   */
   const vectorsFor = (request: { readonly query: string }) =>
     Effect.gen(function* () {
-      const { verdict, services } = yield* judge
+      const [{ verdict, services }, embedded] = yield* judgeAlongside((services) =>
+        Option.match(services.embedding, {
+          onNone: () => Effect.succeed(Option.none()),
+          onSome: (model) => Effect.map(Effect.either(model.embedQuery(request.query)), Option.some)
+        })
+      )
       const lexical = (reason: string) => ({ vectors: null as VectorInput | null, lexical_reason: reason })
-      if (verdict.query_mode !== "hybrid" || Option.isNone(services.embedding)) {
+      if (verdict.query_mode !== "hybrid" || Option.isNone(services.embedding) || Option.isNone(embedded)) {
         return lexical(verdict.query_mode_reason ?? "")
       }
       const model = services.embedding.value
-      const embedded = yield* Effect.either(model.embedQuery(request.query))
-      if (embedded._tag === "Left") return lexical(`the query could not be embedded: ${embedded.left.message}`)
+      if (embedded.value._tag === "Left") {
+        return lexical(`the query could not be embedded: ${embedded.value.left.message}`)
+      }
+      const query = embedded.value.right
       if (embeddedVectors) {
         return {
-          vectors: { _tag: "QueryVector", fingerprint: model.fingerprint, values: Array.from(embedded.right) } as const,
+          vectors: { _tag: "QueryVector", fingerprint: model.fingerprint, values: Array.from(query) } as const,
           lexical_reason: ""
         }
       }
-      const hits = yield* Effect.either(model.vectors.search(model.fingerprint, embedded.right, VECTOR_CANDIDATES))
+      const hits = yield* Effect.either(model.vectors.search(model.fingerprint, query, VECTOR_CANDIDATES))
       if (hits._tag === "Left") return lexical(`the vector index did not answer: ${hits.left.message}`)
       return {
         vectors: { _tag: "VectorHits", hits: hits.right.map((h) => ({ id: h.id, score: h.score })) } as const,

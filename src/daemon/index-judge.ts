@@ -13,10 +13,21 @@ export interface Judgement {
   readonly status: IndexStatus
 }
 
+type Services = Judgement["services"]
+
 /** Judges the index: whether a model is loaded, what runs, what lacks vectors. */
 export class IndexJudge extends Context.Tag("blctx/IndexJudge")<
   IndexJudge,
-  { readonly judge: Effect.Effect<Judgement, StoreError> }
+  {
+    readonly judge: Effect.Effect<Judgement, StoreError>
+    /**
+     * Judges the index while `alongside` runs with the services it is judged from: a search
+     * embeds its query while a reader counts what lacks vectors, instead of after.
+     */
+    readonly judgeAlongside: <A, E>(
+      alongside: (services: Services) => Effect.Effect<A, E>
+    ) => Effect.Effect<readonly [Judgement, A], StoreError | E>
+  }
 >() {}
 
 export const IndexJudgeLive = Layer.effect(
@@ -24,9 +35,8 @@ export const IndexJudgeLive = Layer.effect(
   Effect.gen(function* () {
     const reads = yield* HistoryReads
     const indexing = yield* IndexingServices
-    return {
-      judge: Effect.gen(function* () {
-        const services = yield* indexing.current
+    const judgeWith = (services: Services) =>
+      Effect.gen(function* () {
         const unavailable = yield* indexing.unavailable
         const fingerprint = Option.map(services.embedding, (e) => e.fingerprint.key)
         const status = yield* reads.indexStatus(Option.getOrNull(fingerprint))
@@ -39,8 +49,14 @@ export const IndexJudgeLive = Layer.effect(
           importActive: status.active_kinds.includes("import"),
           repairActive: status.active_kinds.includes("repair")
         })
-        return { verdict, services, status }
+        return { verdict, services, status } satisfies Judgement
       })
+    return {
+      judge: Effect.flatMap(indexing.current, judgeWith),
+      judgeAlongside: (alongside) =>
+        Effect.flatMap(indexing.current, (services) =>
+          Effect.all([judgeWith(services), alongside(services)], { concurrency: 2 })
+        )
     }
   })
 )

@@ -8,6 +8,7 @@ import { FakeModelRuntimeLive } from "../../layers/fake-model.js"
 import { writeVerification } from "../../layers/model-test-verification.js"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { ConfigFile } from "../config/config-file.js"
+import { SafeFs, type StatEntry } from "../fs/safe-fs.js"
 import { Paths, resolvePaths } from "../paths/paths.js"
 import { InstalledModel } from "./installed-model.js"
 import { activeModelFolder } from "./model-location.js"
@@ -71,12 +72,25 @@ const makeHome = Effect.acquireRelease(
           )
       }))
     ).pipe(Layer.provide(FakeModelRuntimeLive))
+    // Every file read through a checked descriptor (the configuration, the verification record).
+    const reads: Array<string> = []
+    const countingFs = Layer.effect(
+      SafeFs,
+      Effect.map(SafeFs, (fs) => ({
+        ...fs,
+        readOpened: <E>(path: string, admit: (opened: StatEntry) => Effect.Effect<void, E>) =>
+          Effect.zipRight(
+            Effect.sync(() => reads.push(NodePath.basename(path))),
+            fs.readOpened(path, admit)
+          )
+      }))
+    ).pipe(Layer.provide(NodeSafeFsLive))
     const layer = InstalledModel.Default.pipe(
       Layer.provide(runtime),
       Layer.provide(ConfigFile.Default),
-      Layer.provideMerge(Layer.merge(NodeSafeFsLive, Layer.succeed(Paths, Paths.make(paths))))
+      Layer.provideMerge(Layer.merge(countingFs, Layer.succeed(Paths, Paths.make(paths))))
     )
-    return { home, folder, writeConfig, loads, layer }
+    return { home, folder, writeConfig, loads, reads, layer }
   }),
   ({ home }) => Effect.sync(() => rmSync(home, { recursive: true, force: true }))
 )
@@ -146,6 +160,47 @@ describe("InstalledModel: only a model that passed every check of the embedding_
       expect(yield* loadOutcome(h.layer)).toBe(
         `ModelNotInstalled: ${NodePath.join(h.folder, "tokenizer.json")} is missing`
       )
+    })
+  )
+
+  it.scoped("a check over unchanged files reads nothing again, and sees any change at the next check", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHome
+      writeVerification(h.folder, spec)
+      const model = yield* InstalledModel.pipe(Effect.provide(h.layer))
+      const outcome = model
+        .check()
+        .pipe(
+          Effect.match({
+            onFailure: (e) => `${e._tag}: ${"reason" in e ? e.reason : e.message}`,
+            onSuccess: () => "passed"
+          })
+        )
+      // The first checks read the configuration and the record (the second remembers what the
+      // first found it had to look at); later ones only look at the files' metadata.
+      for (let i = 0; i < 5; i++) expect(yield* outcome).toBe("passed")
+      const readsOfTwoChecks = ["config.json", ".blctx-verification.json", "config.json", ".blctx-verification.json"]
+      expect(h.reads).toEqual(readsOfTwoChecks)
+
+      h.writeConfig(0)
+      expect(yield* outcome).toBe(
+        `ModelNotVerified: the sanity check in the configuration changed after ${h.folder} was checked`
+      )
+      h.writeConfig(1)
+      expect(yield* outcome).toBe("passed")
+
+      // Same size, new content, the modification time moved: seen although nothing else changed.
+      const graph = NodePath.join(h.folder, "m.onnx")
+      writeFileSync(graph, "NOT really a graph")
+      utimesSync(graph, new Date(), new Date(Date.now() + 5_000))
+      expect(yield* outcome).toBe(`ModelNotVerified: ${graph} changed after it was checked`)
+
+      // A record that says the checks failed is seen the same way.
+      writeFileSync(graph, contents["m.onnx"])
+      writeVerification(h.folder, spec, "ranked-retrieval check failed")
+      expect(yield* outcome).toBe("ModelNotVerified: ranked-retrieval check failed")
+      rmSync(NodePath.join(h.folder, "tokenizer.json"))
+      expect(yield* outcome).toBe(`ModelNotInstalled: ${NodePath.join(h.folder, "tokenizer.json")} is missing`)
     })
   )
 })

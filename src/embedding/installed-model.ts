@@ -1,12 +1,13 @@
 import * as NodePath from "node:path"
 import { Data, Effect, Option } from "effect"
-import { ConfigFile } from "../config/config-file.js"
+import { CONFIG_FILE_NAME, ConfigFile } from "../config/config-file.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { Paths } from "../paths/paths.js"
 import { fingerprintOf, type ModelFingerprint } from "./fingerprint.js"
 import { activeModelFolder } from "./model-location.js"
 import { ModelRuntime } from "./model-runtime.js"
-import { readVerification, verificationProblem } from "./model-verification.js"
+import type { ModelSpec } from "./model-spec.js"
+import { readVerification, verificationPath, verificationProblem } from "./model-verification.js"
 
 const INSTALL_STEP = "Run: blctx install codex --step embedding_model"
 
@@ -44,6 +45,10 @@ export class ModelNotVerified extends Data.TaggedError("ModelNotVerified")<{
  * `load` opens it for a scope (the daemon's embedder); `check` only says whether it may be used.
  * Both are cheap: sizes and modification times are compared with the step's verification record
  * (which the step writes only after sizes, SHA-256 and the sanity check passed); nothing is hashed.
+ * A check that passed is remembered with the metadata of every file it read (the configuration,
+ * the model's files, the record): while none of them changed, the next check only looks at them
+ * again (`lstat`, all at once) instead of reading and decoding the configuration and the record;
+ * a search checks the model every time.
  */
 export class InstalledModel extends Effect.Service<InstalledModel>()("blctx/InstalledModel", {
   effect: Effect.gen(function* () {
@@ -52,7 +57,29 @@ export class InstalledModel extends Effect.Service<InstalledModel>()("blctx/Inst
     const config = yield* ConfigFile
     const runtime = yield* ModelRuntime
 
-    const check = Effect.fn("InstalledModel.check")(function* () {
+    const configPath = NodePath.join(paths.configDir, CONFIG_FILE_NAME)
+    type Checked = { readonly spec: ModelSpec; readonly folder: string; readonly fingerprint: ModelFingerprint }
+    /** What a check depends on, as metadata: the same metadata gives the same answer. */
+    const metadataOf = (files: ReadonlyArray<string>) =>
+      Effect.forEach(
+        files,
+        (path) =>
+          fs.lstat(path).pipe(
+            Effect.map(
+              Option.match({
+                onNone: () => "absent",
+                onSome: (e) => `${e.kind} ${e.dev}:${e.ino} ${e.size} ${e.mtimeMs} ${e.mode} ${e.uid} ${e.nlink}`
+              })
+            ),
+            Effect.orElseSucceed(() => "unreadable")
+          ),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.map((parts) => parts.join("\n")))
+    let passed:
+      | { readonly files: ReadonlyArray<string>; readonly metadata: string; readonly checked: Checked }
+      | undefined
+
+    const fullCheck = Effect.fn("InstalledModel.fullCheck")(function* () {
       const spec = (yield* config.load()).model
       const folder = activeModelFolder(paths.cacheDir, spec)
       const fingerprint = fingerprintOf(spec)
@@ -74,7 +101,25 @@ export class InstalledModel extends Effect.Service<InstalledModel>()("blctx/Inst
       )
       const problem = verificationProblem(stored, spec, fingerprint, folder, entries)
       if (Option.isSome(problem)) return yield* new ModelNotVerified({ folder, fingerprint, reason: problem.value })
-      return { spec, folder, fingerprint }
+      return { spec, folder, fingerprint } satisfies Checked
+    })
+
+    const check = Effect.fn("InstalledModel.check")(function* () {
+      const watched = passed?.files ?? [configPath]
+      // Taken before the full check, so a change made while it reads is seen at the next check.
+      const before = yield* metadataOf(watched)
+      if (passed !== undefined && passed.metadata === before) return passed.checked
+      const checked = yield* fullCheck().pipe(Effect.tapError(() => Effect.sync(() => (passed = undefined))))
+      const files = [
+        configPath,
+        ...checked.spec.files.map((f) => NodePath.join(checked.folder, f.name)),
+        verificationPath(checked.folder)
+      ]
+      // Other files than the ones looked at before: remembered with no metadata, so the next
+      // check reads again and remembers what it looked at first.
+      const same = files.length === watched.length && files.every((f, i) => f === watched[i])
+      passed = { files, metadata: same ? before : "", checked }
+      return checked
     })
 
     const load = Effect.fn("InstalledModel.load")(function* () {
