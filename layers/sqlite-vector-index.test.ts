@@ -72,6 +72,36 @@ describe("SQLite vector index: each connection's compact matrix", () => {
     })
   )
 
+  it.scoped("warm brings a reader's matrices up to date without a search, and says what each holds", () =>
+    Effect.gen(function* () {
+      const file = yield* sqliteFile
+      const writer = yield* makeSqliteVectorIndex(yield* open(file))
+      const reader = yield* makeSqliteVectorIndex(yield* open(file, true))
+      expect(yield* reader.warm).toEqual([])
+      yield* writer.upsert(fp4, [
+        { id: id(1), vector: unit(1, 0, 0, 0) },
+        { id: id(2), vector: unit(0, 1, 0, 0) }
+      ])
+      expect(yield* reader.warm).toEqual([{ fingerprint: fp4.key, vectors: 2 }])
+      // Written since: added to the matrix in place; a rewrite is not a second vector.
+      yield* writer.upsert(fp4, [
+        { id: id(3), vector: unit(0, 0, 1, 0) },
+        { id: id(1), vector: unit(0, 0, 0, 1) }
+      ])
+      yield* writer.upsert(fp384, [{ id: id(9), vector: new Float32Array(384).fill(0.5) }])
+      yield* writer.remove(fp4, [id(2)])
+      const held = yield* reader.warm
+      expect([...held].sort((a, b) => a.fingerprint.localeCompare(b.fingerprint))).toEqual(
+        [
+          { fingerprint: fp4.key, vectors: 2 },
+          { fingerprint: fp384.key, vectors: 1 }
+        ].sort((a, b) => a.fingerprint.localeCompare(b.fingerprint))
+      )
+      // What the warmed matrix holds is what a search finds.
+      expect((yield* reader.search(fp4, unit(0, 0, 0, 1), 3)).map((h) => h.id)).toEqual([1, 3])
+    })
+  )
+
   it.scoped("a reader follows many removals incrementally, and rebuilds once the records it needs are pruned", () =>
     Effect.gen(function* () {
       const file = yield* sqliteFile

@@ -305,13 +305,17 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
   })
 
   /**
-   * Loads every collection's matrix now, so the first search of a new query worker does not
-   * pay for it (about a second at 100k chunks).
+   * Brings every collection's matrix up to date now, so a search does not pay for it: the first
+   * search of a new query worker (about a second at 100k chunks), or the first after a large
+   * import (every row written since). Says how many vectors each matrix holds.
    */
   const warm = Effect.gen(function* () {
+    const held: Array<{ readonly fingerprint: string; readonly vectors: number }> = []
     for (const key of yield* fingerprints()) {
-      yield* currentMatrix({ key }).pipe(Effect.mapError(failed("could not load the vectors")))
+      const matrix = yield* currentMatrix({ key }).pipe(Effect.mapError(failed("could not load the vectors")))
+      held.push({ fingerprint: key, vectors: matrix?.size ?? 0 })
     }
+    return held
   })
 
   return Object.assign(VectorIndex.of({ upsert, remove, search, count, listIds, fingerprints }), { warm })
