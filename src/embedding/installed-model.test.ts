@@ -168,14 +168,12 @@ describe("InstalledModel: only a model that passed every check of the embedding_
       const h = yield* makeHome
       writeVerification(h.folder, spec)
       const model = yield* InstalledModel.pipe(Effect.provide(h.layer))
-      const outcome = model
-        .check()
-        .pipe(
-          Effect.match({
-            onFailure: (e) => `${e._tag}: ${"reason" in e ? e.reason : e.message}`,
-            onSuccess: () => "passed"
-          })
-        )
+      const outcome = model.check().pipe(
+        Effect.match({
+          onFailure: (e) => `${e._tag}: ${"reason" in e ? e.reason : e.message}`,
+          onSuccess: () => "passed"
+        })
+      )
       // The first checks read the configuration and the record (the second remembers what the
       // first found it had to look at); later ones only look at the files' metadata.
       for (let i = 0; i < 5; i++) expect(yield* outcome).toBe("passed")
