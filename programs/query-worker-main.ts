@@ -23,7 +23,7 @@ const ConnectionLive = SqliteClient.layer({ filename: database, readonly: true, 
 
 // The vector tables are searched from a read-only connection too (tables are only created by the writer);
 // when it cannot load, the reason is kept and every hybrid search says it.
-const ReadsLive = Layer.unwrapEffect(
+const ReadsLive = Layer.unwrapScoped(
   Effect.gen(function* () {
     const sql = yield* SqliteClient.SqliteClient
     const opened = yield* Effect.either(makeSqliteVectorIndex(sql))
@@ -31,9 +31,10 @@ const ReadsLive = Layer.unwrapEffect(
     // with what the writer adds (a few thousand rows at most each time while an import runs), so
     // the first search after an import does not read every row written since: at 900k rows that
     // took seconds. A search that comes meanwhile waits for it on this thread. The other workers
-    // never search, so never load it.
+    // never search, so never load it. Scoped: the loop ends with the worker, which must not be
+    // kept alive by its timer.
     if (keepsMatrix && Either.isRight(opened)) {
-      yield* Effect.forkDaemon(Effect.repeat(Effect.ignore(opened.right.warm), Schedule.spaced(MATRIX_CATCH_UP)))
+      yield* Effect.forkScoped(Effect.repeat(Effect.ignore(opened.right.warm), Schedule.spaced(MATRIX_CATCH_UP)))
     }
     const vectors = opened.pipe(Either.mapLeft((e) => e.message))
     return HistoryReadsSql({ database, vectors })
