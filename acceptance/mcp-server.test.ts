@@ -283,6 +283,27 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
     expect(jsonRpcLines(stale.rawStdout())).toBe(2)
   })
 
+  it("answers the call after each of 20 kill -9s in a row, however soon after the daemon is gone", async () => {
+    // A killed daemon accepts connections until its last thread exits, then drops them: a call
+    // made in that moment must start a new daemon, not fail (seen as a lost write, EPIPE).
+    const h = makeDaemonHome("detached")
+    home = h
+    await installService(h)
+    const mcp = await mcpFor(h)
+    const failures: Array<string> = []
+    for (let round = 0; round < 20; round++) {
+      const [running] = h.daemonPids()
+      expect(running, `round ${round}: a daemon runs`).toBeDefined()
+      process.kill(running as number, "SIGKILL")
+      await waitFor("the killed daemon to be gone", () => (isAlive(running as number) ? undefined : true))
+      const status = await mcp.call("context_status")
+      if (status.isError === true) failures.push(`round ${round}: ${JSON.stringify(status.content)}`)
+    }
+    expect(failures).toEqual([])
+    expect(h.daemonPids()).toHaveLength(1)
+    expect(mcp.stderr()).not.toContain("tool call defect")
+  })
+
   it("refuses a command line that names no installation, on stderr alone", async () => {
     const h = makeDaemonHome("detached")
     home = h

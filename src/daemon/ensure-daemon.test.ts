@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { submitImport } from "../cli/history-commands.js"
-import { makeWorld, stepLayer, useActiveHome } from "../installer/steps/service-steps.test-support.js"
+import { identityOf, makeWorld, stepLayer, useActiveHome } from "../installer/steps/service-steps.test-support.js"
 import { JobId, type JobView } from "../jobs/job.js"
 import { jobViewOf } from "../jobs/job-view.test-support.js"
 import type { BlctxClient } from "../rpc/client.js"
@@ -79,6 +79,53 @@ describe("withDaemon", () => {
       expect(error.message).toContain("no answer within 30 seconds")
       expect(submits).toBe(1)
       expect(world.ensureRunningCalls).toBe(0)
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.live("a daemon still dying when asked (its socket accepts, then drops the connection) is started again", () => {
+    // A kill -9 being torn down: connections are accepted until its last thread exits, then
+    // dropped, and the service manager sees a socket that answers, so it starts nothing at first.
+    let pings = 0
+    let submits = 0
+    const client: Partial<BlctxClient> = {
+      ping: () =>
+        Effect.suspend(() => {
+          pings++
+          return pings <= 2
+            ? Effect.fail(
+                new DaemonUnavailable({
+                  socket: "/s",
+                  reason: "the connection was lost: An error occurred during Write (EPIPE)",
+                  remediation: ""
+                })
+              )
+            : Effect.succeed(identityOf(fresh.paths(), 7))
+        }),
+      submitJob: () =>
+        Effect.sync(() => {
+          submits++
+          return new SubmittedJob({ job: jobIn("queued"), superseded: [] })
+        })
+    }
+    const world = makeWorld({ pid: 7, answering: true, client })
+    return Effect.gen(function* () {
+      const submitted = yield* withDaemon("30 seconds", (c) => submitImport(c, ["/history/a.jsonl"], false))
+      expect(submitted.state).toBe("queued")
+      expect(pings).toBe(3)
+      expect(world.ensureRunningCalls).toBe(2)
+      expect(submits).toBe(1)
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.live("a daemon that never answers is given up on after the service manager was asked twice", () => {
+    const client: Partial<BlctxClient> = {
+      ping: () => Effect.fail(new DaemonUnavailable({ socket: "/s", reason: "permission denied", remediation: "" }))
+    }
+    const world = makeWorld({ pid: 7, answering: true, client })
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(withDaemon("30 seconds", (c) => submitImport(c, ["/history/a.jsonl"], false)))
+      expect(error.message).toContain("permission denied")
+      expect(world.ensureRunningCalls).toBe(2)
     }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 })

@@ -14,10 +14,15 @@ type Reached<A, E> =
   | { readonly _tag: "Unreached"; readonly error: DaemonUnavailable }
   | { readonly _tag: "Done"; readonly result: Either.Either<A, E> }
 
+/** How many times a daemon that does not answer is started again before the call gives up. */
+const START_ATTEMPTS = 2
+
 /**
  * A protocol session with this installation's daemon, started on demand: when the daemon does
  * not answer a first Ping (a crashed detached daemon, a stopped unit), the service manager starts
- * it and the session is opened once more. Only reaching the daemon is retried: `use` runs at most
+ * it and the session is opened again, up to `START_ATTEMPTS` times: a daemon killed a moment ago
+ * may still accept connections while its last threads exit (then drop them), and the manager,
+ * seeing a socket that answers, starts nothing the first time. Only reaching the daemon is retried: `use` runs at most
  * once, so a request that is not safe to repeat (submitting a job) is never sent twice, even when
  * one of its answers is slow. For commands and hooks that need the daemon; `status` never uses
  * this, since it must not change anything.
@@ -57,20 +62,21 @@ export const withDaemon = <A, E, R>(
       )
       .pipe(Effect.catchAll((error) => Effect.succeed({ _tag: "Unreached", error } as const)))
 
-    const first = yield* session
-    if (first._tag === "Done") return yield* first.result
-    yield* Effect.logDebug("restarting blctxd on demand").pipe(Effect.annotateLogs({ reason: first.error.reason }))
-    yield* manager.ensureRunning(spec).pipe(
-      Effect.mapError(
-        (e) =>
-          new DaemonUnavailable({
-            socket: socketPath,
-            reason: `${first.error.reason}; starting it under the ${manager.description} failed: ${e.detail}`,
-            remediation: e.remediation
-          })
+    let reached = yield* session
+    for (let attempt = 1; attempt <= START_ATTEMPTS && reached._tag === "Unreached"; attempt++) {
+      const unreached = reached.error
+      yield* Effect.logDebug("restarting blctxd on demand").pipe(Effect.annotateLogs({ reason: unreached.reason }))
+      yield* manager.ensureRunning(spec).pipe(
+        Effect.mapError(
+          (e) =>
+            new DaemonUnavailable({
+              socket: socketPath,
+              reason: `${unreached.reason}; starting it under the ${manager.description} failed: ${e.detail}`,
+              remediation: e.remediation
+            })
+        )
       )
-    )
-    const second = yield* session
-    if (second._tag === "Done") return yield* second.result
-    return yield* second.error
+      reached = yield* session
+    }
+    return yield* reached._tag === "Done" ? reached.result : Effect.fail(reached.error)
   })

@@ -2,9 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs"
 import * as Net from "node:net"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
+import { Duplex } from "node:stream"
+import * as Socket from "@effect/platform/Socket"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
-import { connect } from "./client.js"
+import { Effect, Exit, Layer } from "effect"
+import { connect, connectOver } from "./client.js"
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isFailure(exit) ? (exit.cause._tag === "Fail" ? exit.cause.error : undefined) : undefined
@@ -44,6 +47,30 @@ describe("connect", () => {
         server.close(() => resume(Effect.void))
       })
       rmSync(dir, { recursive: true, force: true })
+    })
+  )
+
+  it.live("a connection whose writes fail (the daemon went away under it) is DaemonUnavailable, not a defect", () =>
+    Effect.gen(function* () {
+      // What a Unix socket does when its peer's listener closed after the connection was made:
+      // connected, then every write fails with EPIPE.
+      const gone = () =>
+        new Duplex({
+          read() {},
+          write(_chunk, _encoding, callback) {
+            callback(Object.assign(new Error("write EPIPE"), { code: "EPIPE" }))
+          }
+        })
+      const transport = Layer.effect(Socket.Socket, NodeSocket.fromDuplex(Effect.sync(gone)))
+      const exit = yield* Effect.scoped(
+        Effect.flatMap(connectOver(transport, { socketPath: "/run/blctxd.sock", timeout: "10 seconds" }), (c) =>
+          c.ping()
+        )
+      ).pipe(Effect.exit)
+      const error = failureOf(exit)
+      expect(error).toMatchObject({ _tag: "DaemonUnavailable", socket: "/run/blctxd.sock", not_running: false })
+      expect(error?.reason).toContain("the connection was lost")
+      expect(error?.reason).toContain("EPIPE")
     })
   )
 })

@@ -5,9 +5,11 @@
  * Node socket transport itself (the one place in `src` that does); everything else about the
  * protocol lives in `protocol.ts`.
  */
+
+import * as Socket from "@effect/platform/Socket"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { RpcClient, type RpcClientError, RpcSerialization } from "@effect/rpc"
-import { Duration, Effect, Layer, type Scope } from "effect"
+import { Duration, Effect, Layer, Option, type Scope } from "effect"
 import type { JobId } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
 import { DaemonUnavailable } from "./errors.js"
@@ -59,11 +61,8 @@ export const DEFAULT_REMEDIATION =
 const unavailable = (socket: string, reason: string, notRunning = false) =>
   new DaemonUnavailable({ socket, reason, remediation: DEFAULT_REMEDIATION, not_running: notRunning })
 
-const clientLayer = (socketPath: string) =>
-  RpcClient.layerProtocolSocket().pipe(
-    Layer.provide(NodeSocket.layerNet({ path: socketPath })),
-    Layer.provide(RpcSerialization.layerNdjson)
-  )
+const clientLayer = (socket: Layer.Layer<Socket.Socket, Socket.SocketError>) =>
+  RpcClient.layerProtocolSocket().pipe(Layer.provide(socket), Layer.provide(RpcSerialization.layerNdjson))
 
 /** Resolves the default socket path from the environment (HOME / XDG_STATE_HOME). */
 export const defaultSocketPath = Effect.map(Paths, (p) => socketPathIn(p.stateDir)).pipe(
@@ -78,8 +77,18 @@ export const defaultSocketPath = Effect.map(Paths, (p) => socketPathIn(p.stateDi
 export const connect = (options: ConnectOptions = {}) =>
   Effect.gen(function* () {
     const socket = options.socketPath ?? (yield* defaultSocketPath)
+    return yield* connectOver(NodeSocket.layerNet({ path: socket }), { ...options, socketPath: socket })
+  })
+
+/** `connect` over a given transport to the daemon at `options.socketPath` (tests give a failing one). */
+export const connectOver = (
+  transport: Layer.Layer<Socket.Socket, Socket.SocketError>,
+  options: ConnectOptions & { readonly socketPath: string }
+) =>
+  Effect.gen(function* () {
+    const socket = options.socketPath
     const timeout = Duration.decode(options.timeout ?? "5 seconds")
-    const context = yield* Layer.build(clientLayer(socket)).pipe(
+    const context = yield* Layer.build(clientLayer(transport)).pipe(
       Effect.mapError((e) => unavailable(socket, `could not open the socket: ${e.message}`))
     )
     const client = yield* RpcClient.make(DaemonRpcs).pipe(Effect.provide(context))
@@ -94,6 +103,13 @@ export const connect = (options: ConnectOptions = {}) =>
           (e): e is RpcClientError.RpcClientError =>
             typeof e === "object" && e !== null && "_tag" in e && e._tag === "RpcClientError",
           (e) => Effect.fail(unavailable(socket, describe(e), notListening(e)))
+        ),
+        // @effect/rpc's socket protocol turns a failed write into a defect; a write fails when the
+        // daemon went away under the connection (a crash, a kill -9 still being torn down).
+        Effect.catchSomeDefect((defect) =>
+          Socket.isSocketError(defect)
+            ? Option.some(Effect.fail(unavailable(socket, `the connection was lost: ${lostBecause(defect)}`)))
+            : Option.none()
         )
       ) as Effect.Effect<A, Exclude<E, RpcClientError.RpcClientError> | DaemonUnavailable>
 
@@ -139,6 +155,11 @@ const describe = (e: RpcClientError.RpcClientError): string => {
   if (code === "ECONNREFUSED") return "connection refused (the daemon is not running; a stale socket remains)"
   if (code === "EACCES") return "permission denied on the socket"
   return e.message
+}
+
+const lostBecause = (error: Socket.SocketError): string => {
+  const code = "cause" in error ? (error.cause as { readonly code?: unknown } | undefined)?.code : undefined
+  return typeof code === "string" ? `${error.message} (${code})` : error.message
 }
 
 /** Connects, runs `use`, and disconnects. */
