@@ -3,20 +3,18 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { Effect, Either, Layer, Option, Schedule, Schema } from "effect"
+import { Effect, Either, Layer, Option, Schema } from "effect"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
 import { HistoryReads } from "../src/retrieval/history-reads.js"
 import { HistoryReadsSql } from "../src/retrieval/history-reads-sql.js"
 import { QueryFailed, QueryRpcs, QueryWorkerData } from "../src/rpc/query-protocol.js"
 import type { StoreError } from "../src/store/store-error.js"
+import { keepMatrixCurrent } from "../src/vectors/matrix-catch-up.js"
 
 // A query worker (worker thread): one read-only connection, answering reads while the
 // daemon's writer is busy. Started by the daemon's query pool with the database path.
 const { database, vectors: keepsMatrix } = Schema.decodeUnknownSync(QueryWorkerData)(workerData)
-
-/** How often the worker that keeps the vector matrix reads what was written since. */
-const MATRIX_CATCH_UP = "5 seconds"
 
 // Read-only: this connection never changes the file (nor its journal mode).
 const ConnectionLive = SqliteClient.layer({ filename: database, readonly: true, disableWAL: true })
@@ -28,14 +26,10 @@ const ReadsLive = Layer.unwrapScoped(
     const sql = yield* SqliteClient.SqliteClient
     const opened = yield* Effect.either(makeSqliteVectorIndex(sql))
     // The worker that keeps the matrix loads it in the background, then keeps it up to date
-    // with what the writer adds (a few thousand rows at most each time while an import runs), so
-    // the first search after an import does not read every row written since: at 900k rows that
-    // took seconds. A search that comes meanwhile waits for it on this thread. The other workers
-    // never search, so never load it. Scoped: the loop ends with the worker, which must not be
-    // kept alive by its timer.
-    if (keepsMatrix && Either.isRight(opened)) {
-      yield* Effect.forkScoped(Effect.repeat(Effect.ignore(opened.right.warm), Schedule.spaced(MATRIX_CATCH_UP)))
-    }
+    // with what the writer adds (a few thousand rows at most each time while an import runs).
+    // A search that comes meanwhile waits for it on this thread. The other workers never
+    // search, so never load it.
+    if (keepsMatrix && Either.isRight(opened)) yield* keepMatrixCurrent(opened.right.warm)
     const vectors = opened.pipe(Either.mapLeft((e) => e.message))
     return HistoryReadsSql({ database, vectors })
   })
