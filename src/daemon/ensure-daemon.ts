@@ -24,8 +24,8 @@ const START_ATTEMPTS = 2
  * may still accept connections while its last threads exit (then drop them), and the manager,
  * seeing a socket that answers, starts nothing the first time. Only reaching the daemon is
  * retried: `use` runs at most once, so a request that is not safe to repeat (submitting a job) is
- * never sent twice, even when one of its answers is slow. For commands and hooks that need the daemon; `status` never uses
- * this, since it must not change anything.
+ * never sent twice, even when one of its answers is slow. For commands and hooks that need the
+ * daemon; `status` never uses this, since it must not change anything.
  */
 export const withDaemon = <A, E, R>(
   timeout: Duration.DurationInput,
