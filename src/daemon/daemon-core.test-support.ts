@@ -145,6 +145,8 @@ export interface InProcessOptions {
   readonly kinds?: ReadonlyArray<RegisteredJobKind>
   /** Load sqlite-vec into the reader, as the query workers do (default: no vector reads). */
   readonly vectorReads?: boolean
+  /** The daemon's process (default: one whose stop request does nothing). */
+  readonly process?: Layer.Layer<DaemonProcess>
 }
 
 /** The in-process daemon's command line: only the installation id is read. */
@@ -167,14 +169,14 @@ export const TestDaemonProcess = Layer.succeed(DaemonProcess, {
 /** The handlers' layer and everything under it, for `RpcTest.makeClient(DaemonRpcs)`. */
 export const inProcessDaemon = (release: Deferred.Deferred<void>, options: InProcessOptions = {}) =>
   DaemonHandlersLive.pipe(
-    Layer.provide(makeDaemonCore(inProcessReads(options.vectorReads ?? false))),
+    Layer.provideMerge(makeDaemonCore(inProcessReads(options.vectorReads ?? false))),
     Layer.provide(
       Layer.mergeAll(
         options.factory ?? NoModelFactory,
         NodeTranscriptFilesLive,
         Layer.succeed(JobKinds, makeRegistry([makeGateKind(release), ...(options.kinds ?? [])])),
         TestDaemonConfig,
-        TestDaemonProcess
+        options.process ?? TestDaemonProcess
       )
     ),
     Layer.provideMerge(ManifestStore.Default),

@@ -9,6 +9,7 @@ import { DaemonRpcs } from "../rpc/protocol.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { DaemonConfig } from "./daemon-config.js"
 import { DaemonProcess } from "./daemon-process.js"
+import { type FileIdentity, HeldFiles } from "./held-files.js"
 import { Readiness } from "./readiness.js"
 import { SocketBinder } from "./socket-binder.js"
 import { prepareSocketPath } from "./socket-file.js"
@@ -26,32 +27,29 @@ export const MAX_REQUEST_CHARS = 4 * 1024 * 1024
 export const WATCHDOG_INTERVAL = Duration.seconds(2)
 
 /**
- * Returns (with a reason) once this daemon is no longer wanted: its socket file was removed or
- * replaced (nobody can reach it), or its installation was uninstalled or is gone. A daemon
- * orphaned that way stops by itself instead of running on unseen. Transient read errors are
- * ignored; only a definite answer stops it.
+ * Returns (with a reason) once this daemon is no longer wanted: a file it holds (its socket, its
+ * database, its pidfile) was removed or replaced (`HeldFiles`: that stops it by itself), or its
+ * installation was uninstalled or is gone. A daemon orphaned that way stops instead of running on
+ * unseen. Transient read errors are ignored; only a definite answer stops it.
  */
-const noLongerWanted = (socket: string, socketIno: number) =>
-  Effect.gen(function* () {
-    const args = yield* DaemonConfig
-    const fs = yield* SafeFs
-    const manifests = yield* ManifestStore
-    while (true) {
-      yield* Effect.sleep(WATCHDOG_INTERVAL)
-      const entry = yield* Effect.either(fs.lstat(socket))
-      if (entry._tag === "Right") {
-        if (Option.isNone(entry.right)) return `socket ${socket} was removed`
-        if (entry.right.value.ino !== socketIno) return `socket ${socket} was replaced`
-      }
-      const manifest = yield* Effect.either(manifests.read())
-      if (manifest._tag === "Right") {
-        if (Option.isNone(manifest.right)) return `manifest ${manifests.path} was removed`
-        const m = manifest.right.value
-        if (m.state !== "active") return `installation ${m.installation_id} was uninstalled`
-        if (m.installation_id !== args["installation-id"]) return `the manifest now names ${m.installation_id}`
-      }
+const noLongerWanted = Effect.gen(function* () {
+  const args = yield* DaemonConfig
+  const manifests = yield* ManifestStore
+  const held = yield* HeldFiles
+  while (true) {
+    yield* Effect.sleep(WATCHDOG_INTERVAL)
+    const files = yield* Effect.either(held.check)
+    if (files._tag === "Left") return Option.none<string>()
+    const manifest = yield* Effect.either(manifests.read())
+    if (manifest._tag === "Right") {
+      if (Option.isNone(manifest.right)) return Option.some(`manifest ${manifests.path} was removed`)
+      const m = manifest.right.value
+      if (m.state !== "active") return Option.some(`installation ${m.installation_id} was uninstalled`)
+      if (m.installation_id !== args["installation-id"])
+        return Option.some(`the manifest now names ${m.installation_id}`)
     }
-  })
+  }
+})
 
 /** The private socket: a stale one left by a dead daemon is replaced, and it is removed again at shutdown. */
 const ListeningSocket = Layer.scoped(
@@ -66,20 +64,26 @@ const ListeningSocket = Layer.scoped(
       )
     }
     // Registered before binding, so it runs after the server has closed: no socket file remains.
+    // Only the socket this daemon bound: a successor's, bound since this one was replaced, stays.
+    let bound = Option.none<FileIdentity>()
     yield* Effect.addFinalizer(() =>
       fs.lstat(socket).pipe(
-        // Only the socket just checked: anything swapped in since is left alone.
         Effect.flatMap((e) =>
-          Option.isSome(e) && e.value.kind === "socket"
+          Option.isSome(e) &&
+          e.value.kind === "socket" &&
+          Option.exists(bound, (b) => b.dev === e.value.dev && b.ino === e.value.ino)
             ? removeVerified(socket, e.value).pipe(Effect.provideService(SafeFs, fs))
             : Effect.void
         ),
         Effect.ignore
       )
     )
-    return yield* Effect.flatMap(SocketBinder, (binder) => binder.bind(socket)).pipe(
+    const server = yield* Effect.flatMap(SocketBinder, (binder) => binder.bind(socket)).pipe(
       Effect.mapError((e) => startupError(`cannot listen on ${e.path}: ${e.message}`, "Run: blctx doctor"))
     )
+    bound = yield* fs.lstat(socket).pipe(Effect.orElseSucceed(() => Option.none()))
+    yield* Effect.flatMap(HeldFiles, (held) => held.hold("socket", socket, { removeOnStop: true }))
+    return server
   })
 )
 
@@ -97,25 +101,27 @@ const ProtocolServer = RpcServer.layer(DaemonRpcs).pipe(
 const Serving = Layer.scopedDiscard(
   Effect.gen(function* () {
     const paths = yield* Paths
-    const fs = yield* SafeFs
     const readiness = yield* Readiness
     const process = yield* DaemonProcess
     const args = yield* DaemonConfig
     const socket = socketPathIn(paths.stateDir)
-    const bound = yield* fs.lstat(socket).pipe(Effect.orElseSucceed(() => Option.none()))
-    const socketIno = Option.match(bound, { onNone: () => -1, onSome: (e) => e.ino })
     yield* readiness.ready(`serving ${socket}`)
     yield* Effect.addFinalizer(() => readiness.stopping)
     yield* Effect.logInfo("blctxd ready").pipe(
       Effect.annotateLogs({ socket, installation: args["installation-id"], pid: process.pid })
     )
     yield* Effect.addFinalizer(() => Effect.logInfo("blctxd stopping"))
-    yield* noLongerWanted(socket, socketIno).pipe(
-      Effect.flatMap((reason) =>
-        Effect.logWarning("blctxd stopping by itself").pipe(
-          Effect.annotateLogs({ reason }),
-          Effect.zipRight(process.requestStop)
-        )
+    yield* noLongerWanted.pipe(
+      // None: a held file changed, and HeldFiles already asked the daemon to stop.
+      Effect.flatMap(
+        Option.match({
+          onNone: () => Effect.void,
+          onSome: (reason) =>
+            Effect.logWarning("blctxd stopping by itself").pipe(
+              Effect.annotateLogs({ reason }),
+              Effect.zipRight(process.requestStop)
+            )
+        })
       ),
       Effect.forkScoped
     )

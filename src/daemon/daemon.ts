@@ -7,6 +7,7 @@ import type { StoreError } from "../store/store-error.js"
 import { CaptureDrainLive } from "./capture-drain.js"
 import { DaemonIndexingLive, DaemonJobKindsLive, type IndexingKindOptions } from "./daemon-indexing.js"
 import { DaemonServerLive } from "./daemon-server.js"
+import { HeldFilesLive } from "./held-files.js"
 import { IndexJudgeLive } from "./index-judge.js"
 import { IndexWatcherLive } from "./index-watcher.js"
 import { DaemonHandlersLive } from "./rpc-handlers.js"
@@ -45,7 +46,7 @@ const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
  * captured transcripts). The database and the readers start together.
  */
 export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
-  const storage = Layer.merge(WriterDatabaseLive, reads)
+  const storage = Layer.merge(WriterDatabaseLive, reads).pipe(Layer.provideMerge(HeldFilesLive))
   const indexing = DaemonIndexingLive.pipe(Layer.provideMerge(storage))
   const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive(kinds)))
   const core = jobs.pipe(Layer.provideMerge(indexing))

@@ -9,6 +9,7 @@ import { daemonStoreError } from "../rpc/errors.js"
 import type { StoreError } from "../store/store-error.js"
 import { makeCaptureFacts } from "./capture-facts.js"
 import { VectorPlacement } from "./daemon-indexing.js"
+import { HeldFiles } from "./held-files.js"
 import { IndexJudge } from "./index-judge.js"
 
 /** A database failure as the protocol reports it; a rejected query passes as it is. */
@@ -26,6 +27,7 @@ export const makeHistoryHandlers = Effect.gen(function* () {
   const { judge, judgeAlongside } = yield* IndexJudge
   const { embeddedVectors } = yield* VectorPlacement
   const capture = yield* makeCaptureFacts
+  const held = yield* HeldFiles
 
   /**
    * The query's vector candidates, or why the answer will be lexical. The query is embedded
@@ -78,6 +80,8 @@ export const makeHistoryHandlers = Effect.gen(function* () {
       ),
     ContextStatus: () =>
       Effect.gen(function* () {
+        // A health answer: a database no longer at its path is not reported on, the daemon stops.
+        yield* held.check.pipe(Effect.mapError((e) => daemonStoreError({ path: e.path, message: e.message })))
         const { verdict, services, status } = yield* judge
         const coverage = yield* reads.coverage
         const fingerprintKey = Option.getOrNull(Option.map(services.embedding, (e) => e.fingerprint.key))

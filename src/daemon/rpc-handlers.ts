@@ -2,6 +2,7 @@ import { DateTime, Effect, Either, type Layer, Option } from "effect"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { JobRunner } from "../jobs/job-runner.js"
 import { HistoryReads } from "../retrieval/history-reads.js"
+import { DAEMON_STOPPING_REMEDIATION, DaemonStopping } from "../rpc/daemon-stopping.js"
 import { daemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "../rpc/errors.js"
 import { DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
 import { VERSION } from "../version.js"
@@ -9,6 +10,7 @@ import { DaemonConfig } from "./daemon-config.js"
 import { DaemonProcess } from "./daemon-process.js"
 import { makeExportHandlers } from "./export-handlers.js"
 import { makeForgetHandlers } from "./forget-handlers.js"
+import { HeldFiles } from "./held-files.js"
 import { makeHistoryHandlers } from "./history-handlers.js"
 import { LatestIndexSummary } from "./index-watcher.js"
 import { makeNotesHandlers } from "./notes-handlers.js"
@@ -43,6 +45,7 @@ export const DaemonHandlersLive = DaemonRpcs.toLayer(
     const runner = yield* JobRunner
     const kinds = yield* JobKinds
     const reads = yield* HistoryReads
+    const held = yield* HeldFiles
     const identity = yield* makeIdentity
     const history = yield* makeHistoryHandlers
     const notes = yield* makeNotesHandlers
@@ -53,7 +56,14 @@ export const DaemonHandlersLive = DaemonRpcs.toLayer(
       ...notes,
       ...forget,
       ...exports,
-      Ping: () => identity,
+      // A health answer never vouches for a database no longer at its path: the daemon stops.
+      Ping: () =>
+        held.check.pipe(
+          Effect.mapError(
+            (e) => new DaemonStopping({ path: e.path, reason: e.reason, remediation: DAEMON_STOPPING_REMEDIATION })
+          ),
+          Effect.zipRight(identity)
+        ),
       SubmitJob: (request) =>
         Effect.gen(function* () {
           const kind = kinds.get(request.kind)

@@ -45,6 +45,33 @@ const send = (socket: string, bytes: Uint8Array) =>
     connection.on("error", () => done("error"))
   })
 
+/** Sends one frame on a connection left open until its Exit arrives (or the daemon closes it). */
+const askOpen = (socket: string, frame: string) =>
+  new Promise<Record<string, unknown> | undefined>((resolve, reject) => {
+    const connection = Net.createConnection(socket)
+    let buffered = ""
+    const timer = setTimeout(() => {
+      connection.destroy()
+      reject(new Error(`no answer within ${CONNECTION_BOUND_MS} ms`))
+    }, CONNECTION_BOUND_MS)
+    const done = (exit: Record<string, unknown> | undefined) => {
+      clearTimeout(timer)
+      connection.destroy()
+      resolve(exit)
+    }
+    connection.setEncoding("utf8")
+    connection.on("connect", () => connection.write(frame))
+    connection.on("data", (chunk: string) => {
+      buffered += chunk
+      const lines = buffered.split("\n")
+      buffered = lines.pop() ?? ""
+      const exit = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m._tag === "Exit")
+      if (exit !== undefined) done(exit)
+    })
+    connection.on("close", () => done(undefined))
+    connection.on("error", () => done(undefined))
+  })
+
 /** Request ids are decimal integers (the RPC protocol's bigints). */
 const ping = (id: string) => `${JSON.stringify({ _tag: "Request", id, tag: "Ping", payload: {}, headers: [] })}\n`
 
@@ -89,11 +116,10 @@ describe("raw bytes on the daemon's socket", () => {
           )
           const socket = socketPathIn((yield* Paths.pipe(Effect.provide(context))).stateDir)
 
+          // Ping reads the filesystem (is the database it holds still at its path?), so its probe
+          // keeps the connection open until the answer arrives, as every client does.
           const answersPing = async (id: string) => {
-            const outcome = await send(socket, Buffer.from(ping(id)))
-            const exit = outcome.lines
-              .map((l) => JSON.parse(l) as Record<string, unknown>)
-              .find((m) => m._tag === "Exit")
+            const exit = await askOpen(socket, ping(id))
             return exit?.requestId === id && (exit.exit as { _tag?: string } | undefined)?._tag === "Success"
           }
 

@@ -115,7 +115,15 @@ export const connectOver = (
 
     return {
       socketPath: socket,
-      ping: () => bounded(client.Ping()),
+      // A daemon stopping for a replaced file is unavailable: withDaemon starts a fresh one.
+      ping: () =>
+        bounded(client.Ping()).pipe(
+          Effect.catchTag("DaemonStopping", (e) =>
+            Effect.fail(
+              new DaemonUnavailable({ socket, reason: `${e.reason}; blctxd is stopping`, remediation: e.remediation })
+            )
+          )
+        ),
       submitJob: (input: { readonly kind: string; readonly params?: unknown; readonly supersede?: boolean }) =>
         bounded(client.SubmitJob({ kind: input.kind, params: input.params, supersede: input.supersede ?? false })),
       jobStatus: (jobId: JobId) => bounded(client.JobStatus({ job_id: jobId })),

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { BoundedId, IndexState, QueryMode } from "../retrieval/contract.js"
+import { DaemonStopping } from "./daemon-stopping.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 import { ExportRpcs } from "./export-protocol.js"
 import { ForgetRpcs } from "./forget-protocol.js"
@@ -28,7 +29,8 @@ export class SubmittedJob extends Schema.Class<SubmittedJob>("SubmittedJob")({
   superseded: Schema.Array(JobId)
 }) {}
 
-export const Ping = Rpc.make("Ping", { success: DaemonIdentity })
+/** Fails only when the daemon found a file it holds removed or replaced, and is stopping. */
+export const Ping = Rpc.make("Ping", { success: DaemonIdentity, error: DaemonStopping })
 
 export const SubmitJob = Rpc.make("SubmitJob", {
   payload: Schema.Struct({
