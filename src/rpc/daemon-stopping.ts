@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import type { DaemonUnavailable } from "./errors.js"
 
 /**
  * The daemon that answered is stopping because a file it holds (its database, socket or pidfile)
@@ -16,3 +17,7 @@ export class DaemonStopping extends Schema.TaggedError<DaemonStopping>()("Daemon
 }
 
 export const DAEMON_STOPPING_REMEDIATION = "Retry: the next call starts a fresh blctxd on the files at their paths."
+
+/** A Ping refused by a daemon stopping for a replaced file (the client reports it as unavailable). */
+export const stoppingReason = (e: DaemonUnavailable): string | null =>
+  e.remediation === DAEMON_STOPPING_REMEDIATION ? e.reason : null

@@ -51,6 +51,13 @@ describe("background_service install says what it did", () => {
     expect(describeInstall({ _tag: "Stale", pid: 5, socket: true }, 5, s)).toBe(
       "blctxd already running (pid 5) under the systemd user manager; it did not answer before install, it does now"
     )
+    const stopping = "the database blctxd holds was removed from /data/context.db; blctxd is stopping"
+    expect(describeInstall({ _tag: "Stale", pid: 5, socket: false, stopping }, 6, s)).toBe(
+      `restarted blctxd (pid 6) under the systemd user manager; it replaced pid 5: ${stopping}`
+    )
+    expect(describeInstall({ _tag: "Stale", pid: null, socket: false, stopping }, 6, s)).toBe(
+      `started blctxd (pid 6) under the systemd user manager; ${stopping}`
+    )
   })
 })
 

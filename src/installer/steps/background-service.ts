@@ -5,6 +5,7 @@ import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { DaemonConnector } from "../../rpc/daemon-connector.js"
+import { stoppingReason } from "../../rpc/daemon-stopping.js"
 import { type ServiceError, ServiceManager } from "../../service/service-manager.js"
 import { makeServiceSpec } from "../../service/service-spec.js"
 import { ProgramPaths } from "../program-paths.js"
@@ -17,7 +18,13 @@ const PROBE_TIMEOUT = Duration.seconds(5)
 /** What was running before install: a daemon that answered, a process that did not, or nothing. */
 export type Before =
   | { readonly _tag: "Answering"; readonly pid: number }
-  | { readonly _tag: "Stale"; readonly pid: number | null; readonly socket: boolean }
+  | {
+      readonly _tag: "Stale"
+      readonly pid: number | null
+      readonly socket: boolean
+      /** Why it refused to answer: it is stopping, since a file it holds was removed or replaced. */
+      readonly stopping?: string
+    }
   | { readonly _tag: "Nothing" }
 
 /**
@@ -33,6 +40,10 @@ export const describeInstall = (before: Before, after: number | null, supervisor
         ? `blctxd already running (pid ${before.pid}) ${under}`
         : `restarted blctxd${pid} ${under}; it replaced pid ${before.pid}`
     case "Stale":
+      if (before.stopping !== undefined) {
+        const replaced = before.pid === null ? "" : ` it replaced pid ${before.pid}:`
+        return `${before.pid === null ? "started" : "restarted"} blctxd${pid} ${under};${replaced} ${before.stopping}`
+      }
       if (before.pid !== null && after === before.pid) {
         return `blctxd already running (pid ${before.pid}) ${under}; it did not answer before install, it does now`
       }
@@ -123,22 +134,26 @@ export const backgroundServiceStep = Effect.gen(function* () {
     return manifest.value
   })
 
-  /** The PID of this installation's daemon if one answers on the socket now. */
-  const answeringPid = (m: Manifest, socketPath: string) =>
+  /** Pings this installation's daemon: its PID if it answers, or why it refused (it is stopping). */
+  const probe = (m: Manifest, socketPath: string) =>
     connector
       .withClient({ socketPath, timeout: PROBE_TIMEOUT }, (client) => client.ping())
       .pipe(
-        Effect.map((identity) =>
-          identity.installation_id === m.installation_id ? Option.some(identity.pid) : Option.none<number>()
-        ),
-        Effect.orElseSucceed(() => Option.none<number>())
+        Effect.map((identity) => ({
+          pid: identity.installation_id === m.installation_id ? Option.some(identity.pid) : Option.none<number>(),
+          stopping: null
+        })),
+        Effect.catchAll((e) => Effect.succeed({ pid: Option.none<number>(), stopping: stoppingReason(e) }))
       )
+
+  /** The PID of this installation's daemon if one answers on the socket now. */
+  const answeringPid = (m: Manifest, socketPath: string) => Effect.map(probe(m, socketPath), (p) => p.pid)
 
   const before = (m: Manifest) =>
     Effect.gen(function* () {
       const spec = specOf(m)
-      const answering = yield* answeringPid(m, spec.socketPath)
-      if (Option.isSome(answering)) return { _tag: "Answering", pid: answering.value } satisfies Before
+      const answering = yield* probe(m, spec.socketPath)
+      if (Option.isSome(answering.pid)) return { _tag: "Answering", pid: answering.pid.value } satisfies Before
       const known = yield* manager.status(spec).pipe(
         Effect.map((s) => s.mainPid),
         Effect.orElseSucceed(() => Option.none<number>())
@@ -147,6 +162,10 @@ export const backgroundServiceStep = Effect.gen(function* () {
         Effect.map(Option.isSome),
         Effect.orElseSucceed(() => false)
       )
+      // A daemon that refused because its database was replaced is replaced in turn: say so.
+      if (answering.stopping !== null) {
+        return { _tag: "Stale", pid: Option.getOrNull(known), socket, stopping: answering.stopping } satisfies Before
+      }
       if (Option.isNone(known) && !socket) return { _tag: "Nothing" } satisfies Before
       return { _tag: "Stale", pid: Option.getOrNull(known), socket } satisfies Before
     })

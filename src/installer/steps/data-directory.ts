@@ -249,7 +249,15 @@ export const dataDirectoryStep = Effect.gen(function* () {
       )
       .pipe(Effect.mapError(fromFs))
     const reused = Option.isSome(existing) ? "kept" : "created"
-    return { detail: `${reused} installation ${id} in ${paths.dataDir} (schema v${CURRENT_SCHEMA_VERSION})` }
+    // The installation is kept (its manifest survived) but its database was gone: say so, since
+    // whatever it held is not in the new one.
+    const recreated =
+      Option.isSome(existing) && Option.isNone(database)
+        ? `; its database was missing, so ${paths.database} is a new, empty one`
+        : ""
+    return {
+      detail: `${reused} installation ${id} in ${paths.dataDir} (schema v${CURRENT_SCHEMA_VERSION})${recreated}`
+    }
   })
 
   const verify = Effect.fn("DataDirectory.verify")(function* () {
