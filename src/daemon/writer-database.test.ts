@@ -1,9 +1,15 @@
 import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+import { SqlError } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
+import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
+import { SqliteOpener } from "../store/sqlite-opener.js"
 import { inProcessClientWith } from "./daemon-core.test-support.js"
 import { DaemonProcess } from "./daemon-process.js"
+import { guardTransactions } from "./writer-database.js"
 
 // A write the daemon cannot make durable at the database's path is refused, never confirmed:
 // the database it holds was removed, or replaced by another file, while it ran. Through the
@@ -85,5 +91,53 @@ describe("the writer connection, against the database at its path", () => {
         expect(refused.message).toContain(`was removed from ${paths.database}`)
       })
     )
+  )
+})
+
+describe("guardTransactions", () => {
+  /** A connection to a fresh database with one table, and a guard that fails from its `failFrom`th run. */
+  const guarded = (failFrom: number) =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-guard-"))),
+        (d) => Effect.sync(() => Fs.rmSync(d, { recursive: true, force: true }))
+      )
+      const opened = yield* Effect.flatMap(SqliteOpener, (o) =>
+        o.open({ filename: NodePath.join(dir, "t.db"), readonly: false })
+      )
+      yield* opened`CREATE TABLE t (v TEXT)`
+      const runs = yield* Ref.make(0)
+      const guard = Effect.flatMap(
+        Ref.updateAndGet(runs, (n) => n + 1),
+        (n) => (n >= failFrom ? Effect.fail(new SqlError.SqlError({ cause: null, message: "replaced" })) : Effect.void)
+      )
+      return { sql: guardTransactions(opened, guard), runs }
+    })
+
+  it.scoped("a guard failing before COMMIT rolls the transaction back", () =>
+    Effect.gen(function* () {
+      const { sql } = yield* guarded(1)
+      const refused = yield* Effect.flip(sql.withTransaction(sql`INSERT INTO t (v) VALUES ('lost')`))
+      expect(refused.message).toBe("replaced")
+      expect(yield* sql`SELECT v FROM t`).toEqual([])
+    }).pipe(Effect.provide(SqliteOpenerLive))
+  )
+
+  it.scoped("a guard failing after COMMIT fails the call: the write is not confirmed", () =>
+    Effect.gen(function* () {
+      const { sql, runs } = yield* guarded(2)
+      const refused = yield* Effect.flip(sql.withTransaction(sql`INSERT INTO t (v) VALUES ('unconfirmed')`))
+      expect(refused.message).toBe("replaced")
+      expect(yield* Ref.get(runs)).toBe(2)
+    }).pipe(Effect.provide(SqliteOpenerLive))
+  )
+
+  it.scoped("a passing guard runs inside and after every transaction, nested ones included", () =>
+    Effect.gen(function* () {
+      const { sql, runs } = yield* guarded(Number.POSITIVE_INFINITY)
+      yield* sql.withTransaction(sql.withTransaction(sql`INSERT INTO t (v) VALUES ('kept')`))
+      expect(yield* sql`SELECT v FROM t`).toEqual([{ v: "kept" }])
+      expect(yield* Ref.get(runs)).toBe(4)
+    }).pipe(Effect.provide(SqliteOpenerLive))
   )
 })
