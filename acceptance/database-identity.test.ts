@@ -75,7 +75,9 @@ describe("blctxd and the database at its path", () => {
     expect(install.code, install.stdout + install.stderr).toBe(0)
     expect(checkOf(install.stdout, "data_directory").detail).toContain(`${h.database} is a new, empty one`)
     const service = checkOf(install.stdout, "background_service").detail
-    expect(service).not.toContain("already running")
+    // Never the daemon that held the deleted database said to be running still.
+    expect(service).not.toContain(`pid ${old})`)
+    expect(service).toMatch(/^(started|restarted) blctxd/)
     expect(checkOf(install.stdout, "service_health").status).toBe("passed")
     await waitFor("the daemon that held the deleted database to be gone", () => (isAlive(old) ? undefined : true))
     expect(runningDaemon()).not.toBe(old)
