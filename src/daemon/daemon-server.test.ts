@@ -1,8 +1,11 @@
+import * as Fs from "node:fs"
 import * as Net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Layer } from "effect"
 import { NodeSocketBinderLive } from "../../layers/node-socket-binder.js"
 import { Paths } from "../paths/paths.js"
+import { connect } from "../rpc/client.js"
+import { stoppingReason } from "../rpc/daemon-stopping.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { inProcessDaemon, TestDaemonConfig, TestDaemonProcess } from "./daemon-core.test-support.js"
 import { DaemonServerLive } from "./daemon-server.js"
@@ -66,5 +69,35 @@ describe("the daemon's socket", () => {
         })
       })
     )
+  )
+
+  it.live(
+    "a Ping after the database was replaced: the socket is gone at once, the client reports blctxd stopping",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const release = yield* Deferred.make<void>()
+          yield* Effect.addFinalizer(() => Deferred.succeed(release, undefined))
+          const context = yield* Layer.build(
+            DaemonServerLive.pipe(
+              Layer.provideMerge(inProcessDaemon(release)),
+              Layer.provide(Layer.mergeAll(NodeSocketBinderLive, NoReadiness, TestDaemonConfig, TestDaemonProcess))
+            )
+          )
+          const paths = yield* Paths.pipe(Effect.provide(context))
+          const socketPath = socketPathIn(paths.stateDir)
+          const client = yield* connect({ socketPath, timeout: "30 seconds" })
+          yield* client.ping()
+
+          Fs.copyFileSync(paths.database, `${paths.database}.other`)
+          Fs.renameSync(`${paths.database}.other`, paths.database)
+          const refused = yield* Effect.flip(client.ping())
+          expect(refused).toMatchObject({ _tag: "DaemonUnavailable", not_running: false })
+          expect(stoppingReason(refused)).toBe(
+            `the database blctxd holds was replaced by another file at ${paths.database}; blctxd is stopping`
+          )
+          expect(Fs.existsSync(socketPath)).toBe(false)
+        })
+      )
   )
 })
