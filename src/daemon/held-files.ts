@@ -95,15 +95,17 @@ export const HeldFilesLive = Layer.effect(
         Option.isNone(change) ? Effect.ignore(fs.removeFile(h.path)) : Effect.void
       ).pipe(Effect.provideService(SafeFs, fs))
 
+    /** The first held file (in the order held) that changed; the paths are read concurrently. */
     const firstChange = Effect.flatMap(Ref.get(held), (all) =>
-      Effect.reduce(all, Option.none<HeldFileReplaced>(), (found, h) =>
-        Option.isSome(found)
-          ? Effect.succeed(found)
-          : Effect.map(
-              changeOf(h.path, h.entry, h.what),
-              Option.map((reason) => new HeldFileReplaced({ path: h.path, reason }))
-            )
-      )
+      Effect.forEach(
+        all,
+        (h) =>
+          Effect.map(
+            changeOf(h.path, h.entry, h.what),
+            Option.map((reason) => new HeldFileReplaced({ path: h.path, reason }))
+          ),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.map((changes) => Option.firstSomeOf(changes)))
     )
 
     const stop = (replaced: HeldFileReplaced) =>
