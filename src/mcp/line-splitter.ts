@@ -5,12 +5,14 @@
  * multi-byte character contains that byte), so characters cut across chunks come back whole.
  */
 
-/** How much of an oversized line is kept to find its JSON-RPC id. */
+/** How much of an oversized line's start is kept to find its JSON-RPC id. */
 export const OVERSIZED_HEAD_BYTES = 1024
+/** How much of an oversized line's end is kept: serializers that put the id last put it there. */
+export const OVERSIZED_TAIL_BYTES = 256
 
 export type SplitLine =
   | { readonly _tag: "Line"; readonly text: string }
-  | { readonly _tag: "Oversized"; readonly head: string; readonly bytes: number }
+  | { readonly _tag: "Oversized"; readonly head: string; readonly tail: string; readonly bytes: number }
 
 /** The first `n` bytes of the pieces, copied without joining the rest. */
 const firstBytes = (pieces: ReadonlyArray<Buffer>, n: number): Buffer => {
@@ -31,6 +33,7 @@ export class LineSplitter {
   /** Bytes of the current line dropped so far, or -1 while it is within the bound. */
   private dropped = -1
   private head: Buffer = Buffer.alloc(0)
+  private tail: Buffer = Buffer.alloc(0)
 
   constructor(private readonly maxLineBytes: number) {}
 
@@ -63,6 +66,7 @@ export class LineSplitter {
     if (piece.length === 0) return
     if (this.dropped >= 0) {
       this.dropped += piece.length
+      this.keepTail(piece)
       return
     }
     if (this.held + piece.length <= this.maxLineBytes) {
@@ -73,15 +77,28 @@ export class LineSplitter {
     // Past the bound: keep the head, drop the rest of the line as it comes.
     this.head = firstBytes([...this.pieces, piece], OVERSIZED_HEAD_BYTES)
     this.dropped = this.held + piece.length
+    this.tail = Buffer.alloc(0)
+    this.keepTail(piece)
     this.pieces = []
     this.held = 0
   }
 
+  private keepTail(piece: Buffer) {
+    const joined = piece.length >= OVERSIZED_TAIL_BYTES ? piece : Buffer.concat([this.tail, piece])
+    this.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - OVERSIZED_TAIL_BYTES)))
+  }
+
   private finish(): SplitLine {
     if (this.dropped >= 0) {
-      const line: SplitLine = { _tag: "Oversized", head: this.head.toString("utf8"), bytes: this.dropped }
+      const line: SplitLine = {
+        _tag: "Oversized",
+        head: this.head.toString("utf8"),
+        tail: this.tail.toString("utf8"),
+        bytes: this.dropped
+      }
       this.clear()
       this.head = Buffer.alloc(0)
+      this.tail = Buffer.alloc(0)
       return line
     }
     const text = Buffer.concat(this.pieces).toString("utf8")

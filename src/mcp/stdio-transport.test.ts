@@ -48,11 +48,21 @@ describe("the bounded stdio transport", () => {
     expect(h.isClosed()).toBe(false)
   })
 
-  it("answers with id null when no id starts the oversized line", async () => {
+  it("takes the id that ends an oversized line (as the SDK writes it), else answers with id null", async () => {
     const h = await harness()
-    await h.feed([`{"params":{"id":5,"x":"${"y".repeat(LIMIT * 2)}"},"id":6}\n`, ping(1)], 1)
-    await expect.poll(() => h.answers.length).toBe(1)
-    expect(h.answers[0]).toMatchObject({ id: null, error: { code: -32600 } })
+    const filler = "y".repeat(LIMIT * 2)
+    await h.feed(
+      [
+        `{"params":{"id":5,"x":"${filler}"},"id":6}\n`,
+        `{"params":{"x":"${filler}","id":8},"id":9,"method":"m"}\n`,
+        `{"method":"m","params":{"x":"${filler}","id":7}}\n`,
+        ping(1)
+      ],
+      1
+    )
+    await expect.poll(() => h.answers.length).toBe(3)
+    expect(h.answers.map((a) => a.id)).toEqual([6, null, null])
+    expect(h.answers.every((a) => (a.error as { code: number }).code === -32600)).toBe(true)
   })
 
   it("never holds more than its bound of one line while discarding it", async () => {

@@ -3,7 +3,8 @@
  * SDK's `StdioServerTransport`, but bounded and forgiving. The SDK's buffers a whole line and,
  * past 10 MiB, throws and closes itself, which ended the server without an answer. Here a line
  * over `MAX_MCP_MESSAGE_BYTES` is dropped as it streams (memory stays bounded) and answered with a
- * JSON-RPC "invalid request" error naming the limit; a line that is not JSON is answered with a
+ * JSON-RPC "invalid request" error naming the limit, with the request's id when it starts or ends
+ * the line (else null: nothing else of the line is kept); a line that is not JSON is answered with a
  * parse error, one that is not a JSON-RPC message with an invalid request. The session goes on.
  */
 import type { Readable, Writable } from "node:stream"
@@ -61,6 +62,15 @@ export const leadingId = (head: string): RequestId | null => {
     }
   }
   return null
+}
+
+/**
+ * The `id` that ends the JSON object whose end is `tail` (`..."id":7}`), as the MCP SDK writes its
+ * requests (the id last): the final brace closes the top-level object, so the key is its own.
+ */
+export const trailingId = (tail: string): RequestId | null => {
+  const match = /"id"\s*:\s*(-?\d{1,16}|"[A-Za-z0-9_.:-]{1,100}")\s*\}\s*$/.exec(tail.replace(/\r$/, ""))
+  return match?.[1] === undefined ? null : (JSON.parse(match[1]) as RequestId)
 }
 
 /** The id of a decoded JSON value that is an object with a string or number id, else null. */
@@ -127,7 +137,8 @@ export class BoundedStdioTransport implements Transport {
   }
 
   private handle(line: SplitLine) {
-    if (line._tag === "Oversized") return this.refuseOversized(line.head, line.bytes)
+    if (line._tag === "Oversized")
+      return this.refuseOversized(leadingId(line.head) ?? trailingId(line.tail), line.bytes)
     if (line.text.trim() === "") return
     let value: unknown
     try {
@@ -142,10 +153,10 @@ export class BoundedStdioTransport implements Transport {
     this.onmessage?.(message.data)
   }
 
-  private refuseOversized(head: string, bytes: number) {
+  private refuseOversized(id: RequestId | null, bytes: number) {
     const limit = this.maxLineBytes.toLocaleString("en-US")
     this.refuse(
-      leadingId(head),
+      id,
       ErrorCode.InvalidRequest,
       `Invalid Request: the message is over the ${limit} bytes a blctx MCP message may have (${bytes.toLocaleString("en-US")} bytes read); send a smaller one`
     )
