@@ -7,7 +7,7 @@
  * went to the log too. Every place that decodes input from outside (MCP tool arguments, the CLI,
  * the daemon's requests) formats its failures here instead.
  */
-import { SchemaAST as AST, Effect, Option, type ParseResult } from "effect"
+import { SchemaAST as AST, Effect, Option, type ParseResult, type Schema } from "effect"
 import { redactSecrets } from "../redaction/redact.js"
 
 /** How many characters of a given value an error may quote. */
@@ -66,6 +66,8 @@ const annotatedMessage = (issue: ParseResult.ParseIssue): { message: string; ove
   if (!("ast" in issue)) return undefined
   const annotation = AST.getMessageAnnotation(issue.ast)
   if (Option.isNone(annotation)) return undefined
+  // Our own short message (below) speaks for the tree it is on: walking that tree skips it.
+  if (annotation.value === shortMessage) return undefined
   const given = annotation.value(issue)
   if (typeof given === "string") return { message: given, override: false }
   if (Effect.isEffect(given)) return undefined
@@ -162,3 +164,14 @@ export const describeIssues = (issues: ReadonlyArray<DecodeIssue>, root = "(valu
 /** `describeIssues` of a failure. */
 export const describeDecodeError = (failure: ParseResult.ParseError | ParseResult.ParseIssue, root?: string): string =>
   describeIssues(decodeIssues(failure), root)
+
+/**
+ * Effect's formatters (a ParseError's own message, `TreeFormatter`, `ArrayFormatter`) say what
+ * `describeDecodeError` says for a schema carrying this message: for code that formats errors
+ * we do not own (@effect/rpc answers a request it cannot decode with `TreeFormatter`).
+ */
+const shortMessage = (issue: ParseResult.ParseIssue) => ({ message: describeDecodeError(issue), override: true })
+
+/** `schema` whose failures, however formatted, are `describeDecodeError`'s short, redacted text. */
+export const withShortDecodeErrors = <S extends Schema.Annotable.All>(schema: S): S =>
+  schema.annotations({ message: shortMessage }) as S
