@@ -1,3 +1,4 @@
+import * as Net from "node:net"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DaemonHome, isAlive, makeDaemonHome, scaled } from "./support/daemon-harness.js"
@@ -28,6 +29,30 @@ afterAll(async () => {
   home?.dispose()
 })
 
+/** Writes one raw request line to the daemon's socket and resolves with its first answer line. */
+const askRaw = (socketPath: string, line: string) =>
+  new Promise<string>((resolve, reject) => {
+    const socket = Net.createConnection(socketPath)
+    let answer = ""
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`no answer within the bound; read so far: ${answer.slice(0, 300)}`))
+    }, scaled(60_000))
+    socket.on("error", reject)
+    socket.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("utf8")
+      const end = answer.indexOf("\n")
+      if (end === -1) return
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(answer.slice(0, end))
+    })
+    socket.on("connect", () => socket.write(line))
+  })
+
+/** The longest line of a text. */
+const longestLine = (text: string) => Math.max(0, ...text.split("\n").map((line) => line.length))
+
 const textOf = (result: { readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }> }) =>
   result.content.map((block) => block.text ?? "").join("")
 
@@ -43,7 +68,7 @@ describe("the MCP server's limits", () => {
     // What the server logged about it is short and redacted too.
     const stderr = mcp.stderr()
     expect(stderr).not.toContain("ghp_")
-    expect(Math.max(0, ...stderr.split("\n").map((line) => line.length))).toBeLessThan(2_000)
+    expect(longestLine(stderr)).toBeLessThan(2_000)
   })
 
   it("answers an 11 MiB message with an invalid-request error, then serves the next call", async () => {
@@ -57,5 +82,30 @@ describe("the MCP server's limits", () => {
     expect(status).toBeTypeOf("object")
     expect(isAlive(mcp.pid)).toBe(true)
     expect(mcp.stderr()).not.toContain("xxxxxxxxxx")
+  })
+})
+
+describe("errors quote little", () => {
+  it("the CLI refuses a 100,000-character query and an oversized option value in short, redacted errors", async () => {
+    const [search, limit] = await Promise.all([
+      home.blctx(["search", HUGE_QUERY]),
+      home.blctx(["search", "x", "--limit", `${TOKEN}${"z".repeat(5_000)}`])
+    ])
+    expect(search.code, search.stderr.slice(0, 300)).toBe(1)
+    expect(search.stderr).toContain("query")
+    expect(search.stderr).toContain("4000")
+    expect(limit.code, limit.stderr.slice(0, 300)).toBe(2)
+    for (const output of [search.stdout, search.stderr, limit.stdout, limit.stderr]) {
+      expect(output).not.toContain("ghp_")
+      expect(output.length, output.slice(0, 300)).toBeLessThan(3_000)
+    }
+  })
+
+  it("the daemon answers a request it cannot decode in a short, redacted message", async () => {
+    const request = { _tag: "Request", id: "1", tag: "Search", payload: { query: HUGE_QUERY }, headers: [] }
+    const answer = await askRaw(home.socketPath, `${JSON.stringify(request)}\n`)
+    expect(answer.length, answer.slice(0, 300)).toBeLessThan(2_000)
+    expect(answer).toContain("4000")
+    expect(answer).not.toContain("ghp_")
   })
 })
