@@ -53,6 +53,11 @@ describe("decode issues", () => {
     expect(issue?.field).not.toContain("ghp_")
   })
 
+  it("quote a plain key that is a credential", () => {
+    const [issue] = decodeIssues(failureOf(SearchRequest, { query: "x", [TOKEN]: 1 }))
+    expect(issue?.field).toBe('"[REDACTED:github_token]"')
+  })
+
   it("list at most ten problems and count the rest", () => {
     const args = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`extra${i}`, i]))
     const text = describeDecodeError(failureOf(SearchRequest, { query: "x", ...args }))

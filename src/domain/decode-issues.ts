@@ -15,7 +15,9 @@ export const MAX_QUOTED_CHARS = 40
 /** How many problems one error lists; the rest are counted. */
 export const MAX_LISTED_ISSUES = 10
 /** How long one problem's text may be (a schema's own message, its description). */
-const MAX_PROBLEM_CHARS = 200
+const MAX_PROBLEM_CHARS = 240
+/** How much of what a schema expects is said (its description may be a paragraph). */
+const MAX_EXPECTED_CHARS = 120
 /**
  * How much of a long string is redacted before its prefix is cut: a credential that starts within
  * the quoted prefix is whole inside this window (a private key block included), so it is found.
@@ -53,13 +55,12 @@ export const quoteValue = (value: unknown): string => {
   return cut(String(value), MAX_QUOTED_CHARS)
 }
 
-/** A path segment: a plain key as itself, anything else quoted like a value. */
-const formatKey = (key: PropertyKey): string =>
-  typeof key === "string" && /^[A-Za-z0-9_$-]{1,40}$/.test(key)
-    ? key
-    : typeof key === "number"
-      ? String(key)
-      : quoteValue(typeof key === "symbol" ? String(key) : key)
+/** A path segment: a plain key (no credential in it) as itself, anything else quoted like a value. */
+const formatKey = (key: PropertyKey): string => {
+  if (typeof key === "number") return String(key)
+  const text = typeof key === "symbol" ? String(key) : key
+  return /^[A-Za-z0-9_$-]{1,40}$/.test(text) && redactSecrets(text).total === 0 ? text : quoteValue(text)
+}
 
 /** A message a schema gives (our own wording), or undefined; Effect-valued messages are not run. */
 const annotatedMessage = (issue: ParseResult.ParseIssue): { message: string; override: boolean } | undefined => {
@@ -103,7 +104,7 @@ const expectedOf = (ast: AST.AST): string => {
 const typeProblem = (issue: ParseResult.Type) =>
   messageOf(issue) ??
   issue.message ??
-  `Expected ${cut(expectedOf(issue.ast), MAX_PROBLEM_CHARS)}, actual ${quoteValue(issue.actual)}`
+  `Expected ${cut(expectedOf(issue.ast), MAX_EXPECTED_CHARS)}, actual ${quoteValue(issue.actual)}`
 
 const missingProblem = (issue: ParseResult.Missing) => {
   const annotation = AST.getMissingMessageAnnotation(issue.ast)
