@@ -60,6 +60,8 @@ export class LineSplitter {
     this.pieces = []
     this.held = 0
     this.dropped = -1
+    this.head = Buffer.alloc(0)
+    this.tail = Buffer.alloc(0)
   }
 
   private take(piece: Buffer) {
@@ -97,8 +99,6 @@ export class LineSplitter {
         bytes: this.dropped
       }
       this.clear()
-      this.head = Buffer.alloc(0)
-      this.tail = Buffer.alloc(0)
       return line
     }
     const text = Buffer.concat(this.pieces).toString("utf8")
