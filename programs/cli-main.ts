@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url"
 import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Console, type Context, Effect, Exit, Layer, Logger, Schema } from "effect"
+import { Cause, Console, type Context, Effect, Exit, Layer, Logger, ParseResult, Schema } from "effect"
 import { ClaudeCliLive } from "../layers/claude-cli-live.js"
 import { CodexAppServerLive } from "../layers/codex-app-server-live.js"
 import { CodexCliLive } from "../layers/codex-cli-live.js"
@@ -17,6 +17,7 @@ import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
 import { OnnxModelRuntimeLazy } from "../layers/onnx-model-runtime-lazy.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
+import { boundErrorText, withBoundedErrors } from "../src/cli/bounded-errors.js"
 import { ExitStatus } from "../src/cli/exit-status.js"
 import { extractGlobalFlags } from "../src/cli/global-flags.js"
 import {
@@ -31,6 +32,7 @@ import { decideOutputMode, OutputMode } from "../src/cli/output-mode.js"
 import { rootCommand, subcommands } from "../src/cli/root.js"
 import { CliUsageError } from "../src/cli/usage-error.js"
 import { ConfigFile } from "../src/config/config-file.js"
+import { describeDecodeError } from "../src/domain/decode-issues.js"
 import { ExitCode } from "../src/domain/report.js"
 import { ProgramPaths } from "../src/installer/program-paths.js"
 import { ansiStyle, plainStyle } from "../src/installer/render-text.js"
@@ -98,8 +100,10 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
   ).pipe(Layer.provideMerge(Paths.Default), Layer.provideMerge(NodeSafeFsLive), Layer.provideMerge(NodeContext.layer))
 }
 
-const usage = (mode: Mode, message: string) =>
+const usage = (mode: Mode, given: string) =>
   Effect.gen(function* () {
+    // The message may quote what was given (an option's value): short and redacted, on both outputs.
+    const message = boundErrorText(given)
     yield* Console.error(`blctx: ${sanitizeForTerminal(message)}`)
     if (mode.json) {
       const error = Schema.encodeSync(CliUsageError)(new CliUsageError({ message }))
@@ -130,7 +134,19 @@ const help = (mode: Mode, topic: HelpTopic) => {
 const unexpected = (mode: Mode, cause: Cause.Cause<unknown>) =>
   Effect.gen(function* () {
     const squashed = Cause.squash(cause)
-    const message = squashed instanceof Error ? squashed.message : String(squashed)
+    // A request the client's own check refused (a payload's `make`): its message holds the whole
+    // value given, so it is described from its issues instead, and its stack says nothing more.
+    if (ParseResult.isParseError(squashed)) {
+      const message = `invalid request: ${describeDecodeError(squashed, "(request)")}`
+      yield* Console.error(`blctx: ${sanitizeForTerminal(message)}`)
+      if (mode.json) {
+        const error = { _tag: "InvalidRequest", message }
+        yield* Console.log(stringifyForTerminal({ error, exit_code: ExitCode.failed }, undefined))
+      }
+      process.exitCode = ExitCode.failed
+      return
+    }
+    const message = boundErrorText(squashed instanceof Error ? squashed.message : String(squashed))
     yield* Console.error(`blctx: unexpected failure: ${sanitizeForTerminal(message)}`)
     yield* Console.error(sanitizeForTerminal(Cause.pretty(cause)))
     if (mode.json) {
@@ -189,7 +205,9 @@ export const runCli = (entry: CliEntry): void => {
     program.pipe(
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : unexpected(mode, cause)
-      )
+      ),
+      // Whatever reaches stderr (ours, @effect/cli's validation messages) quotes little.
+      withBoundedErrors
     ),
     {
       disableErrorReporting: true,

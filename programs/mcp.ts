@@ -3,7 +3,6 @@
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { Context, Duration, Effect, Either, Exit, Layer, Logger } from "effect"
 import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
@@ -12,6 +11,7 @@ import { ProgramPaths } from "../src/installer/program-paths.js"
 import { DaemonSession } from "../src/mcp/daemon-session.js"
 import { MCP_USAGE, McpConfig, parseMcpArgv } from "../src/mcp/mcp-config.js"
 import { serveMcp } from "../src/mcp/mcp-server.js"
+import { BoundedStdioTransport } from "../src/mcp/stdio-transport.js"
 import { claimStdout } from "../src/mcp/stdout-guard.js"
 import { ManifestStore } from "../src/ownership/manifest-store.js"
 import { Paths } from "../src/paths/paths.js"
@@ -102,7 +102,9 @@ const inputClosed = Effect.async<void>((resume) => {
   })
 })
 
-serveMcp(new StdioServerTransport(process.stdin, protocolOut), inputClosed).pipe(
+// Messages are bounded (MAX_MCP_MESSAGE_BYTES); an oversized or malformed one is answered with a
+// JSON-RPC error and the session goes on.
+serveMcp(new BoundedStdioTransport(process.stdin, protocolOut), inputClosed).pipe(
   Effect.provide(MainLive),
   NodeRuntime.runMain({
     disableErrorReporting: true,

@@ -2,6 +2,7 @@ import * as NodePath from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Duration, Effect, Option, Schema } from "effect"
 import { withDaemon as ensureDaemon } from "../daemon/ensure-daemon.js"
+import { quoteValue } from "../domain/decode-issues.js"
 import { ExitCode } from "../domain/report.js"
 import { KNOWN_SOURCE_TYPES } from "../history/source-type.js"
 import { ansiStyle, plainStyle, progressBar } from "../installer/render-text.js"
@@ -183,7 +184,7 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
       onSome: (id) =>
         Effect.gen(function* () {
           const jobId = yield* Schema.decodeUnknown(JobId)(id).pipe(
-            Effect.mapError(() => new CliUsageError({ message: `${id} is not a job id` }))
+            Effect.mapError(() => new CliUsageError({ message: `${quoteValue(id)} is not a job id` }))
           )
           const job = yield* withDaemon((client) => client.jobStatus(jobId))
           yield* emit(job, (j) => ({ job: j }), renderJob, o.pretty)

@@ -1,5 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, Schema } from "effect"
+import { quoteValue } from "../domain/decode-issues.js"
 import { NoteHistoryRequest } from "../notes/notes-contract.js"
 import { commandDescription } from "./help.js"
 import { emit, handled, pretty, withDaemon } from "./history-commands.js"
@@ -17,7 +18,7 @@ const noteId = Args.text({ name: "note-id" }).pipe(
 const historyRequest = (id: string) =>
   Schema.decodeUnknown(NoteHistoryRequest)({ note_id: id }).pipe(
     Effect.mapError(
-      () => new CliUsageError({ message: `note id '${id}' is not a UUID (8-4-4-4-12 hexadecimal digits)` })
+      () => new CliUsageError({ message: `note id ${quoteValue(id)} is not a UUID (8-4-4-4-12 hexadecimal digits)` })
     )
   )
 

@@ -1,4 +1,5 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Either, Schema } from "effect"
+import { describeDecodeError, quoteValue } from "../domain/decode-issues.js"
 import { InstallationId } from "../domain/installation-id.js"
 
 const AbsolutePath = Schema.String.pipe(
@@ -27,12 +28,10 @@ export const parseDaemonArgv = (argv: ReadonlyArray<string>): Either.Either<Daem
     const flag = argv[i] ?? ""
     const value = argv[i + 1]
     const name = flag.startsWith("--") ? flag.slice(2) : ""
-    if (!(FLAGS as ReadonlyArray<string>).includes(name)) return Either.left(`unknown argument ${JSON.stringify(flag)}`)
+    if (!(FLAGS as ReadonlyArray<string>).includes(name)) return Either.left(`unknown argument ${quoteValue(flag)}`)
     if (value === undefined) return Either.left(`${flag} needs a value`)
     if (name in record) return Either.left(`${flag} given twice`)
     record[name] = value
   }
-  return Schema.decodeUnknownEither(DaemonArgs)(record).pipe(
-    Either.mapLeft((e) => ParseResult.TreeFormatter.formatErrorSync(e).replaceAll("\n", " "))
-  )
+  return Schema.decodeUnknownEither(DaemonArgs)(record).pipe(Either.mapLeft((e) => describeDecodeError(e, "arguments")))
 }

@@ -1,5 +1,6 @@
 import type { SqlClient } from "@effect/sql"
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Effect, Either, Option, type ParseResult, Schema } from "effect"
+import { describeDecodeError } from "../domain/decode-issues.js"
 import type { StoreError } from "../store/store-error.js"
 import type { JobCounts, JobId } from "./job.js"
 import { JobFailed, type JobStopped } from "./job-errors.js"
@@ -73,7 +74,8 @@ export interface RegisteredJobKind {
 
 const failed = (message: string) => new JobFailed({ message })
 
-const format = (e: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(e).replaceAll("\n", " ")
+/** What was wrong, short and redacted: submitted params come from clients and are echoed back to them. */
+const format = (e: ParseResult.ParseError) => describeDecodeError(e, "params")
 
 export const registerJobKind = <P, PI, C, CI, E extends JobKindFailure = never>(
   kind: JobKind<P, PI, C, CI, E>

@@ -8,6 +8,7 @@ import {
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Runtime } from "effect"
+import { quoteValue } from "../domain/decode-issues.js"
 import type { ManifestStore } from "../ownership/manifest-store.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
 import { VERSION } from "../version.js"
@@ -102,7 +103,7 @@ export const makeMcpServer = (runtime: Runtime.Runtime<McpServices>, tools: Read
     if (tool === undefined) {
       throw new McpError(
         ErrorCode.InvalidParams,
-        `unknown tool ${JSON.stringify(request.params.name)}; the tools are ${tools.map((t) => t.definition.name).join(", ")}`
+        `unknown tool ${quoteValue(request.params.name)}; the tools are ${tools.map((t) => t.definition.name).join(", ")}`
       )
     }
     return Runtime.runPromise(runtime)(callTool(tool, request.params.arguments), { signal: extra.signal })

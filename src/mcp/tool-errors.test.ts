@@ -69,3 +69,17 @@ describe("error documents", () => {
     expect(JSON.parse(text).error.message).toBe(hostile.reason)
   })
 })
+
+describe("an oversized argument", () => {
+  it("is refused in a short error naming the argument and its bound, holding no secret", () => {
+    const token = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    const query = `why did ${token} fail ${"lorem ipsum ".repeat(8_400)}`.slice(0, 100_000)
+    const issues = issuesOf({ query })
+    const failure = new InvalidArguments({ tool: "search", issues })
+    const [block] = errorResult(errorDocument("search", failure)).content
+    const text = block?.type === "text" ? block.text : ""
+    expect(text.length).toBeLessThan(600)
+    expect(text).not.toContain("ghp_")
+    expect(issues).toEqual([{ field: "query", problem: expect.stringContaining("at most 4000 character") }])
+  })
+})

@@ -1,5 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Data, ParseResult } from "effect"
+import type { ParseResult } from "effect"
+import { Data } from "effect"
+import { decodeIssues, MAX_LISTED_ISSUES } from "../domain/decode-issues.js"
 import type { ForgetTokenExpired, ForgetTokenMismatch, InvalidForgetSelector } from "../forget/forget-contract.js"
 import type {
   SessionBindingConflict,
@@ -30,23 +32,26 @@ export class InvalidArguments extends Data.TaggedError("InvalidArguments")<{
 }
 
 /**
- * The problems a decoding found, one per field with the path of the field it is about. An optional
- * field's schema is a union with `undefined`, whose complaint ("Expected undefined") says nothing
- * an agent can use: only a field's first problem is kept, and none for a field whose own fields
- * have problems of their own.
+ * The problems a decoding found, one per field with the path of the field it is about, each short
+ * and redacted (`decodeIssues`: never the whole value given). Only a field's first problem is kept,
+ * none for a field whose own fields have problems of their own, and at most ten in all (the rest
+ * counted in a last entry).
  */
 export const argumentIssues = (error: ParseResult.ParseError): ReadonlyArray<ArgumentIssue> => {
   const issues = new Map<string, string>()
-  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
-    const field = issue.path.length === 0 ? "(arguments)" : issue.path.map(String).join(".")
+  for (const issue of decodeIssues(error)) {
+    const field = issue.field === "" ? "(arguments)" : issue.field
     if (!issues.has(field)) {
-      issues.set(field, issue._tag === "Unexpected" ? "is not an argument of this tool" : issue.message)
+      issues.set(field, issue.kind === "unexpected" ? "is not an argument of this tool" : issue.problem)
     }
   }
   const fields = [...issues.keys()]
-  return [...issues]
+  const listed = [...issues]
     .filter(([field]) => !fields.some((other) => other.startsWith(`${field}.`)))
     .map(([field, problem]) => ({ field, problem }))
+  if (listed.length <= MAX_LISTED_ISSUES) return listed
+  const rest = (listed.length - MAX_LISTED_ISSUES).toLocaleString("en-US")
+  return [...listed.slice(0, MAX_LISTED_ISSUES), { field: "(arguments)", problem: `and ${rest} more problems` }]
 }
 
 /** Everything a tool can fail with, each an answer an agent can act on. */

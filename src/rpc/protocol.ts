@@ -9,6 +9,7 @@ import { ExportRpcs } from "./export-protocol.js"
 import { ForgetRpcs } from "./forget-protocol.js"
 import { HistoryRpcs } from "./history-protocol.js"
 import { NotesRpcs } from "./notes-protocol.js"
+import { withShortRequestErrors } from "./short-decode-errors.js"
 
 /** Who answered: enough for a caller to check it reached the daemon of the right installation. */
 export class DaemonIdentity extends Schema.Class<DaemonIdentity>("DaemonIdentity")({
@@ -59,10 +60,10 @@ export const CancelJobs = Rpc.make("CancelJobs", {
   error: DaemonStoreError
 })
 
-/** The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and `blctx/client`. */
-export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(
-  HistoryRpcs,
-  NotesRpcs,
-  ForgetRpcs,
-  ExportRpcs
+/**
+ * The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and
+ * `blctx/client`. A request that does not decode is refused in a short, redacted message.
+ */
+export class DaemonRpcs extends withShortRequestErrors(
+  RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs, NotesRpcs, ForgetRpcs, ExportRpcs)
 ) {}

@@ -1,9 +1,9 @@
-import { Either, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { ImportParams } from "../importer/import-kind.js"
 import { SearchFilters } from "../retrieval/contract.js"
 import { Context, Recent, Search } from "./history-protocol.js"
-import { CancelJobs, SubmitJob } from "./protocol.js"
+import { CancelJobs, DaemonRpcs, SubmitJob } from "./protocol.js"
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown) => Schema.decodeUnknownEither(schema)(value)
 const rejected = <A, I>(schema: Schema.Schema<A, I>, value: unknown) => {
@@ -54,5 +54,31 @@ describe("request payloads are bounded to what a query needs", () => {
     accepted(ImportParams, { paths: [path(4_096)] })
     rejected(ImportParams, { paths: [path(4_097)] })
     rejected(ImportParams, { paths: ["/a"], origin: long(201) })
+  })
+})
+
+describe("a request the daemon cannot decode", () => {
+  const token = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+  const query = `why did ${token} fail ${"lorem ipsum ".repeat(8_400)}`.slice(0, 100_000)
+  const payloadOf = (tag: string) => {
+    const rpc = DaemonRpcs.requests.get(tag)
+    if (rpc === undefined) throw new Error(`no procedure ${tag}`)
+    return rpc.payloadSchema as Schema.Schema<unknown, unknown>
+  }
+
+  it("is refused, as @effect/rpc formats it, in a short, redacted message", () => {
+    const refused = Schema.decodeUnknownEither(payloadOf("Search"))({ query })
+    if (Either.isRight(refused)) throw new Error("a 100,000-character query was accepted")
+    for (const text of [ParseResult.TreeFormatter.formatErrorSync(refused.left), refused.left.message]) {
+      expect(text.length).toBeLessThan(300)
+      expect(text).toContain("query")
+      expect(text).toContain("4000")
+      expect(text).not.toContain(token)
+    }
+  })
+
+  it("keeps each procedure's own decoding", () => {
+    expect(Either.isRight(Schema.decodeUnknownEither(payloadOf("Search"))({ query: "q" }))).toBe(true)
+    expect([...DaemonRpcs.requests.keys()]).toContain("Forget")
   })
 })
