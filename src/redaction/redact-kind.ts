@@ -172,7 +172,14 @@ export const makeRedactKind = Effect.gen(function* () {
           while (true) {
             const rows = yield* readMessages(sql, state.cursor)
             if (rows.length === 0) break
-            const rewrites = rows.flatMap((r) => Option.toArray(rewriteMessage(r)))
+            // One message at a time, yielding between them: a batch of long texts must not hold
+            // the daemon's event loop (searches, pings) for the whole batch.
+            const rewrites = (yield* Effect.forEach(rows, (r) =>
+              Effect.zipLeft(
+                Effect.sync(() => rewriteMessage(r)),
+                Effect.yieldNow()
+              )
+            )).flatMap(Option.toArray)
             const last = rows.at(-1)?.id ?? state.cursor
             const chunked = rewrites.filter((r) => r.chunked)
             const pieces = yield* chunking

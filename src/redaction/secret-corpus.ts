@@ -14,6 +14,11 @@ export interface SecretSample {
   readonly text: string
   /** Substrings that must not survive redaction. */
   readonly secrets: ReadonlyArray<string>
+  /**
+   * The redaction rules version that first redacted this shape (1 when absent): a database of an
+   * older version holds it as it was written, until the daemon redacts it again.
+   */
+  readonly since?: number
 }
 
 export interface NegativeSample {
@@ -42,6 +47,7 @@ const DISCORD_BOT = "MTEyMjMzNDQ1NTY2Nzc4ODk5.GFake0.FakeDiscordBotHmac012345678
 const DISCORD_OLD_USER = "MTIzNDU2Nzg5MDEyMzQ1Njc.XFake1.FakeOldUserHmac0123456789ab"
 const DISCORD_NEW_ID = "OTg3NjU0MzIxMDk4NzY1NDMyMQ.GaKe2x.FakeDiscordNewHmac0123456789abcdefGHIJ"
 const DISCORD_HOOK_TOKEN = "FakeDiscordWebhookToken0123456789abcdefGHIJKLMNOPqrstuvwxyz_-0123456"
+const DISCORD_CWD = "NDI0MjQyNDI0MjQyNDI0MjQyNA.GFake3.FakeDiscordCwdHmac0123456789abcdefGHIJ"
 const DISCORD_APP_HOOK_TOKEN = "FakeDiscordAppHook0123456789abcdefGHIJKLMNOPqrstuvwxyz-_abcdefghijkl"
 
 /** PEM private keys base64-encoded whole (Kubernetes secrets, environment variables). */
@@ -348,21 +354,24 @@ export const SECRET_CORPUS: ReadonlyArray<SecretSample> = [
     family: "private key",
     where: "message",
     text: `apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  signing.pem: ${B64_RSA_KEY}\n  mode: cHJvZA==`,
-    secrets: [B64_RSA_KEY, B64_RSA_KEY.replace(/=+$/, "")]
+    secrets: [B64_RSA_KEY, B64_RSA_KEY.replace(/=+$/, "")],
+    since: 2
   },
   {
     shape: "base64-encoded private key wrapped at 76 columns",
     family: "private key",
     where: "message",
     text: `base64 -w 76 < key.pem printed\n${B64_PKCS8_LINES.join("\n")}\nand I pasted that into the vault.`,
-    secrets: B64_PKCS8_LINES.map((l) => l.replace(/=+$/, ""))
+    secrets: B64_PKCS8_LINES.map((l) => l.replace(/=+$/, "")),
+    since: 2
   },
   {
     shape: "base64-encoded private key in prose",
     family: "private key",
     where: "message",
     text: `The deploy job decodes ${B64_OPENSSH_KEY} into ~/.ssh/id_ed25519 before cloning.`,
-    secrets: [B64_OPENSSH_KEY]
+    secrets: [B64_OPENSSH_KEY],
+    since: 2
   },
 
   // ---- values assigned to secret names ----
@@ -492,35 +501,40 @@ export const SECRET_CORPUS: ReadonlyArray<SecretSample> = [
     family: "discord",
     where: "message",
     text: `client.login("${DISCORD_BOT}") fails with 4004 Authentication failed.`,
-    secrets: [DISCORD_BOT, "FakeDiscordBotHmac0123456789abcdefGHIJ"]
+    secrets: [DISCORD_BOT, "FakeDiscordBotHmac0123456789abcdefGHIJ"],
+    since: 2
   },
   {
     shape: "older Discord user token in prose",
     family: "discord",
     where: "message",
     text: `The self-bot used ${DISCORD_OLD_USER} until the password reset.`,
-    secrets: [DISCORD_OLD_USER, "FakeOldUserHmac0123456789ab"]
+    secrets: [DISCORD_OLD_USER, "FakeOldUserHmac0123456789ab"],
+    since: 2
   },
   {
     shape: "Discord token of a 19-digit id in a log",
     family: "discord",
     where: "message",
     text: `[gateway] IDENTIFY {"op":2,"d":{"token":"${DISCORD_NEW_ID}","intents":513}}`,
-    secrets: [DISCORD_NEW_ID, "FakeDiscordNewHmac0123456789abcdefGHIJ"]
+    secrets: [DISCORD_NEW_ID, "FakeDiscordNewHmac0123456789abcdefGHIJ"],
+    since: 2
   },
   {
     shape: "Discord webhook URL",
     family: "discord",
     where: "message",
     text: `Alerts post to https://discord.com/api/webhooks/1104215631234567890/${DISCORD_HOOK_TOKEN} from the cron job.`,
-    secrets: [DISCORD_HOOK_TOKEN, "FakeDiscordWebhookToken0123456789abcdefGHIJKLMNOPqrstuvwxyz"]
+    secrets: [DISCORD_HOOK_TOKEN, "FakeDiscordWebhookToken0123456789abcdefGHIJKLMNOPqrstuvwxyz"],
+    since: 2
   },
   {
     shape: "discordapp.com webhook URL",
     family: "discord",
     where: "message",
     text: `curl -X POST -d '{"content":"deployed"}' https://canary.discordapp.com/api/v10/webhooks/987654321098765432/${DISCORD_APP_HOOK_TOKEN}`,
-    secrets: [DISCORD_APP_HOOK_TOKEN, "FakeDiscordAppHook0123456789abcdefGHIJKLMNOPqrstuvwxyz"]
+    secrets: [DISCORD_APP_HOOK_TOKEN, "FakeDiscordAppHook0123456789abcdefGHIJKLMNOPqrstuvwxyz"],
+    since: 2
   },
 
   // ---- other provider tokens ----
@@ -588,6 +602,14 @@ export const SECRET_CORPUS: ReadonlyArray<SecretSample> = [
     where: "cwd",
     text: "/home/dev/runs/token=FakeCwdToken0123456789ab/out",
     secrets: ["FakeCwdToken0123456789ab"]
+  },
+  {
+    shape: "Discord token in the working directory",
+    family: "metadata",
+    where: "cwd",
+    text: `/home/dev/bots/${DISCORD_CWD}/run`,
+    secrets: [DISCORD_CWD, "FakeDiscordCwdHmac0123456789abcdefGHIJ"],
+    since: 2
   }
 ]
 
