@@ -1,7 +1,10 @@
-import { randomUUID } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
+import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { REDACTION_RULES_VERSION, redactSecrets } from "../src/redaction/redact.js"
+import { RULES_VERSION_KEY } from "../src/redaction/rules-version.js"
 import { corpusShapes, SECRET_CORPUS, secretFragments } from "../src/redaction/secret-corpus.js"
 import {
   CORPUS_PROJECT,
@@ -10,12 +13,15 @@ import {
   survivorsIn,
   writeCorpusTranscripts
 } from "../src/redaction/secret-corpus.test-support.js"
-import { type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
+import { type DaemonHome, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
 import { type McpSession, mcpArgs, startMcp, structured } from "./support/mcp-client.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 interface SqliteDatabase {
-  prepare(sql: string): { all(...params: ReadonlyArray<unknown>): Array<Record<string, unknown>> }
+  prepare(sql: string): {
+    all(...params: ReadonlyArray<unknown>): Array<Record<string, unknown>>
+    run(...params: ReadonlyArray<unknown>): unknown
+  }
   close(): void
 }
 const Database = createRequire(import.meta.url)("better-sqlite3") as new (
@@ -97,6 +103,63 @@ const fileBytes = (h: DaemonHome, places: Array<Place>) => {
   }
 }
 
+/** Every regular file under the folders blctx writes (data, state, cache), as bytes. */
+const folderFiles = (h: DaemonHome, places: Array<Place>) => {
+  const walk = (dir: string): void => {
+    if (!Fs.existsSync(dir)) return
+    for (const entry of Fs.readdirSync(dir, { withFileTypes: true })) {
+      const path = NodePath.join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (entry.isFile()) places.push({ where: path.slice(h.home.length), content: Fs.readFileSync(path) })
+    }
+  }
+  for (const dir of [h.xdg.data, h.xdg.state, h.xdg.cache]) walk(dir)
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+/**
+ * Turns an indexed corpus back into what the rules before `REDACTION_RULES_VERSION` stored: the
+ * samples those rules kept (`since`) as written, in messages, chunks and session cwds, and no
+ * rules version. Run with the daemon stopped. Returns the samples put back.
+ */
+const asStoredByOlderRules = (h: DaemonHome) => {
+  const newer = SECRET_CORPUS.filter((s) => (s.since ?? 1) === REDACTION_RULES_VERSION)
+  const db = new Database(h.database)
+  try {
+    const messages = SECRET_CORPUS.filter((s) => s.where === "message")
+    for (const sample of newer) {
+      if (sample.where === "cwd") {
+        const stored = redactSecrets(sample.text).text
+        db.prepare("UPDATE sessions SET cwd = ? WHERE cwd = ?").run(sample.text, stored)
+        db.prepare("UPDATE messages SET cwd = ? WHERE cwd = ?").run(sample.text, stored)
+        continue
+      }
+      const raw = `${CORPUS_WORD} ${messages.indexOf(sample)}: ${sample.text}`
+      const stored = redactSecrets(raw).text
+      const rows = db.prepare("SELECT id FROM messages WHERE text = ?").all(stored)
+      expect(rows.length, sample.shape).toBeGreaterThanOrEqual(1)
+      for (const { id } of rows) {
+        db.prepare("UPDATE messages SET text = ?, text_sha256 = ? WHERE id = ?").run(raw, sha256(raw), id)
+        db.prepare("UPDATE chunks SET text = ?, char_end = ? WHERE message_id = ?").run(raw, raw.length, id)
+      }
+    }
+    db.prepare("DELETE FROM meta WHERE key = ?").run(RULES_VERSION_KEY)
+  } finally {
+    db.close()
+  }
+  return newer
+}
+
+const metaVersion = (h: DaemonHome) => {
+  const db = new Database(h.database, { readonly: true })
+  try {
+    return db.prepare("SELECT value FROM meta WHERE key = ?").all(RULES_VERSION_KEY)[0]?.value
+  } finally {
+    db.close()
+  }
+}
+
 describe("the secret corpus, end to end", () => {
   it("indexes Codex transcripts full of secrets: no shape survives in any output or in the database files", async () => {
     const h = makeDaemonHome("detached")
@@ -113,7 +176,9 @@ describe("the secret corpus, end to end", () => {
     ])
     expect(indexed.job.state).toBe("completed")
     expect(indexed.job.counts.messages_added).toBe(messages)
-    expect(indexed.job.counts.redactions ?? 0).toBeGreaterThanOrEqual(SECRET_CORPUS.length)
+    // Each sample is at least one redaction: in a message, or in its session's metadata (a cwd).
+    const { redactions = 0, metadata_redactions = 0 } = indexed.job.counts
+    expect(redactions + metadata_redactions).toBeGreaterThanOrEqual(SECRET_CORPUS.length)
 
     const places: Array<Place> = []
 
@@ -295,5 +360,47 @@ describe("the secret corpus, end to end", () => {
     } finally {
       await server?.close()
     }
+  }, 300_000)
+
+  it("a database of the previous rules version: the daemon redacts it again at start, and no shape survives in any file of the data, state and cache folders", async () => {
+    const h = makeDaemonHome("detached")
+    home = h
+    const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    expect(metaVersion(h)).toBe(String(REDACTION_RULES_VERSION))
+    writeCorpusTranscripts(h.codexHome)
+    await json(h, ["index", "--root", h.codexHome, "--wait"])
+
+    const [pid] = h.daemonPids()
+    process.kill(pid as number, "SIGKILL")
+    await waitFor("the killed daemon to be gone", () => (h.daemonPids().includes(pid as number) ? undefined : true))
+    const newer = asStoredByOlderRules(h)
+    const before: Array<Place> = []
+    folderFiles(h, before)
+    const stored = new Set(survivorsIn(before).map((s) => s.shape))
+    expect(
+      newer.filter((s) => !stored.has(s.shape)).map((s) => s.shape),
+      "the older rules' database holds every newer shape"
+    ).toEqual([])
+
+    // The next start finds version 1 stored, and redacts again in the background.
+    expect((await h.blctx(["ping", "--json"])).code).toBe(0)
+    await waitFor("the rules version to be stored", () =>
+      metaVersion(h) === String(REDACTION_RULES_VERSION) ? true : undefined
+    )
+    const status = await json<{
+      jobs?: ReadonlyArray<{ kind: string; state: string; counts: Record<string, number> }>
+    }>(h, ["index-status", "--json"])
+    const places: Array<Place> = [{ where: "index-status", content: JSON.stringify(status) }]
+    const fragments = [...new Set(newer.flatMap((s) => s.secrets.flatMap(secretFragments)))]
+    const bySecret = await json<SearchAnswer>(h, ["search", ...fragments, "--limit", "100"])
+    expect(bySecret.results).toEqual([])
+    places.push({ where: "blctx export", content: (await run(h, ["export"])).stdout })
+    folderFiles(h, places)
+    const surviving = survivorsIn(places)
+    console.log(
+      `previous rules version: ${newer.length} newer shapes stored, ${places.length - 2} files read after redacting again, ${new Set(surviving.map((s) => s.shape)).size} surviving`
+    )
+    expect(surviving, JSON.stringify(surviving.slice(0, 20), null, 2)).toEqual([])
   }, 300_000)
 })

@@ -3,6 +3,7 @@ import { makeImportKind } from "../importer/import-kind.js"
 import { IndexingServices } from "../importer/import-services.js"
 import type { JobKindRegistry } from "../jobs/job-kind.js"
 import { JobKinds } from "../jobs/job-kinds.js"
+import { makeRedactKind } from "../redaction/redact-kind.js"
 import { makeRepairKind, type RepairOptions } from "../vectors/repair-kind.js"
 import { IndexingFactory } from "./indexing-factory.js"
 import { WriterDatabase } from "./writer-database.js"
@@ -27,13 +28,16 @@ export interface IndexingKindOptions {
   readonly repair?: RepairOptions
 }
 
-/** The daemon's job kinds: the ones it is given plus the indexing kinds (import, repair) built on its services. */
+/**
+ * The daemon's job kinds: the ones it is given plus the kinds built on its indexing services
+ * (import, repair, and redact, which brings stored text under newer redaction rules).
+ */
 export const DaemonJobKindsLive = (options: IndexingKindOptions = {}) =>
   Layer.effect(
     JobKinds,
     Effect.gen(function* () {
       const base = yield* JobKinds
-      const indexing = yield* Effect.all([makeImportKind, makeRepairKind(options.repair)])
+      const indexing = yield* Effect.all([makeImportKind, makeRepairKind(options.repair), makeRedactKind])
       const all: JobKindRegistry = new Map([...base, ...indexing.map((k) => [k.name, k] as const)])
       return all
     })

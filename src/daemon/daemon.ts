@@ -10,6 +10,7 @@ import { DaemonServerLive } from "./daemon-server.js"
 import { HeldFilesLive } from "./held-files.js"
 import { IndexJudgeLive } from "./index-judge.js"
 import { IndexWatcherLive } from "./index-watcher.js"
+import { RedactionUpgradeLive } from "./redaction-upgrade.js"
 import { DaemonHandlersLive } from "./rpc-handlers.js"
 import { startupError, WriterLockHeld } from "./startup-checks.js"
 import { WriterDatabaseLive } from "./writer-database.js"
@@ -42,14 +43,14 @@ const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
 /**
  * Everything the daemon's handlers use, on the writer database and `reads`: the indexing
  * services and job kinds on the writer connection, the job runner (which replays interrupted
- * jobs), the index judge and its watcher, and capture (the spool's drain and the reconciliation of
+ * jobs) and the start-time check that queues redacting stored text again, the index judge and its watcher, and capture (the spool's drain and the reconciliation of
  * captured transcripts). The database and the readers start together.
  */
 export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
   const storage = Layer.merge(WriterDatabaseLive, reads).pipe(Layer.provideMerge(HeldFilesLive))
   const indexing = DaemonIndexingLive.pipe(Layer.provideMerge(storage))
   const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive(kinds)))
-  const core = jobs.pipe(Layer.provideMerge(indexing))
+  const core = RedactionUpgradeLive.pipe(Layer.provideMerge(jobs.pipe(Layer.provideMerge(indexing))))
   const watched = IndexWatcherLive.pipe(Layer.provideMerge(IndexJudgeLive), Layer.provideMerge(core))
   return CaptureDrainLive.pipe(Layer.provideMerge(watched))
 }

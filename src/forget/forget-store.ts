@@ -1,6 +1,7 @@
 import type { SqliteClient } from "@effect/sql-sqlite-node"
-import { DateTime, Effect, Option, Schedule } from "effect"
+import { DateTime, Effect, Option } from "effect"
 import type { ImportEmbedding } from "../importer/import-services.js"
+import { makeDatabaseScrub } from "../store/database-scrub.js"
 import { StoreError } from "../store/store-error.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import type { ChunkId } from "../vectors/vector-index.js"
@@ -47,6 +48,7 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
   const isoNow = Effect.map(DateTime.now, DateTime.formatIso)
 
   const { storeErrors: mapStore } = makeWriterErrors({ sql, database })
+  const scrub = makeDatabaseScrub({ sql, database })
 
   /** The plan of a selector, read in one transaction so its parts agree. */
   const preview = (selector: ForgetSelector) =>
@@ -147,48 +149,20 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
     })
 
   /**
-   * Scrubs the file after forgets not yet scrubbed: `VACUUM` rewrites the database so no free
-   * page keeps deleted content (the writer also runs with `secure_delete`, which zeroes freed
-   * content as it goes), then a truncating checkpoint copies the WAL into the file and empties it.
-   * The checkpoint needs the query workers' reads to end: it is tried again while they hold it.
-   * Returns whether there was anything to scrub and it completed.
+   * Scrubs the file after forgets not yet scrubbed (`makeDatabaseScrub`): the FTS index rebuilt,
+   * `VACUUM` and a truncating checkpoint. Returns whether there was anything to scrub and it completed.
    */
   const scrubPending = mapStore("could not scrub the database after forgetting")(
     Effect.gen(function* () {
       const pending = yield* sql<{ id: number }>`SELECT id FROM forget_tombstones WHERE scrubbed_at IS NULL`
       if (pending.length === 0) return false
-      // Secure-delete removes a forgotten term's entries from FTS5's leaf pages, but the segment
-      // b-tree (`chunks_fts_idx`) keeps leaf separator keys, which are term prefixes. 'optimize'
-      // is a no-op on an index that is one segment already, so the index is rebuilt from the
-      // chunks that remain: no key of a forgotten term survives.
-      yield* sql`INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')`
-      yield* sql`VACUUM`
-      yield* checkpoint
+      yield* scrub.compact
       const at = yield* isoNow
       yield* sql`UPDATE forget_tombstones SET scrubbed_at = ${at} WHERE id IN ${sql.in(pending.map((p) => p.id))}`
       // The update is in the WAL now (a tombstone's row, no content): checkpoint it too.
-      yield* checkpoint
+      yield* scrub.checkpoint
       return true
     })
-  )
-
-  const checkpoint = sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.pipe(
-    Effect.flatMap((rows) =>
-      (rows[0]?.busy ?? 0) === 0 ? Effect.void : Effect.fail({ _tag: "CheckpointBusy" as const })
-    ),
-    Effect.retry({
-      schedule: Schedule.spaced("100 millis"),
-      times: 50,
-      while: (e) => "_tag" in e && e._tag === "CheckpointBusy"
-    }),
-    Effect.catchTag("CheckpointBusy", () =>
-      Effect.fail(
-        new StoreError({
-          path: database,
-          message: "the WAL checkpoint stayed busy (readers held it for 5 seconds); it is tried again shortly"
-        })
-      )
-    )
   )
 
   return { preview, forget, removeExternalVectors, scrubPending } as const

@@ -156,7 +156,12 @@ describe("redactSecrets", () => {
       fill("name: a\n value: "),
       fill("Authorization: token "),
       fill('token: "\\'),
-      fill('password="a\\"b token: eyJx.y Bearer sk_live_ -----BEGIN  AC:// ')
+      fill('password="a\\"b token: eyJx.y Bearer sk_live_ -----BEGIN  AC:// '),
+      fill("MTA0MjE1NjMxMjM0NTY3ODkw.Gq0abc."),
+      fill(`MTA0MjE1NjMxMjM0NTY3ODkw.Gq0abc.${"a".repeat(39)}.`),
+      fill("discord.com/api/webhooks/123456789012345678/"),
+      fill("LS0tLS1CRUdJTi "),
+      fill(`LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ${"A".repeat(60)}\n`)
     ]
     for (const input of inputs) {
       const result = redactSecrets(input)
@@ -170,5 +175,59 @@ describe("redactSecrets", () => {
     const twice = redactSecrets(once.text)
     expect(twice.text).toBe(once.text)
     expect(twice.total).toBe(0)
+  })
+})
+
+describe("Discord tokens and base64-encoded private keys", () => {
+  it("redacts a bot token, an older user token and webhook URLs, keeping the text around them", () => {
+    const bot = "MTA0MjE1NjMxMjM0NTY3ODkw.Gq0abc.abcdefghijklmnopqrstuvwxyz0123456789AB"
+    expect(redactSecrets(`token ${bot}, then`)).toEqual({
+      text: "token [REDACTED:discord_token], then",
+      counts: { discord_token: 1 },
+      total: 1
+    })
+    const old = "NDI0MjQyNDI0MjQyNDI0MjQy.DaBcDe.0123456789abcdefghijklmnopq"
+    expect(redactSecrets(old).text).toBe("[REDACTED:discord_token]")
+    const hook = `https://discordapp.com/api/webhooks/123456789012345678/${"aB3-_".repeat(13)}xyz`
+    expect(redactSecrets(`post to ${hook} now`).text).toBe(
+      "post to https://discordapp.com/api/webhooks/[REDACTED:discord_webhook] now"
+    )
+  })
+
+  it("keeps dotted names and ids that only look like a Discord token", () => {
+    for (const text of [
+      "MTA0MjE1NjMxMjM0NTY3ODkwX.Gq0abc.abcdefghijklmnopqrstuvwxyz0123456789AB.more",
+      "NotDigitsButLongEnough12.abcdef.abcdefghijklmnopqrstuvwxyz0123456789AB",
+      "MTA0MjE1NjMxMjM0NTY3ODkw.short.abcdefghijklmnopqrstuvwxyz0123456789AB",
+      "https://discord.com/api/webhooks/123/abc"
+    ]) {
+      expect(redactSecrets(text).text).toBe(text)
+    }
+  })
+
+  it("redacts a base64-encoded private key whole, on one line, wrapped, or in JSON escapes", () => {
+    const pem =
+      "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBase64EcKeyForTests0123456789abcdefghijklmnop\n-----END EC PRIVATE KEY-----\n"
+    const b64 = Buffer.from(pem).toString("base64")
+    expect(redactSecrets(`key: ${b64}\nnext: line`).text).toBe("key: [REDACTED:private_key]\nnext: line")
+    const wrapped = (b64.match(/.{1,64}/g) ?? []).join("\n")
+    expect(redactSecrets(`before\n${wrapped}\nafter`).text).toBe("before\n[REDACTED:private_key]\nafter")
+    const escaped = (b64.match(/.{1,64}/g) ?? []).join("\\n")
+    expect(redactSecrets(`{"k":"${escaped}"}`).text).toBe('{"k":"[REDACTED:private_key]"}')
+    const indented = (b64.match(/.{1,64}/g) ?? []).join("\n    ")
+    expect(redactSecrets(`  tls.pem: |\n    ${indented}\n  other: x`).text).toBe(
+      "  tls.pem: |\n    [REDACTED:private_key]\n  other: x"
+    )
+  })
+
+  it("keeps base64 of a certificate or a public key, and the prefix named in prose", () => {
+    for (const pem of [
+      "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUFakeCertificate0123456789abcdef\n-----END CERTIFICATE-----\n",
+      "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEFakePublicKey0123456789\n-----END PUBLIC KEY-----\n"
+    ]) {
+      const text = `value ${Buffer.from(pem).toString("base64")} end`
+      expect(redactSecrets(text).text).toBe(text)
+    }
+    expect(redactSecrets("grep LS0tLS1CRUdJTi in the manifests").total).toBe(0)
   })
 })

@@ -9,6 +9,13 @@
  * private key blocks and `name = value` pairs are found by scanners that never backtrack.
  */
 
+/**
+ * The version of these rules, stored in the database beside what they redacted. A daemon that finds
+ * an older version re-redacts every stored text (the `redact` job kind). Bump it whenever a rule
+ * starts redacting something it kept before. Version 1 is every database from before it was stored.
+ */
+export const REDACTION_RULES_VERSION = 2
+
 export type SecretKind =
   | "private_key"
   | "jwt"
@@ -30,6 +37,8 @@ export type SecretKind =
   | "google_api_key"
   | "sendgrid_key"
   | "huggingface_token"
+  | "discord_token"
+  | "discord_webhook"
   | "bearer_token"
   | "basic_credentials"
   | "authorization"
@@ -130,11 +139,22 @@ const decodesToUserPass = (value: string): boolean => {
   return /^[\x20-\x7e]{1,256}:[\x20-\x7e]{0,256}$/.test(decoded)
 }
 
+/** A Discord token's first part is the base64 of the account's id, a snowflake of 17 to 20 digits. */
+const discordUserId = (token: string): boolean =>
+  /^[0-9]{17,20}$/.test(Buffer.from(token.slice(0, token.indexOf(".")), "base64").toString("latin1"))
+
 const TOKEN_RULES: ReadonlyArray<Rule> = [
   // JSON Web Tokens (and JWEs): base64url segments, the header starting `eyJ` (`{"`).
   tokenRule(
     "jwt",
     /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,16384}\.[A-Za-z0-9_-]{4,16384}\.[A-Za-z0-9_-]{0,16384}(?:\.[A-Za-z0-9_-]{0,16384}){0,2}/g
+  ),
+  // Discord bot and user tokens: id (base64), timestamp (6), HMAC (27 in older tokens, 38 now). A
+  // dot followed by a token character continues a dotted name, so the match must not end there.
+  tokenRule(
+    "discord_token",
+    /(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])/g,
+    discordUserId
   ),
   tokenRule(
     "stripe_key",
@@ -211,6 +231,16 @@ const slackWebhook: Rule = (text, bump) =>
     (_whole: string, prefix: string) => {
       bump("slack_webhook")
       return `${prefix}${marker("slack_webhook")}`
+    }
+  )
+
+/** `discord.com/api/webhooks/<id>/<token>` (also discordapp.com, ptb., canary., /v10): id and token go. */
+const discordWebhook: Rule = (text, bump) =>
+  text.replace(
+    /(?<![A-Za-z0-9_-])((?:(?:ptb|canary)\.)?discord(?:app)?\.com\/api(?:\/v[0-9]{1,2})?\/webhooks\/)[0-9]{17,20}\/[A-Za-z0-9_-]{40,128}/g,
+    (_whole: string, prefix: string) => {
+      bump("discord_webhook")
+      return `${prefix}${marker("discord_webhook")}`
     }
   )
 
@@ -299,6 +329,95 @@ const privateKeys: Rule = (text, bump) => {
       PEM_BEGIN.lastIndex = stop
       begin = PEM_BEGIN.exec(text)
     } else begin = following
+  }
+  if (parts.length === 0) return text
+  parts.push(text.slice(last))
+  return parts.join("")
+}
+
+// ---- base64-encoded private keys ---------------------------------------------------------------
+
+/** `-----BEGIN` base64-encoded from the start of a line: how a whole PEM file looks as one blob. */
+const BASE64_PEM = "LS0tLS1CRUdJTi"
+
+const isBase64Char = (c: number) =>
+  (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47
+
+/** Where a line of base64 that starts at `from` ends: its characters, then at most two `=`. */
+const base64LineEnd = (text: string, from: number): number => {
+  let i = from
+  while (i < text.length && isBase64Char(text.charCodeAt(i))) i++
+  for (let pad = 0; pad < 2 && text[i] === "="; pad++) i++
+  return i
+}
+
+/** The line break at `at` (a newline, CRLF, or the `\n` escape of JSON) and the indentation after it. */
+const breakLength = (text: string, at: number): number => {
+  const size = text.startsWith("\r\n", at) ? 2 : text[at] === "\n" ? 1 : text.startsWith("\\n", at) ? 2 : 0
+  if (size === 0) return 0
+  let j = at + size
+  while (j - at - size < 40 && (text[j] === " " || text[j] === "\t")) j++
+  return j - at
+}
+
+/** What may follow the last line of a blob: the end of a line, of the text, or of a quoted string. */
+const endsBlobLine = (text: string, at: number) => at >= text.length || /[\r\n\\"'`]/.test(text[at] as string)
+
+/**
+ * The end of a base64 run that starts at `from`, across the line breaks of a wrapped blob: the
+ * lines after the first are taken while they are as wide as the first (a wrap) and only base64;
+ * a shorter one is the last, taken when it ends its line and completes the base64 length.
+ */
+const base64RunEnd = (text: string, from: number): number => {
+  let end = base64LineEnd(text, from)
+  const width = end - from
+  let total = width
+  while (text[end - 1] !== "=") {
+    const gap = breakLength(text, end)
+    if (gap === 0) break
+    const start = end + gap
+    const next = base64LineEnd(text, start)
+    const length = next - start
+    if (length === 0 || length > width || !endsBlobLine(text, next)) break
+    if (length < width && (total + length) % 4 !== 0) break
+    end = next
+    total += length
+    if (length < width) break
+  }
+  return end
+}
+
+/** Whether a base64 run decodes to the first line of a private key (not a certificate or public key). */
+const decodesToPrivateKeyHeader = (run: string): boolean => {
+  const head = run.slice(0, 240).replace(/[^A-Za-z0-9+/]/g, "")
+  const decoded = Buffer.from(head.slice(0, head.length - (head.length % 4)), "base64").toString("latin1")
+  return /^-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY/.test(decoded)
+}
+
+/**
+ * A PEM private key base64-encoded as one blob (a Kubernetes secret's data, an environment
+ * variable), with no label to go by: the run from its `LS0tLS1CRUdJTi` to its end, wrapped or not.
+ * Each candidate is read once and the scan resumes after it, so the cost is linear.
+ */
+const base64PrivateKeys: Rule = (text, bump) => {
+  const parts: Array<string> = []
+  let last = 0
+  let from = text.indexOf(BASE64_PEM)
+  while (from >= 0) {
+    const before = from > 0 ? text.charCodeAt(from - 1) : 32
+    // Inside a longer run of base64 (or of a token), not the start of a blob; `\nLS0t` in JSON is.
+    const escapedBreak = text[from - 1] === "n" && text[from - 2] === "\\"
+    if (!escapedBreak && (isBase64Char(before) || before === 61 || before === 45 || before === 95)) {
+      from = text.indexOf(BASE64_PEM, from + 1)
+      continue
+    }
+    const end = base64RunEnd(text, from)
+    if (decodesToPrivateKeyHeader(text.slice(from, Math.min(end, from + 240)))) {
+      parts.push(text.slice(last, from), marker("private_key"))
+      bump("private_key")
+      last = end
+    }
+    from = text.indexOf(BASE64_PEM, end)
   }
   if (parts.length === 0) return text
   parts.push(text.slice(last))
@@ -581,7 +700,9 @@ const cookies: Rule = (text, bump) =>
 /** In order: blocks first (their base64 must not be cut by other rules), then URLs, shapes, names. */
 const RULES: ReadonlyArray<Rule> = [
   privateKeys,
+  base64PrivateKeys,
   slackWebhook,
+  discordWebhook,
   ...TOKEN_RULES,
   urlCredentials,
   twilioPair,

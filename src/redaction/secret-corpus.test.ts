@@ -76,10 +76,10 @@ describe("the secret corpus", () => {
   it("covers every family with several samples, and metadata", () => {
     const byFamily = new Map<string, number>()
     for (const s of SECRET_CORPUS) byFamily.set(s.family, (byFamily.get(s.family) ?? 0) + 1)
-    for (const family of ["jwt", "url credentials", "stripe", "npm", "google oauth", "azure", "twilio"]) {
+    for (const family of ["jwt", "url credentials", "stripe", "npm", "google oauth", "azure", "twilio", "discord"]) {
       expect(byFamily.get(family) ?? 0, family).toBeGreaterThanOrEqual(3)
     }
-    expect(byFamily.get("private key") ?? 0).toBeGreaterThanOrEqual(5)
+    expect(byFamily.get("private key") ?? 0).toBeGreaterThanOrEqual(8)
     expect(byFamily.get("keyed value") ?? 0).toBeGreaterThanOrEqual(8)
     expect(SECRET_CORPUS.filter((s) => s.where === "cwd").length).toBeGreaterThanOrEqual(3)
     expect(corpusShapes().length).toBe(SECRET_CORPUS.length)

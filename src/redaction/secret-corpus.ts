@@ -14,6 +14,11 @@ export interface SecretSample {
   readonly text: string
   /** Substrings that must not survive redaction. */
   readonly secrets: ReadonlyArray<string>
+  /**
+   * The redaction rules version that first redacted this shape (1 when absent): a database of an
+   * older version holds it as it was written, until the daemon redacts it again.
+   */
+  readonly since?: number
 }
 
 export interface NegativeSample {
@@ -36,6 +41,30 @@ const AZURE_SAS_URL_SIG = "FakeUrlSig0123456789ABCDEFfake%2Bfake%3D"
 
 const TWILIO_SID = "AC0123456789abcdef0123456789abcdef"
 const TWILIO_AUTH = "fa4efa4e0123456789abcdef01234567"
+
+/** Discord tokens: the base64 of a user id (digits), a 6-character timestamp, an HMAC (27 or 38). */
+const DISCORD_BOT = "MTEyMjMzNDQ1NTY2Nzc4ODk5.GFake0.FakeDiscordBotHmac0123456789abcdefGHIJ"
+const DISCORD_OLD_USER = "MTIzNDU2Nzg5MDEyMzQ1Njc.XFake1.FakeOldUserHmac0123456789ab"
+const DISCORD_NEW_ID = "OTg3NjU0MzIxMDk4NzY1NDMyMQ.GaKe2x.FakeDiscordNewHmac0123456789abcdefGHIJ"
+const DISCORD_HOOK_TOKEN = "FakeDiscordWebhookToken0123456789abcdefGHIJKLMNOPqrstuvwxyz_-0123456"
+const DISCORD_CWD = "NDI0MjQyNDI0MjQyNDI0MjQyNA.GFake3.FakeDiscordCwdHmac0123456789abcdefGHIJ"
+const DISCORD_APP_HOOK_TOKEN = "FakeDiscordAppHook0123456789abcdefGHIJKLMNOPqrstuvwxyz-_abcdefghijkl"
+
+/** PEM private keys base64-encoded whole (Kubernetes secrets, environment variables). */
+const B64_RSA_KEY =
+  "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBZmFrZUJhc2U2NFJzYUtleUxpbmUwMDAxZm9yVGVzdHNPbmx5MDEyMzQ1Njc4OWFiY2RlZgpGYWtlQmFzZTY0UnNhS2V5TGluZTAwMDJmb3JUZXN0c09ubHkwMTIzNDU2Nzg5YWJjZGVmR0hJSktMTU5PUD09Ci0tLS0tRU5EIFJTQSBQUklWQVRFIEtFWS0tLS0tCg=="
+const B64_PKCS8_LINES = [
+  "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcwQkFRRUZB",
+  "QVNDRmFrZVdyYXBwZWRQa2NzOExpbmUwMDAxYWJjZGVmZ2hpagpGYWtlV3JhcHBlZFBrY3M4TGlu",
+  "ZTAwMDJmb3JUZXN0c09ubHkwMTIzNDU2Nzg5QUJDREVGR0hJSktMTU5PUFFSCkZha2VXcmFwcGVk",
+  "UGtjczhMaW5lMDAwM2ZvclRlc3RzT25seTAxMjM0NTY3ODlhYmNkZWZnaGlqa2xtbm9wPT0KLS0t",
+  "LS1FTkQgUFJJVkFURSBLRVktLS0tLQo="
+]
+const B64_OPENSSH_KEY =
+  "LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0KYjNCbGJuTnphQzFyWlhrdGRqRUFBQUFBQkc1dmJtVUFBQUFFYm05dVpRRmFrZUI2NE9wZW5TU0hMaW5lMDAwMXh5egotLS0tLUVORCBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0K"
+/** A certificate, base64-encoded the same way: public, so it stays. */
+const B64_CERTIFICATE =
+  "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURkekNDQWwrZ0F3SUJBZ0lFQWdBQXVUQU5CZ2txaGtpRzl3MEJBUVVGQURCYU1Rc3dDUVlEVlFRR0V3SkoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 
 export const SECRET_CORPUS: ReadonlyArray<SecretSample> = [
   // ---- JSON Web Tokens ----
@@ -320,6 +349,31 @@ export const SECRET_CORPUS: ReadonlyArray<SecretSample> = [
     secrets: ["MIIEvgIBADANBgkqhkiG9w0BAQEFAASCFakeTruncatedLine0001abc", "FakeTruncatedLine0002"]
   },
 
+  {
+    shape: "base64-encoded private key in a Kubernetes secret",
+    family: "private key",
+    where: "message",
+    text: `apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  signing.pem: ${B64_RSA_KEY}\n  mode: cHJvZA==`,
+    secrets: [B64_RSA_KEY, B64_RSA_KEY.replace(/=+$/, "")],
+    since: 2
+  },
+  {
+    shape: "base64-encoded private key wrapped at 76 columns",
+    family: "private key",
+    where: "message",
+    text: `base64 -w 76 < key.pem printed\n${B64_PKCS8_LINES.join("\n")}\nand I pasted that into the vault.`,
+    secrets: B64_PKCS8_LINES.map((l) => l.replace(/=+$/, "")),
+    since: 2
+  },
+  {
+    shape: "base64-encoded private key in prose",
+    family: "private key",
+    where: "message",
+    text: `The deploy job decodes ${B64_OPENSSH_KEY} into ~/.ssh/id_ed25519 before cloning.`,
+    secrets: [B64_OPENSSH_KEY],
+    since: 2
+  },
+
   // ---- values assigned to secret names ----
   {
     shape: "token=value",
@@ -441,6 +495,48 @@ export const SECRET_CORPUS: ReadonlyArray<SecretSample> = [
     secrets: ["ZmFrZXVzZXI6RmFrZVByb3h5UHcwMQ"]
   },
 
+  // ---- Discord ----
+  {
+    shape: "Discord bot token in code",
+    family: "discord",
+    where: "message",
+    text: `client.login("${DISCORD_BOT}") fails with 4004 Authentication failed.`,
+    secrets: [DISCORD_BOT, "FakeDiscordBotHmac0123456789abcdefGHIJ"],
+    since: 2
+  },
+  {
+    shape: "older Discord user token in prose",
+    family: "discord",
+    where: "message",
+    text: `The self-bot used ${DISCORD_OLD_USER} until the password reset.`,
+    secrets: [DISCORD_OLD_USER, "FakeOldUserHmac0123456789ab"],
+    since: 2
+  },
+  {
+    shape: "Discord token of a 19-digit id in a log",
+    family: "discord",
+    where: "message",
+    text: `[gateway] IDENTIFY {"op":2,"d":{"token":"${DISCORD_NEW_ID}","intents":513}}`,
+    secrets: [DISCORD_NEW_ID, "FakeDiscordNewHmac0123456789abcdefGHIJ"],
+    since: 2
+  },
+  {
+    shape: "Discord webhook URL",
+    family: "discord",
+    where: "message",
+    text: `Alerts post to https://discord.com/api/webhooks/1104215631234567890/${DISCORD_HOOK_TOKEN} from the cron job.`,
+    secrets: [DISCORD_HOOK_TOKEN, "FakeDiscordWebhookToken0123456789abcdefGHIJKLMNOPqrstuvwxyz"],
+    since: 2
+  },
+  {
+    shape: "discordapp.com webhook URL",
+    family: "discord",
+    where: "message",
+    text: `curl -X POST -d '{"content":"deployed"}' https://canary.discordapp.com/api/v10/webhooks/987654321098765432/${DISCORD_APP_HOOK_TOKEN}`,
+    secrets: [DISCORD_APP_HOOK_TOKEN, "FakeDiscordAppHook0123456789abcdefGHIJKLMNOPqrstuvwxyz"],
+    since: 2
+  },
+
   // ---- other provider tokens ----
   {
     shape: "GitHub token",
@@ -506,6 +602,14 @@ export const SECRET_CORPUS: ReadonlyArray<SecretSample> = [
     where: "cwd",
     text: "/home/dev/runs/token=FakeCwdToken0123456789ab/out",
     secrets: ["FakeCwdToken0123456789ab"]
+  },
+  {
+    shape: "Discord token in the working directory",
+    family: "metadata",
+    where: "cwd",
+    text: `/home/dev/bots/${DISCORD_CWD}/run`,
+    secrets: [DISCORD_CWD, "FakeDiscordCwdHmac0123456789abcdefGHIJ"],
+    since: 2
   }
 ]
 
@@ -564,7 +668,19 @@ export const NEGATIVE_CORPUS: ReadonlyArray<NegativeSample> = [
   { name: "a label string", text: 'el("label", { htmlFor: "auth_password" }, "Password:", el("code", null, "*"))' },
   { name: "a decoded password", text: "url.password = decodeURIComponent(parts.password)" },
   { name: "a minified default", text: 'n.password=r.http.basic.password??"",n.token=e.value??""' },
-  { name: "a camelCase pass", text: "PassThrough.prototype._transform=function(s,o,i){i(null,s)}" }
+  { name: "a camelCase pass", text: "PassThrough.prototype._transform=function(s,o,i){i(null,s)}" },
+  { name: "a base64-encoded certificate", text: `The CA bundle is ${B64_CERTIFICATE} in the config map.` },
+  { name: "a PEM header in base64, in prose", text: "Base64 of a PEM starts LS0tLS1CRUdJTi, so grep for that." },
+  {
+    name: "a dotted name shaped like a Discord token",
+    text: "NodeJSServerComponentsXYZ.config.loadEnvironmentVariablesFromFile01"
+  },
+  {
+    name: "the Discord webhook route in docs",
+    text: "POST https://discord.com/api/webhooks/{webhook.id}/{webhook.token}"
+  },
+  { name: "a Discord invite", text: "Join us at https://discord.gg/abcDEF123 and say hi." },
+  { name: "a base64 user id alone", text: "the id MTA0MjE1NjMxMjM0NTY3ODkw decodes to 104215631234567890" }
 ]
 
 /**

@@ -1,6 +1,7 @@
 import { Migrator, SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
+import { stampRulesVersionWhenEmpty } from "../redaction/rules-version.js"
 import { MIGRATIONS_TABLE, migrations } from "./migrations.js"
 import { StoreError } from "./store-error.js"
 
@@ -15,13 +16,17 @@ const runMigrations = Migrator.make({})({
   table: MIGRATIONS_TABLE
 })
 
-/** Brings a database to the current schema and stamps it with its installation id (once). */
+/**
+ * Brings a database to the current schema and stamps it with its installation id (once), and a new
+ * one with the redaction rules version (an older database is redacted again by the daemon).
+ */
 export const initializeDatabase = (path: string, installationId: InstallationId) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* runMigrations
     yield* sql`INSERT INTO meta (key, value) VALUES ('installation_id', ${installationId})
                ON CONFLICT (key) DO NOTHING`
+    yield* stampRulesVersionWhenEmpty
   }).pipe(
     Effect.mapError((error) => new StoreError({ path, message: `could not initialise the schema: ${String(error)}` }))
   )
