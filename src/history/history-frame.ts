@@ -99,29 +99,39 @@ const NEEDS_WORK = /[^\t\n\r\x20-\x7e]|[<|&:]/
  */
 export const escapeHistoryText = (text: string): string => {
   if (!NEEDS_WORK.test(text)) return text
+  // Unchanged stretches are copied whole: only an escape ends one.
   let out = ""
+  let copiedTo = 0
+  const replace = (at: number, width: number, shown: string) => {
+    out += text.slice(copiedTo, at) + shown
+    copiedTo = at + width
+  }
   let lineStart = true
   let roleColon = -1
   let i = 0
   while (i < text.length) {
-    const code = text.codePointAt(i) ?? 0
-    const ch = String.fromCodePoint(code)
-    // A lone surrogate is one code unit; a pair is two.
-    const width = code > 0xffff ? 2 : 1
-    if (lineStart && ch !== " " && ch !== "\t") {
+    const unit = text.charCodeAt(i)
+    if (lineStart && unit !== 0x20 && unit !== 0x09) {
       roleColon = roleColonAt(text, i)
       lineStart = false
     }
-    if (ch === "\n" || ch === "\r") lineStart = true
-    if (i === roleColon) out += "&#58;"
-    else if (ch === "<" && opensMarker(text, i)) out += "&lt;"
-    else if (ch === ">" && text[i - 1] === "|") out += "&gt;"
-    else if (ch === "&" && startsReference(text, i)) out += "&amp;"
-    else if (isInvisible(code, ch)) out += codePointLabel(ch)
-    else out += ch
+    if (unit === 0x0a || unit === 0x0d) lineStart = true
+    if (unit >= 0x20 && unit < 0x7f) {
+      if (i === roleColon) replace(i, 1, "&#58;")
+      else if (unit === 0x3c && opensMarker(text, i)) replace(i, 1, "&lt;")
+      else if (unit === 0x3e && text.charCodeAt(i - 1) === 0x7c) replace(i, 1, "&gt;")
+      else if (unit === 0x26 && startsReference(text, i)) replace(i, 1, "&amp;")
+      i += 1
+      continue
+    }
+    const code = text.codePointAt(i) ?? unit
+    // A lone surrogate is one code unit; a pair is two.
+    const width = code > 0xffff ? 2 : 1
+    const ch = text.slice(i, i + width)
+    if (isInvisible(code, ch)) replace(i, width, codePointLabel(ch))
     i += width
   }
-  return out
+  return copiedTo === 0 ? text : out + text.slice(copiedTo)
 }
 
 /** One line: whitespace runs (line breaks included) as one space. */
