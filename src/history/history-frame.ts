@@ -24,27 +24,16 @@ export const FRAME_NAME = "blctx-history"
 /** A fresh nonce: 64 random bits, hex. */
 export const newNonce = (): string => randomBytes(8).toString("hex")
 
-/** Control, format, surrogate and line/paragraph separator characters (`\p{Cf}` holds most invisible ones). */
-const INVISIBLE_CATEGORY = /^[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]$/u
-
-/** Invisible characters outside those categories: fillers, joiners and variation selectors (U+FE0F, emoji style, stays). */
-const isInvisibleOther = (code: number): boolean =>
-  code === 0x034f ||
-  code === 0x115f ||
-  code === 0x1160 ||
-  code === 0x17b4 ||
-  code === 0x17b5 ||
-  (code >= 0x180b && code <= 0x180f) ||
-  code === 0x3164 ||
-  (code >= 0xfe00 && code <= 0xfe0e) ||
-  code === 0xffa0 ||
-  (code >= 0xe0000 && code <= 0xe0fff)
-
-/** What is shown as `<U+XXXX>`; tab and line breaks stay. */
-const isInvisible = (code: number, ch: string): boolean =>
-  code >= 0x20 && code < 0x7f
-    ? false
-    : ch !== "\t" && ch !== "\n" && ch !== "\r" && (isInvisibleOther(code) || INVISIBLE_CATEGORY.test(ch))
+/**
+ * Where the scan stops: markup starts (`<`, `>`, `&`), line breaks (a role may start the next
+ * line), and every invisible character: controls (tab aside), format characters (`\p{Cf}`: the
+ * zero-width and bidirectional ones, U+00AD, U+FEFF, the tag characters…), lone surrogates, line
+ * and paragraph separators, fillers and variation selectors (but U+FE0F, emoji style). Everything
+ * else is copied without a look, so the cost is the regex engine's over plain text.
+ */
+const STOPS =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each character is matched alone; finding them is the point
+  /[<>&\n\r]|[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0e\uffa0\u{e0000}-\u{e0fff}]/gu
 
 /** What follows a `<` that makes it a possible tag or marker: kept lowercase, tested case-insensitively. */
 const MARKER_NAMES = ["blctx", "sys", "assistant", "user", "developer", "human", "im_", "u+"] as const
@@ -88,9 +77,6 @@ const startsReference = (text: string, i: number): boolean => {
   return REFERENCE_STARTS.some((start) => ahead.startsWith(start))
 }
 
-/** Cheap test first: plain ASCII without `<`, `|`, `&` or `:` holds nothing to escape. */
-const NEEDS_WORK = /[^\t\n\r\x20-\x7e]|[<|&:]/
-
 /**
  * History text as it may appear inside the frame: `<` before `/`, `|`, `!`, `?` or a marker name
  * as `&lt;`, `|>` as `|&gt;`, a role's colon at the start of a line as `&#58;`, an `&` that would
@@ -98,7 +84,6 @@ const NEEDS_WORK = /[^\t\n\r\x20-\x7e]|[<|&:]/
  * line breaks included, is kept as it is.
  */
 export const escapeHistoryText = (text: string): string => {
-  if (!NEEDS_WORK.test(text)) return text
   // Unchanged stretches are copied whole: only an escape ends one.
   let out = ""
   let copiedTo = 0
@@ -106,30 +91,27 @@ export const escapeHistoryText = (text: string): string => {
     out += text.slice(copiedTo, at) + shown
     copiedTo = at + width
   }
-  let lineStart = true
-  let roleColon = -1
-  let i = 0
-  while (i < text.length) {
-    const unit = text.charCodeAt(i)
-    if (lineStart && unit !== 0x20 && unit !== 0x09) {
-      roleColon = roleColonAt(text, i)
-      lineStart = false
-    }
-    if (unit === 0x0a || unit === 0x0d) lineStart = true
-    if (unit >= 0x20 && unit < 0x7f) {
-      if (i === roleColon) replace(i, 1, "&#58;")
-      else if (unit === 0x3c && opensMarker(text, i)) replace(i, 1, "&lt;")
-      else if (unit === 0x3e && text.charCodeAt(i - 1) === 0x7c) replace(i, 1, "&gt;")
-      else if (unit === 0x26 && startsReference(text, i)) replace(i, 1, "&amp;")
-      i += 1
-      continue
-    }
-    const code = text.codePointAt(i) ?? unit
-    // A lone surrogate is one code unit; a pair is two.
-    const width = code > 0xffff ? 2 : 1
-    const ch = text.slice(i, i + width)
-    if (isInvisible(code, ch)) replace(i, width, codePointLabel(ch))
-    i += width
+  const checkRole = (lineStart: number) => {
+    let i = lineStart
+    while (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09) i++
+    const colon = roleColonAt(text, i)
+    if (colon >= 0) replace(colon, 1, "&#58;")
+  }
+  checkRole(0)
+  STOPS.lastIndex = 0
+  for (let stop = STOPS.exec(text); stop !== null; stop = STOPS.exec(text)) {
+    const at = stop.index
+    const ch = stop[0]
+    // Only a tab before a role's colon (already escaped) can fall behind what was copied.
+    if (at < copiedTo || ch === "\t") continue
+    if (ch === "\n" || ch === "\r") checkRole(at + 1)
+    else if (ch === "<") {
+      if (opensMarker(text, at)) replace(at, 1, "&lt;")
+    } else if (ch === ">") {
+      if (text.charCodeAt(at - 1) === 0x7c) replace(at, 1, "&gt;")
+    } else if (ch === "&") {
+      if (startsReference(text, at)) replace(at, 1, "&amp;")
+    } else replace(at, ch.length, codePointLabel(ch))
   }
   return copiedTo === 0 ? text : out + text.slice(copiedTo)
 }
