@@ -157,11 +157,12 @@ describe("recall framed as quoted data", () => {
   )
 
   it(
-    "the MCP server's search: exact in structuredContent, escaped inside the frame in its text",
+    "the MCP server's search: escaped in structuredContent (what Codex and Claude Code hand the model), framed in its text",
     async () => {
       const result = await mcp.call("search", { query: "quokka deploy checklist" })
       const found = structured<{ results: ReadonlyArray<{ text: string; source_type: string }> }>(result)
-      expect(found.results[0]).toMatchObject({ text: HOSTILE, source_type: "authored_update" })
+      expect(found.results[0]).toMatchObject({ text: ESCAPED_LINES.join("\n"), source_type: "authored_update" })
+      expect(JSON.stringify(result.structuredContent)).not.toMatch(/[\u202e\u200b]|<\|im_start|<\/system>/)
       const text = textOf(result)
       const nonce = /\n<blctx-history nonce="([0-9a-f]{16})" n="1" type="note" /.exec(text)?.[1]
       expect(nonce, text).toBeDefined()

@@ -15,18 +15,20 @@ import type {
 } from "./tool-results.js"
 
 /**
- * The text block of a tool answer that carries history (search, recent, context, note_history):
- * what a model reads when its client shows it the text rather than `structuredContent` (Claude
- * Code does). Every excerpt sits in the history frame (`src/history/history-frame.ts`), escaped,
- * its provenance in the opening marker; then the answer's other fields as one JSON document in
- * which each excerpt's `text` is replaced by `[excerpt N]` and every string is escaped the same
- * way. `structuredContent` stays the daemon's answer, exact, for programs.
+ * How an answer that carries history (search, recent, context, note_history) is shown to a model.
+ * Codex (0.171) and Claude Code (2.1) both hand the model `structuredContent` when there is one, so
+ * that JSON keeps every field the schema names with each excerpt's text escaped as inside the
+ * history frame (`src/history/history-frame.ts`); the JSON string is its frame there. The text
+ * block, for clients that show text, puts every excerpt in the frame itself, escaped, its
+ * provenance in the opening marker, then the answer's other fields as one JSON document in which
+ * each excerpt's `text` is replaced by `[excerpt N]` and every string is escaped the same way.
+ * One traversal per tool says where its excerpts are, for both.
  */
 
 type Encoded<S extends { readonly Encoded: unknown }> = S["Encoded"]
 
-/** Records an excerpt and answers the placeholder that stands for it in the fields. */
-type Take = (text: string, provenance: ExcerptProvenance) => string
+/** Sees one excerpt and answers what stands for it in the answer (a placeholder, or its escaped text). */
+export type Take = (text: string, provenance: ExcerptProvenance) => string
 
 /** Every string of a JSON value escaped as history text. */
 const escapeDeep = (value: unknown): unknown => {
@@ -67,17 +69,21 @@ const messageProvenance = (m: Message, session: string | null): ExcerptProvenanc
 const sessionOf = (s: { readonly source_session_id?: string | null; readonly context_session_id?: string | null }) =>
   s.source_session_id ?? s.context_session_id ?? null
 
+/** Calls `take` on every excerpt of an answer, in order, and answers it with each text replaced by what `take` returned. */
+export type ExcerptTraversal<A> = (answer: A, take: Take) => A
+
 /**
  * The text for one answer: a line naming the tool and how many excerpts, the frame's explanation,
  * the framed excerpts, and the fields. `nonce` is drawn for each answer (tests pass their own).
  */
-export const framedAnswerText = (
+export const framedAnswerText = <A>(
   tool: string,
-  withPlaceholders: (take: Take) => unknown,
+  answer: A,
+  traverse: ExcerptTraversal<A>,
   nonce: string = newNonce()
 ): string => {
   const excerpts: Array<{ readonly text: string; readonly provenance: ExcerptProvenance }> = []
-  const fields = withPlaceholders((text, provenance) => {
+  const fields = traverse(answer, (text, provenance) => {
     excerpts.push({ text, provenance })
     return `[excerpt ${excerpts.length}]`
   })
@@ -96,64 +102,48 @@ export const framedAnswerText = (
   ].join("\n")
 }
 
-export const searchText = (answer: Encoded<typeof McpSearchResponse>, nonce?: string) =>
-  framedAnswerText(
-    "search",
-    (take) => ({
-      ...answer,
-      results: answer.results.map((hit) => ({ ...hit, text: take(hit.text, messageProvenance(hit, sessionOf(hit))) }))
-    }),
-    nonce
-  )
+/** The answer as `structuredContent`: each excerpt escaped in place, every other field as it is. */
+export const escapedAnswer = <A>(answer: A, traverse: ExcerptTraversal<A>): A =>
+  traverse(answer, (text) => escapeHistoryText(text))
 
-export const recentText = (answer: Encoded<typeof McpRecentResponse>, nonce?: string) =>
-  framedAnswerText(
-    "recent",
-    (take) => ({
-      ...answer,
-      turns: answer.turns.map((turn) => ({
-        ...turn,
-        messages: turn.messages.map((m) => ({ ...m, text: take(m.text, messageProvenance(m, sessionOf(turn))) }))
-      }))
-    }),
-    nonce
-  )
+export const searchExcerpts: ExcerptTraversal<Encoded<typeof McpSearchResponse>> = (answer, take) => ({
+  ...answer,
+  results: answer.results.map((hit) => ({ ...hit, text: take(hit.text, messageProvenance(hit, sessionOf(hit))) }))
+})
 
-export const contextText = (answer: Encoded<typeof McpContextResponse>, nonce?: string) =>
-  framedAnswerText(
-    "context",
-    (take) => ({
-      ...answer,
-      messages: answer.messages.map((m) => ({ ...m, text: take(m.text, messageProvenance(m, sessionOf(answer))) }))
-    }),
-    nonce
-  )
+export const recentExcerpts: ExcerptTraversal<Encoded<typeof McpRecentResponse>> = (answer, take) => ({
+  ...answer,
+  turns: answer.turns.map((turn) => ({
+    ...turn,
+    messages: turn.messages.map((m) => ({ ...m, text: take(m.text, messageProvenance(m, sessionOf(turn))) }))
+  }))
+})
+
+export const contextExcerpts: ExcerptTraversal<Encoded<typeof McpContextResponse>> = (answer, take) => ({
+  ...answer,
+  messages: answer.messages.map((m) => ({ ...m, text: take(m.text, messageProvenance(m, sessionOf(answer))) }))
+})
 
 /** note_history: each revision's text, and the message it recorded (`source_text`) when there is one. */
-export const noteHistoryText = (answer: Encoded<typeof McpNoteHistoryResponse>, nonce?: string) =>
-  framedAnswerText(
-    "note_history",
-    (take) => ({
-      ...answer,
-      revisions: answer.revisions.map((r) => {
-        const provenance = (field: string): ExcerptProvenance => ({
-          type: "note",
-          agent: null,
-          role: r.authorship,
-          session: r.context_session_id,
-          date: r.created_at,
-          source: citationOf({ kind: "note_revision", note_id: answer.note_id, revision: r.revision }),
-          extra: [
-            ["field", field],
-            ["context_id", r.context_id]
-          ]
-        })
-        return {
-          ...r,
-          text: take(r.text, provenance("text")),
-          source_text: r.source_text === null ? null : take(r.source_text, provenance("source_text"))
-        }
-      })
-    }),
-    nonce
-  )
+export const noteHistoryExcerpts: ExcerptTraversal<Encoded<typeof McpNoteHistoryResponse>> = (answer, take) => ({
+  ...answer,
+  revisions: answer.revisions.map((r) => {
+    const provenance = (field: string): ExcerptProvenance => ({
+      type: "note",
+      agent: null,
+      role: r.authorship,
+      session: r.context_session_id,
+      date: r.created_at,
+      source: citationOf({ kind: "note_revision", note_id: answer.note_id, revision: r.revision }),
+      extra: [
+        ["field", field],
+        ["context_id", r.context_id]
+      ]
+    })
+    return {
+      ...r,
+      text: take(r.text, provenance("text")),
+      source_text: r.source_text === null ? null : take(r.source_text, provenance("source_text"))
+    }
+  })
+})
