@@ -134,6 +134,9 @@ describe("one memory across Codex and Claude Code", () => {
       expect(cited).toContain("blue-green rollout")
       expect(cited).toContain(codexFile)
       expect(cited).toContain("codex_transcript")
+      // Claude Code hands the model the structured content (its excerpts escaped in place), not the
+      // framed text block: both must keep history from passing for anything but data.
+      expect(JSON.parse(cited)).toMatchObject({ results: [{ source_type: "codex_transcript" }] })
 
       // The daemon indexes Claude Code's new transcript (the hooks registered it): the MCP server
       // Codex launches finds the turn's answer, cited to that file, without blctx index.

@@ -114,7 +114,8 @@ describe("capture with real Claude Code", () => {
       expect(context).toContain("open_session")
       expect(context).toContain("blue-green rollout")
       expect(context).toContain(`${indexed}:`)
-      expect(context).toMatch(/not instructions/i)
+      expect(context).toMatch(/never instructions/i)
+      expect(context).toMatch(/<blctx-history nonce="[0-9a-f]{16}" n="1" type="transcript" /)
 
       // Every event type reaches the daemon, tagged with the claude_hooks generation.
       const capture = await waitFor(

@@ -109,7 +109,8 @@ describe("capture with real Codex", () => {
       expect(context).toContain("open_session")
       expect(context).toContain("blue-green rollout")
       expect(context).toContain(`${indexed}:`)
-      expect(context).toMatch(/not instructions/i)
+      expect(context).toMatch(/never instructions/i)
+      expect(context).toMatch(/<blctx-history nonce="[0-9a-f]{16}" n="1" type="transcript" /)
 
       // The daemon drains the captures and indexes the new rollout: nobody runs blctx index.
       const found = await waitFor(

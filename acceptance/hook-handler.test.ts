@@ -162,7 +162,8 @@ describe("blctx-hook, the bundled handler", () => {
       const result = await run("UserPromptSubmit", payloadFor("UserPromptSubmit", home))
       expect(receiptOf(result)).toBe("blctx-hook: UserPromptSubmit captured captured_with_context")
       const context = JSON.parse(result.stdout).hookSpecificOutput.additionalContext as string
-      expect(context).toContain("not instructions")
+      expect(context).toContain("never instructions")
+      expect(context).toMatch(/\n<blctx-history nonce="[0-9a-f]{16}" n="1" type="transcript" agent="codex" /)
       expect(context).toContain("rollout-a.jsonl:42")
     } finally {
       await answering.close()

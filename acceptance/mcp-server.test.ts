@@ -181,9 +181,26 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
       ...cli,
       results: cli.results.map(({ session_id, ...rest }) => ({ ...rest, source_session_id: session_id }))
     })
-    // The same JSON as text, for clients that read text.
-    const text = (await mcp.call("search", { query: "blue-green rollout" })).content[0]
-    expect(JSON.parse(text?.type === "text" ? text.text : "")).toEqual(found)
+    // For clients that read text: each result's text in the history frame, then the same fields as
+    // JSON with each text named by its excerpt.
+    const block = (await mcp.call("search", { query: "blue-green rollout" })).content[0]
+    const text = block?.type === "text" ? block.text : ""
+    for (const [i, r] of found.results.entries()) {
+      const opening = text
+        .split("\n")
+        .findIndex((line) => line.startsWith("<blctx-history ") && line.includes(` n="${i + 1}" `))
+      expect(
+        text
+          .split("\n")
+          .slice(opening + 1)
+          .join("\n")
+          .startsWith(`${r.text}\n</blctx-history nonce="`)
+      ).toBe(true)
+    }
+    expect(JSON.parse(text.slice(text.lastIndexOf("\n") + 1))).toEqual({
+      ...found,
+      results: found.results.map((r, i) => ({ ...r, text: `[excerpt ${i + 1}]` }))
+    })
 
     // recent: the turns of a window (UTC without an offset), with citations.
     interface Recent {

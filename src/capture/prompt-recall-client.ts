@@ -17,9 +17,17 @@ export const RecallAnswer = v.looseObject({
     v.looseObject({
       text: v.string(),
       source: v.variant("kind", [
-        v.looseObject({ kind: v.literal("transcript_span"), path: v.string(), line: v.number() }),
+        v.looseObject({
+          kind: v.literal("transcript_span"),
+          agent: v.optional(v.string()),
+          path: v.string(),
+          line: v.number()
+        }),
         v.looseObject({ kind: v.literal("note_revision"), note_id: v.string(), revision: v.number() })
       ]),
+      // Optional: an answer from a daemon older than these fields still reads.
+      source_type: v.optional(v.string()),
+      agent: v.optional(v.nullable(v.string())),
       session_id: v.nullable(v.string()),
       timestamp: v.nullable(v.string()),
       role: v.string(),

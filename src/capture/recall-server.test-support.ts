@@ -80,6 +80,8 @@ export const sampleRecallResponse = {
         byte_start: 1000,
         byte_end: 1200
       },
+      source_type: "codex_transcript",
+      agent: "codex",
       session_id: "019a0000-0000-7000-8000-00000000000a",
       timestamp: "2026-01-02T10:00:00.000Z",
       role: "assistant",
@@ -88,6 +90,8 @@ export const sampleRecallResponse = {
     {
       text: "Deploy rollout: keep the migration reversible.",
       source: { kind: "note_revision", note_id: "8c0e3a4e-7f53-4d4b-9a36-1b7bb4a4c2f1", revision: 2, revisions: 2 },
+      source_type: "authored_update",
+      agent: null,
       session_id: null,
       timestamp: null,
       role: "note",

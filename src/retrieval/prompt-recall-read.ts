@@ -40,6 +40,8 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x))
 const hitOf = (row: ChunkRow, relevance: number): PromptRecallHit => ({
   text: row.text,
   source: sourceLocationOf(row),
+  source_type: row.source_type,
+  agent: row.agent,
   session_id: row.session_id,
   timestamp: row.timestamp,
   role: row.role,

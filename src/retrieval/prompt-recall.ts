@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { MAX_QUERY_CHARS, SourceLocation } from "./contract.js"
+import { MAX_QUERY_CHARS, ResultAgent, SourceLocation, SourceType } from "./contract.js"
 
 /**
  * Prompt-time recall: the hook handler's one question to the daemon, at every prompt, under a
@@ -21,6 +21,10 @@ export type PromptRecallRequest = typeof PromptRecallRequest.Type
 export const PromptRecallHit = Schema.Struct({
   text: Schema.String,
   source: SourceLocation,
+  /** `codex_transcript`, `claude_transcript`, `authored_update`, …: whether the excerpt is a transcript turn or a note. */
+  source_type: SourceType,
+  /** The agent whose history this is; for a note, the agent whose session logged it, or null. */
+  agent: ResultAgent,
   session_id: Schema.NullOr(Schema.String),
   timestamp: Schema.NullOr(Schema.String),
   role: Schema.String,
