@@ -133,7 +133,7 @@ export const renderCapture = (capture: CaptureStatus): string => {
   }
   const parts = [
     `capture: ${total} hook events (${e.SessionStart} SessionStart, ${e.UserPromptSubmit} UserPromptSubmit, ${e.Stop} Stop, ${e.SessionEnd} SessionEnd)`,
-    `${capture.indexed_sessions} sessions indexed, ${capture.pending} pending, ${capture.null_paths} awaiting a transcript path, ${capture.errors} errors`
+    `${capture.indexed_sessions} sessions indexed, ${capture.pending} pending, ${capture.null_paths} awaiting a transcript path, ${capture.errors} errors${capture.refused > 0 ? ` (${capture.refused} transcript paths refused)` : ""}`
   ]
   if (capture.last_event_at !== null) parts.push(`last event ${when(capture.last_event_at)}`)
   const line = parts.join("; ")

@@ -342,6 +342,7 @@ const capture = (over: Partial<ConstructorParameters<typeof CaptureStatus>[0]> =
     pending: 0,
     null_paths: 0,
     errors: 0,
+    refused: 0,
     indexed_sessions: 1,
     last_event_at: "2026-03-01T10:05:00.000Z",
     last_error: null,
