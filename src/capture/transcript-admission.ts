@@ -30,17 +30,19 @@ export const transcriptRefusal = (
     const fs = yield* SafeFs
     const roots = transcriptRoots(agent, home)
     const where = `the ${labelOf(agent)} transcript folders (${roots.join(", ")})`
-    if (NodePath.normalize(path) !== path || !roots.some((root) => isWithin(path, root))) {
-      return refused(`${path} is outside ${where}`)
-    }
-    const folder = yield* fs.realPath(NodePath.dirname(path)).pipe(Effect.option)
-    // Its folder does not exist yet: nothing to read, and nothing another user put there.
-    if (Option.isNone(folder)) return Option.none()
     const realRoots: Array<string> = []
     for (const root of roots) {
       const real = yield* fs.realPath(root).pipe(Effect.option)
       if (Option.isSome(real)) realRoots.push(real.value)
     }
+    // As written: under a root, or under where a root's links lead (an agent may name the real path).
+    const named = [...roots, ...realRoots]
+    if (NodePath.normalize(path) !== path || !named.some((root) => isWithin(path, root))) {
+      return refused(`${path} is outside ${where}`)
+    }
+    const folder = yield* fs.realPath(NodePath.dirname(path)).pipe(Effect.option)
+    // Its folder does not exist yet: nothing to read, and nothing another user put there.
+    if (Option.isNone(folder)) return Option.none()
     if (!realRoots.some((root) => folder.value === root || isWithin(folder.value, root))) {
       return refused(`${path} leads outside ${where} through a link`)
     }
