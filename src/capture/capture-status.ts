@@ -25,7 +25,7 @@ export class CaptureStatus extends Schema.Class<CaptureStatus>("CaptureStatus")(
    * Of the errors, transcript paths a hook named that were never read: outside the agent's
    * transcript folders, not owned by you, or not a regular file (the reason says which).
    */
-  refused: Count,
+  refused: Schema.optionalWith(Count, { default: () => 0 }),
   /** Bound sessions whose transcript is indexed as it is now. */
   indexed_sessions: Count,
   last_event_at: Schema.NullOr(Schema.String),
