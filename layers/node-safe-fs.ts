@@ -132,6 +132,7 @@ export const NodeSafeFsLive = Layer.succeed(SafeFs, {
         () => false
       )
     ),
+  readLink: (path) => attempt("readlink", path, () => Fs.readlink(path)),
   realPath: (path) => attempt("realpath", path, () => Fs.realpath(path)),
   // Where there are no user ids (not POSIX), 0 stands for "the only user".
   userId: process.getuid?.() ?? 0

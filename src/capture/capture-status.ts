@@ -1,5 +1,11 @@
 import { Schema } from "effect"
 
+/**
+ * How a refused transcript path's reason starts (`capture_bindings.last_error`), so the capture
+ * counts tell refusals apart from imports that failed.
+ */
+export const REFUSED_PREFIX = "refused: "
+
 const Count = Schema.Int.pipe(Schema.nonNegative())
 
 /**
@@ -15,6 +21,11 @@ export class CaptureStatus extends Schema.Class<CaptureStatus>("CaptureStatus")(
   null_paths: Count,
   /** Captures refused at drain (malformed, stale generation) and bound transcripts whose import failed. */
   errors: Count,
+  /**
+   * Of the errors, transcript paths a hook named that were never read: outside the agent's
+   * transcript folders, not owned by you, or not a regular file (the reason says which).
+   */
+  refused: Schema.optionalWith(Count, { default: () => 0 }),
   /** Bound sessions whose transcript is indexed as it is now. */
   indexed_sessions: Count,
   last_event_at: Schema.NullOr(Schema.String),
@@ -29,6 +40,7 @@ export const noCapture = () =>
     pending: 0,
     null_paths: 0,
     errors: 0,
+    refused: 0,
     indexed_sessions: 0,
     last_event_at: null,
     last_error: null

@@ -1,8 +1,30 @@
 import * as Fs from "node:fs"
+import * as NodePath from "node:path"
 
 export type DirState = "private" | "missing" | "unsafe"
 
 const myUid = () => process.getuid?.() ?? -1
+
+/**
+ * Whether a folder on the way to `path` is a symbolic link another user (not root) owns: its
+ * owner could re-point it at will, even in sticky /tmp. A few lstat calls, one per level; the
+ * daemon and the installer walk every link fully (src/fs/ownership.ts), this is the hook's
+ * cheap share of it.
+ */
+const foreignLinkAbove = (path: string): boolean => {
+  const me = myUid()
+  let dir = NodePath.dirname(path)
+  while (NodePath.dirname(dir) !== dir) {
+    try {
+      const entry = Fs.lstatSync(dir)
+      if (entry.isSymbolicLink() && entry.uid !== me && entry.uid !== 0) return true
+    } catch {
+      // Not there (or not to be looked at): the lstat of the folder itself decides.
+    }
+    dir = NodePath.dirname(dir)
+  }
+  return false
+}
 
 /**
  * Whether `path` is a real directory (not a link to one) of this user that no one else can
@@ -16,7 +38,8 @@ export const privateDirState = (path: string): DirState => {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "unsafe"
   }
-  return entry.isDirectory() && entry.uid === myUid() && (entry.mode & 0o077) === 0 ? "private" : "unsafe"
+  if (!entry.isDirectory() || entry.uid !== myUid() || (entry.mode & 0o077) !== 0) return "unsafe"
+  return foreignLinkAbove(path) ? "unsafe" : "private"
 }
 
 /**

@@ -4,6 +4,7 @@ import { SafeFs } from "../fs/safe-fs.js"
 import { StoreError } from "../store/store-error.js"
 import type { BindingState } from "./capture-drain-store.js"
 import { type ReconcileVerdict, reconcileVerdict, type TranscriptLook } from "./reconcile-decision.js"
+import { transcriptRefusal } from "./transcript-admission.js"
 
 /** How many bindings one pass looks at, most recently active first (older ones wait for an event). */
 export const RECONCILE_BATCH = 1000
@@ -11,6 +12,8 @@ export const RECONCILE_BATCH = 1000
 /** A binding with a transcript path, what the index holds for that path, and the last import queued for it. */
 interface Candidate {
   readonly binding_key: string
+  readonly agent: string
+  readonly agent_home: string
   readonly transcript_path: string
   readonly state: BindingState
   readonly last_error: string | null
@@ -33,6 +36,8 @@ export interface ReconcileOutcome {
   readonly indexed: number
   readonly waiting: number
   readonly errors: number
+  /** Of the errors, paths never read: outside the agent's transcript folders, not yours, not a regular file. */
+  readonly refused: number
 }
 
 /** Queues an import of these paths; returns the job's id. */
@@ -78,8 +83,10 @@ const verdictOf = (row: Candidate, look: TranscriptLook): ReconcileVerdict =>
   })
 
 /**
- * One reconciliation of the bound transcripts with the index, on `SqlClient` (the writer): each
- * path is looked at with lstat (never followed, never opened) and judged against `source_files`
+ * One reconciliation of the bound transcripts with the index, on `SqlClient` (the writer): a path
+ * a hook named is first admitted or refused (`transcript-admission.ts`: only a regular file of
+ * this user's, inside the agent home's transcript folders; a refusal is the binding's error, its
+ * reason starting `refused: `), then each admitted path is looked at with lstat (never followed, never opened) and judged against `source_files`
  * and the import last queued for it; the paths that need importing are queued as one import job
  * through `submit` (the job system: the importer reuses the stored prefix of a grown file and
  * keeps unchanged messages with their vectors). A binding's row changes only when its verdict
@@ -94,7 +101,7 @@ export const reconcileBindings = <E>(
     const storeError = (e: SqlError.SqlError) =>
       new StoreError({ path: database, message: `reconciling captured transcripts: ${e.message}` })
     const rows = yield* sql<Candidate>`
-      SELECT b.binding_key, b.transcript_path, b.state, b.last_error,
+      SELECT b.binding_key, b.agent, b.agent_home, b.transcript_path, b.state, b.last_error,
         b.submitted_size, b.submitted_mtime_ms, b.submitted_ino,
         f.size AS file_size, f.mtime_ms AS file_mtime_ms, f.ino AS file_ino, f.state AS file_state, f.note AS file_note,
         j.state AS job_state, j.error AS job_error
@@ -113,8 +120,25 @@ export const reconcileBindings = <E>(
               WHERE binding_key = ${row.binding_key}`.pipe(Effect.asVoid, Effect.mapError(storeError))
 
     const toSubmit: Array<{ readonly row: Candidate; readonly verdict: ReconcileVerdict & { _tag: "Submit" } }> = []
-    const outcome = { indexed: 0, waiting: 0, errors: 0 }
+    const outcome = { indexed: 0, waiting: 0, errors: 0, refused: 0 }
+    const reportError = (row: Candidate, reason: string) =>
+      Effect.gen(function* () {
+        outcome.errors++
+        if (row.state !== "error" || row.last_error !== reason) {
+          yield* Effect.logWarning("captured transcript not indexed").pipe(
+            Effect.annotateLogs({ binding: row.binding_key, reason })
+          )
+        }
+        yield* setState(row, "error", reason)
+      })
     for (const row of rows) {
+      // Decided before anything else looks at the file: a refused path is never read.
+      const refusal = yield* transcriptRefusal(row.transcript_path, row.agent, row.agent_home)
+      if (Option.isSome(refusal)) {
+        outcome.refused++
+        yield* reportError(row, refusal.value)
+        continue
+      }
       const verdict = verdictOf(row, yield* lookAt(row.transcript_path))
       switch (verdict._tag) {
         case "Submit":
@@ -129,13 +153,7 @@ export const reconcileBindings = <E>(
           yield* setState(row, "pending", null)
           break
         case "Error":
-          outcome.errors++
-          if (row.state !== "error" || row.last_error !== verdict.reason) {
-            yield* Effect.logWarning("captured transcript not indexed").pipe(
-              Effect.annotateLogs({ binding: row.binding_key, reason: verdict.reason })
-            )
-          }
-          yield* setState(row, "error", verdict.reason)
+          yield* reportError(row, verdict.reason)
           break
       }
     }

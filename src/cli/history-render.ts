@@ -133,12 +133,25 @@ export const renderCapture = (capture: CaptureStatus): string => {
   }
   const parts = [
     `capture: ${total} hook events (${e.SessionStart} SessionStart, ${e.UserPromptSubmit} UserPromptSubmit, ${e.Stop} Stop, ${e.SessionEnd} SessionEnd)`,
-    `${capture.indexed_sessions} sessions indexed, ${capture.pending} pending, ${capture.null_paths} awaiting a transcript path, ${capture.errors} errors`
+    `${capture.indexed_sessions} sessions indexed, ${capture.pending} pending, ${capture.null_paths} awaiting a transcript path, ${capture.errors} errors${capture.refused > 0 ? ` (${capture.refused} transcript paths refused)` : ""}`
   ]
   if (capture.last_event_at !== null) parts.push(`last event ${when(capture.last_event_at)}`)
   const line = parts.join("; ")
   return capture.last_error === null ? line : `${line}\n  last error: ${capture.last_error}`
 }
+
+/** Skipped imports the daemon tries again: how many, and the soonest few with their attempts and next try. */
+const renderRetries = (c: ContextStatusResponse["coverage"]): ReadonlyArray<string> =>
+  c.import_retries_waiting === 0
+    ? []
+    : [
+        `${c.import_retries_waiting} skipped file${c.import_retries_waiting === 1 ? "" : "s"} waiting to be imported again:`,
+        ...c.import_retries
+          .slice(0, 5)
+          .map(
+            (r) => `  ${r.path}: skipped ${r.attempts} time${r.attempts === 1 ? "" : "s"}, next try ${r.next_retry_at}`
+          )
+      ]
 
 export const renderStatus = (answer: ContextStatusResponse, style: Style): string => {
   const s = sanitizeDeep(answer)
@@ -149,6 +162,7 @@ export const renderStatus = (answer: ContextStatusResponse, style: Style): strin
     `vectors: ${c.vectors.map((v) => `${v.chunks} for ${v.fingerprint}`).join(", ") || "none"}; ${c.vectors_pending} pending`,
     `${c.sources_changed} sources changed and ${c.sources_missing} missing since import${c.sources_unreadable > 0 ? `, ${c.sources_unreadable} unreadable (permission denied)` : ""}; ${c.redactions} secrets redacted`,
     renderCapture(s.capture),
+    ...renderRetries(c),
     style.dim(c.capture)
   ]
   for (const job of s.recent_jobs.slice(0, 5)) lines.push(renderJob(job, style))

@@ -56,7 +56,9 @@ describe("capture in the daemon", () => {
       Effect.gen(function* () {
         const { client, paths } = yield* inProcessClient
         writeManifest(paths.manifest)
-        const transcript = NodePath.join(paths.dataDir, "..", "codex-sessions", "rollout-2026-03-01-x.jsonl")
+        // Inside the agent home's session folders: the only place a captured path is read from.
+        const codexHome = NodePath.resolve(paths.dataDir, "..", "codex")
+        const transcript = NodePath.join(codexHome, "sessions", "2026", "03", "01", "rollout-2026-03-01-x.jsonl")
         Fs.mkdirSync(NodePath.dirname(transcript), { recursive: true })
         Fs.copyFileSync(fixture, transcript)
         const spool = spoolDirIn(paths.dataDir)
@@ -66,7 +68,7 @@ describe("capture in the daemon", () => {
           installation_id: TEST_INSTALLATION,
           generation: GENERATION,
           agent: "codex",
-          agent_home: "/home/a/.codex",
+          agent_home: codexHome,
           event: "Stop",
           event_session_id: "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000",
           binding_key: "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d",

@@ -8,6 +8,7 @@ import { CaptureDrainLive } from "./capture-drain.js"
 import { DaemonIndexingLive, DaemonJobKindsLive, type IndexingKindOptions } from "./daemon-indexing.js"
 import { DaemonServerLive } from "./daemon-server.js"
 import { HeldFilesLive } from "./held-files.js"
+import { ImportRetryLive } from "./import-retry-loop.js"
 import { IndexJudgeLive } from "./index-judge.js"
 import { IndexWatcherLive } from "./index-watcher.js"
 import { RedactionUpgradeLive } from "./redaction-upgrade.js"
@@ -43,8 +44,9 @@ const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
 /**
  * Everything the daemon's handlers use, on the writer database and `reads`: the indexing
  * services and job kinds on the writer connection, the job runner (which replays interrupted
- * jobs) and the start-time check that queues redacting stored text again, the index judge and its watcher, and capture (the spool's drain and the reconciliation of
- * captured transcripts). The database and the readers start together.
+ * jobs) and the start-time check that queues redacting stored text again, the index judge and its
+ * watcher, capture (the spool's drain and the reconciliation of captured transcripts), and the
+ * retry of skipped imports. The database and the readers start together.
  */
 export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
   const storage = Layer.merge(WriterDatabaseLive, reads).pipe(Layer.provideMerge(HeldFilesLive))
@@ -52,7 +54,7 @@ export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>,
   const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive(kinds)))
   const core = RedactionUpgradeLive.pipe(Layer.provideMerge(jobs.pipe(Layer.provideMerge(indexing))))
   const watched = IndexWatcherLive.pipe(Layer.provideMerge(IndexJudgeLive), Layer.provideMerge(core))
-  return CaptureDrainLive.pipe(Layer.provideMerge(watched))
+  return Layer.merge(CaptureDrainLive, ImportRetryLive).pipe(Layer.provideMerge(watched))
 }
 
 /**

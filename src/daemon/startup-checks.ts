@@ -1,4 +1,5 @@
 import { Effect, Layer, Option } from "effect"
+import { checkOwnership } from "../fs/ownership.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
@@ -19,9 +20,27 @@ export const readPidFile = (path: string) =>
     Effect.orElseSucceed(() => Option.none<number>())
   )
 
-/** The manifest names this installation and it is active: blctxd serves nothing else. */
+/**
+ * The folders blctxd writes (database, socket, spool) are still only this user's: no folder or
+ * link on the way to them another user owns or could swap (checkOwnership), as at install.
+ */
+const checkOwnedFolders = Effect.gen(function* () {
+  const paths = yield* Paths
+  for (const dir of [paths.dataDir, paths.stateDir]) {
+    yield* checkOwnership(dir).pipe(
+      Effect.mapError((e) =>
+        e._tag === "OwnershipProblem"
+          ? startupError(e.detail, e.remediation)
+          : startupError(`could not inspect ${e.path}: ${e.message}`, "Run: blctx doctor --step data_directory")
+      )
+    )
+  }
+})
+
+/** The manifest names this installation and it is active, and its folders are yours: blctxd serves nothing else. */
 export const InstallationChecked = Layer.effectDiscard(
   Effect.gen(function* () {
+    yield* checkOwnedFolders
     const args = yield* DaemonConfig
     const manifests = yield* ManifestStore
     const manifest = yield* manifests

@@ -88,4 +88,71 @@ describe("checkOwnership", () => {
       if (problem._tag === "OwnershipProblem") expect(problem.detail).toContain(`owned by user ${OTHER_USER}`)
     })
   )
+
+  it.effect.skipIf(!isRoot)(
+    "(as root) refuses a link another user owns in a sticky folder, even to a folder of one's own",
+    () =>
+      Effect.gen(function* () {
+        const shared = NodePath.join(base, "shared")
+        Fs.mkdirSync(shared)
+        Fs.chmodSync(shared, 0o1777)
+        const mine = NodePath.join(base, "mine")
+        Fs.mkdirSync(mine, { mode: 0o700 })
+        const link = NodePath.join(shared, "data")
+        Fs.symlinkSync(mine, link)
+        Fs.lchownSync(link, OTHER_USER, OTHER_USER)
+        for (const path of [NodePath.join(link, "blctx"), NodePath.join(link, "blctx", "context.db")]) {
+          const problem = yield* check(path)
+          expect(problem._tag).toBe("OwnershipProblem")
+          if (problem._tag !== "OwnershipProblem") continue
+          expect(problem.detail).toContain(`${link} is a symbolic link owned by user ${OTHER_USER}`)
+          expect(problem.remediation).toContain(link)
+        }
+      })
+  )
+
+  it.effect.skipIf(!isRoot)("(as root) refuses a link met inside another link's target", () =>
+    Effect.gen(function* () {
+      const shared = NodePath.join(base, "shared")
+      Fs.mkdirSync(shared)
+      Fs.chmodSync(shared, 0o1777)
+      const mine = NodePath.join(base, "mine")
+      Fs.mkdirSync(mine, { mode: 0o700 })
+      const inner = NodePath.join(shared, "inner")
+      Fs.symlinkSync(mine, inner)
+      Fs.lchownSync(inner, OTHER_USER, OTHER_USER)
+      // An outer link of one's own whose target text passes through the foreign link.
+      const outer = NodePath.join(base, "outer")
+      Fs.symlinkSync(NodePath.join(inner, "."), outer)
+      const problem = yield* check(NodePath.join(outer, "blctx"))
+      expect(problem._tag).toBe("OwnershipProblem")
+      if (problem._tag === "OwnershipProblem") expect(problem.detail).toContain(`${inner} is a symbolic link`)
+    })
+  )
+
+  it.effect.skipIf(!isRoot)("(as root) accepts one's own link in a sticky folder to a folder of one's own", () =>
+    Effect.gen(function* () {
+      const shared = NodePath.join(base, "shared")
+      Fs.mkdirSync(shared)
+      Fs.chmodSync(shared, 0o1777)
+      const mine = NodePath.join(base, "mine")
+      Fs.mkdirSync(mine, { mode: 0o700 })
+      const link = NodePath.join(shared, "data")
+      Fs.symlinkSync(mine, link)
+      yield* passes(NodePath.join(link, "blctx"))
+    })
+  )
+
+  it.effect.skipIf(!isRoot)("(as root) refuses one's own link to a folder another user owns", () =>
+    Effect.gen(function* () {
+      const theirs = NodePath.join(base, "theirs")
+      Fs.mkdirSync(theirs, { mode: 0o755 })
+      Fs.chownSync(theirs, OTHER_USER, OTHER_USER)
+      const link = NodePath.join(base, "home")
+      Fs.symlinkSync(theirs, link)
+      const problem = yield* check(NodePath.join(link, "hooks.json"))
+      expect(problem._tag).toBe("OwnershipProblem")
+      if (problem._tag === "OwnershipProblem") expect(problem.detail).toContain(`${theirs}, above`)
+    })
+  )
 })

@@ -68,6 +68,8 @@ export class SafeFs extends Context.Tag("blctx/SafeFs")<
     /** Removes a directory only if it is empty; returns whether it was removed. */
     readonly removeEmptyDirectory: (path: string) => Effect.Effect<boolean, FsError>
     readonly exists: (path: string) => Effect.Effect<boolean>
+    /** What a symbolic link holds, as written (relative or absolute), never followed. */
+    readonly readLink: (path: string) => Effect.Effect<string, FsError>
     /** The canonical absolute path, every link resolved (the path must exist). */
     readonly realPath: (path: string) => Effect.Effect<string, FsError>
     /** The user id this process runs as: the only owner blctx accepts for its files. */

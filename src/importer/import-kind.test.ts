@@ -17,6 +17,7 @@ import { changeWhileRead } from "./changing-transcript-files.test-support.js"
 import { makeTempDir, withHistoryDb, writeTranscript } from "./history-db.test-support.js"
 import { EmbeddingFailed } from "./import-errors.js"
 import { FILE_STALL_LIMIT, makeImportKind } from "./import-kind.js"
+import { FIRST_RETRY, readImportRetries } from "./import-retry.js"
 import { type ImportServices, IndexingServices, wholeMessageChunking } from "./import-services.js"
 
 let dir: string
@@ -266,6 +267,20 @@ describe("import job on hostile input", () => {
         expect(outcome.counts).toMatchObject({ files_imported: 2, files_unreadable: 1 })
         expect(outcome.note).toContain(`${poison}: the import was interrupted 2 times while reading this file`)
         expect(yield* texts).toEqual(["ask gamma", "answer gamma"])
+        // The skip is kept for the daemon to try again: a minute from now, the first time.
+        const waiting = yield* readImportRetries(10)
+        expect(waiting.listed).toEqual([
+          {
+            path: poison,
+            attempts: 1,
+            next_retry_at: new Date(Duration.toMillis(FIRST_RETRY)).toISOString(),
+            reason:
+              "the import was interrupted 2 times while reading this file (the daemon stopped or crashed); skipped"
+          }
+        ])
+        // A later import that reads it to the end clears it.
+        yield* runImport([poison])
+        expect((yield* readImportRetries(10)).total).toBe(0)
       })
     )
   )

@@ -1,13 +1,14 @@
 import * as NodePath from "node:path"
 import type { SqlClient } from "@effect/sql"
 import { Data, Duration, Effect, Option, Ref, Schema } from "effect"
-import type { SafeFs } from "../fs/safe-fs.js"
+import { SafeFs } from "../fs/safe-fs.js"
 import { JobCounts } from "../jobs/job.js"
 import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
 import { BoundedId, BoundedPath } from "../retrieval/contract.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
-import { ChunkingFailed, EmbeddingFailed, type ImportFailure } from "./import-errors.js"
+import { ChunkingFailed, EmbeddingFailed, HistoryStoreError, type ImportFailure } from "./import-errors.js"
 import { type FileReport, type PreparedFile, type PrepareStage, prepareFile, unreadableFile } from "./import-file.js"
+import { clearRetry, recordSkipped } from "./import-retry.js"
 import { ImportServices, IndexingServices } from "./import-services.js"
 
 const AbsolutePath = BoundedPath.pipe(
@@ -76,6 +77,13 @@ const problemOf = (report: FileReport): string | undefined =>
   report.status === "unreadable" || report.status === "missing" || report.status === "conflict"
     ? (report.note ?? report.status)
     : report.problem
+
+/** A skipped file's size, mtime and inode, when it can be looked at: a change resets its retry backoff. */
+const signatureOf = (path: string) =>
+  Effect.flatMap(SafeFs, (fs) => fs.lstat(path)).pipe(
+    Effect.map(Option.map((e) => ({ size: e.size, mtime_ms: e.mtimeMs, ino: e.ino }))),
+    Effect.orElseSucceed(() => Option.none<{ size: number; mtime_ms: number; ino: number }>())
+  )
 
 /** How often the stall watch looks at a file's progress. */
 const STALL_CHECK = Duration.seconds(10)
@@ -201,19 +209,23 @@ export const makeImportKind = Effect.gen(function* () {
         // stopped inside the same file, the next one skips it.
         const previous = resumed?.started_at_file
         let attempts = previous !== undefined && previous.file === next ? previous.attempts : 0
+        // The skip is kept (import_retries) in the same commit, for the daemon to try it again later.
+        let skipped: Effect.Effect<void, HistoryStoreError, SqlClient.SqlClient> | undefined
         if (next < total && attempts >= MAX_INTERRUPTED_ATTEMPTS) {
           const path = params.paths[next] as string
+          const reason = `the import was interrupted ${attempts} times while reading this file (the daemon stopped or crashed); skipped`
           counts = add(counts, { files_unreadable: 1 })
-          noteProblem(
-            path,
-            `the import was interrupted ${attempts} times while reading this file (the daemon stopped or crashed); skipped`
+          noteProblem(path, reason)
+          const signature = yield* signatureOf(path).pipe(Effect.provide(context))
+          skipped = recordSkipped(path, signature, reason).pipe(
+            Effect.mapError((e) => HistoryStoreError.of(`record the skip of ${path}`, e))
           )
           next++
           attempts = 0
         }
         const started = { file: next, attempts: attempts + 1 }
-        if (next < total) {
-          yield* job.commit(Effect.void, {
+        if (next < total || skipped !== undefined) {
+          yield* job.commit(skipped ?? Effect.void, {
             checkpoint: checkpoint(next, started),
             progressDone: next,
             progressTotal: total,
@@ -229,12 +241,19 @@ export const makeImportKind = Effect.gen(function* () {
           const prepared = yield* prepareBounded(path, services)
           counts = add(counts, prepared.report.counts)
           noteProblem(path, problemOf(prepared.report))
-          yield* job.commit(prepared.write, {
-            checkpoint: checkpoint(index + 1, started),
-            progressDone: index + 1,
-            progressTotal: total,
-            counts
-          })
+          // Read to its end (whatever it held): a retry waiting for it is done.
+          yield* job.commit(
+            Effect.zipRight(
+              prepared.write,
+              clearRetry(path).pipe(Effect.mapError((e) => HistoryStoreError.of(`clear the retry of ${path}`, e)))
+            ),
+            {
+              checkpoint: checkpoint(index + 1, started),
+              progressDone: index + 1,
+              progressTotal: total,
+              counts
+            }
+          )
         }
         const incomplete = INCOMPLETE.some((k) => (counts[k] ?? 0) > 0)
         const note = noteOf(problems, more)

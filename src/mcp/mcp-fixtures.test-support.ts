@@ -170,6 +170,7 @@ export const contextStatusResponse = new ContextStatusResponse({
     pending: 1,
     null_paths: 0,
     errors: 1,
+    refused: 0,
     indexed_sessions: 2,
     last_event_at: "2026-02-02T08:00:00.000Z",
     last_error: "hook generation 1b1b1b1b-2c2c-4d3d-8e4e-5f5f5f5f5f5f is not registered now (a stale hook)"

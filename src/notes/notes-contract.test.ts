@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
+import { toolJsonSchema } from "../mcp/json-schema.js"
 import { argumentIssues } from "../mcp/tool-errors.js"
 import { ListNotes, LogUpdate, NoteHistory, OpenSession, UpdateNote } from "../rpc/notes-protocol.js"
 import {
@@ -78,6 +79,40 @@ describe("the notes contract", () => {
     expect(problems({ ...valid, kind: "thought" }).map((p) => p.field)).toEqual(["kind"])
     expect(problems({ ...valid, authorship: "model" }).map((p) => p.field)).toEqual(["authorship"])
     expect(problems({ ...valid, mood: "great" }).map((p) => p.field)).toEqual(["mood"])
+  })
+})
+
+describe("open_session's project", () => {
+  const openProblems = (value: unknown) => {
+    const result = Schema.decodeUnknownEither(OpenSession.payloadSchema, { errors: "all" })(value)
+    return Either.isLeft(result) ? argumentIssues(result.left).map((i) => ({ field: i.field, message: i.problem })) : []
+  }
+
+  it("takes an absolute path; a relative one or one with .. segments is refused, naming the field", () => {
+    expect(openProblems({ binding_key: UPDATE, project: "/home/dev/shop-api" })).toEqual([])
+    for (const project of [
+      "relative/../path",
+      "shop-api",
+      "./shop-api",
+      "/home/dev/../root",
+      "/home/dev/..",
+      "~/code"
+    ]) {
+      const found = openProblems({ binding_key: UPDATE, project })
+      expect(found.map((p) => p.field)).toEqual(["project"])
+      expect(found[0]?.message).toMatch(/absolute path/)
+    }
+  })
+
+  it("says so in the MCP tool's JSON schema, derived from the contract", () => {
+    const schema = toolJsonSchema(OpenSession.payloadSchema) as {
+      properties: { project: { pattern?: string; description?: string } }
+    }
+    expect(schema.properties.project.description).toContain("absolute")
+    expect(schema.properties.project.pattern).toBeDefined()
+    expect(new RegExp(schema.properties.project.pattern as string).test("relative/../path")).toBe(false)
+    expect(new RegExp(schema.properties.project.pattern as string).test("/home/dev/../root")).toBe(false)
+    expect(new RegExp(schema.properties.project.pattern as string).test("/home/dev/shop-api")).toBe(true)
   })
 })
 

@@ -69,14 +69,25 @@ export const SourceText = Schema.String.pipe(
   Schema.pattern(/\S/, { message: () => "is empty: leave source_text out when the note records no message" })
 )
 
+/**
+ * A project directory as a session records it: absolute and without `..` segments, so the same
+ * folder is always the same string and a note never claims a folder the caller did not name.
+ */
+const ProjectPath = BoundedPath.pipe(
+  Schema.pattern(/^\/(?!(?:.*\/)?\.\.(?:\/|$))/, {
+    message: () =>
+      "must be an absolute path (starting with /) without .. segments: pass the project's full directory, e.g. /home/me/code/app"
+  })
+).annotations({
+  description: "The project the session works in: its absolute directory (starting with /, no .. segments)."
+})
+
 /** Open (or resume) the blctx session bound to `binding_key`. */
 export const OpenSessionRequest = Schema.Struct({
   binding_key: CallerUuid(
     "A UUID you choose for this conversation and keep for its whole life (for example your own session id). The same binding_key always returns the same blctx session."
   ),
-  project: Schema.optional(
-    BoundedPath.annotations({ description: "The project the session works in: its absolute directory." })
-  ),
+  project: Schema.optional(ProjectPath),
   parent_session_id: Schema.optional(
     CallerUuid("The blctx session that started this one (a sub-agent's parent), as open_session returned it.")
   )

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { CaptureStatus } from "../capture/capture-status.js"
+import { CaptureStatus, REFUSED_PREFIX } from "../capture/capture-status.js"
 
 /**
  * The request of the capture read: the hook generations the manifest registers now (the daemon
@@ -33,6 +33,9 @@ export const readCaptureCounts = (request: CaptureCountsRequest) =>
     const bindings = yield* sql<{ state: string; n: number }>`
       SELECT state, count(*) AS n FROM capture_bindings WHERE ${current} GROUP BY state`
     const rejected = yield* sql<{ n: number }>`SELECT count(*) AS n FROM capture_rejections`
+    const refused = yield* sql<{ n: number }>`
+      SELECT count(*) AS n FROM capture_bindings
+      WHERE state = 'error' AND substr(last_error, 1, ${REFUSED_PREFIX.length}) = ${REFUSED_PREFIX} AND ${current}`
     const newestError = yield* sql<{ reason: string }>`
       SELECT reason FROM (
         SELECT reason, rejected_at AS at, id AS seq FROM capture_rejections
@@ -56,6 +59,7 @@ export const readCaptureCounts = (request: CaptureCountsRequest) =>
       pending: inState("pending"),
       null_paths: inState("awaiting_path"),
       errors: (rejected[0]?.n ?? 0) + inState("error"),
+      refused: refused[0]?.n ?? 0,
       indexed_sessions: inState("indexed"),
       last_event_at: lastEvent,
       last_error: newestError[0]?.reason ?? null

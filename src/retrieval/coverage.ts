@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
+import { ImportRetryView, readImportRetries } from "../importer/import-retry.js"
 
 export const CAPTURE_NOTE =
   "Querying never captures new activity by itself: sessions reach the index through `blctx index`, the history_index step, or the optional hooks."
@@ -29,6 +30,13 @@ export class Coverage extends Schema.Class<Coverage>("Coverage")({
     Schema.Struct({ path: Schema.String, unclassified: Schema.Int, parse_errors: Schema.Int })
   ),
   conflicts: Schema.Array(Schema.Struct({ path: Schema.String, note: Schema.NullOr(Schema.String) })),
+  /**
+   * Files skipped after imports kept being interrupted inside them, which the daemon tries again
+   * (a minute after the first skip, doubling, at most every four hours; at once when one changes):
+   * how many wait, and the soonest ones with their attempts, next try and reason.
+   */
+  import_retries_waiting: Schema.optionalWith(Schema.Int, { default: () => 0 }),
+  import_retries: Schema.optionalWith(Schema.Array(ImportRetryView), { default: () => [] }),
   capture: Schema.String
 }) {}
 
@@ -62,6 +70,7 @@ export const coverage = Effect.gen(function* () {
     else changedCount++
     if (changed.length < LISTED) changed.push({ path: source.path, reason })
   }
+  const retries = yield* readImportRetries(LISTED)
   return new Coverage({
     files: {
       total: files.reduce((n, f) => n + f.n, 0),
@@ -88,6 +97,8 @@ export const coverage = Effect.gen(function* () {
       SELECT path, unclassified, parse_errors FROM source_files WHERE state = 'partial' ORDER BY path LIMIT ${LISTED}`,
     conflicts: yield* sql<{ path: string; note: string | null }>`
       SELECT path, note FROM source_files WHERE state = 'conflict' ORDER BY path LIMIT ${LISTED}`,
+    import_retries_waiting: retries.total,
+    import_retries: retries.listed,
     capture: CAPTURE_NOTE
   })
 })

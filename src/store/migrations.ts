@@ -4,6 +4,7 @@ import { createAuthoredUpdatesSchema } from "../history/authored-updates-schema.
 import { createCaptureSchema } from "../history/capture-schema.js"
 import { createForgetSchema } from "../history/forget-schema.js"
 import { createHistorySchema } from "../history/history-schema.js"
+import { createImportRetrySchema } from "../history/import-retry-schema.js"
 import { migrateToSourceNeutral } from "../history/source-neutral-schema.js"
 
 /**
@@ -65,7 +66,9 @@ export const migrations = {
    * Forgetting: tombstones of confirmed forgets (selector and counts, never content), the byte
    * spans of transcripts the importer must not store again, forgotten note ids; FTS5 secure-delete.
    */
-  "7_forget": createForgetSchema
+  "7_forget": createForgetSchema,
+  /** Skipped imports the daemon retries with a bounded backoff (`import_retries`). */
+  "8_import_retries": createImportRetrySchema
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
 const versionOf = (key: string) => Number.parseInt(key, 10)

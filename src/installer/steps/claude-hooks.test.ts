@@ -197,6 +197,29 @@ describe("claude_hooks install", () => {
     }
   )
 
+  it.effect.skipIf(process.getuid?.() !== 0)(
+    "(as root) refuses a CLAUDE_CONFIG_DIR reached through another user's link in a sticky folder, writing nothing",
+    () => {
+      const mine = NodePath.join(fresh.home(), "claude-real")
+      Fs.mkdirSync(mine, { recursive: true, mode: 0o700 })
+      const shared = NodePath.join(fresh.home(), "shared")
+      Fs.mkdirSync(shared)
+      Fs.chmodSync(shared, 0o1777)
+      const link = NodePath.join(shared, "claude")
+      Fs.symlinkSync(mine, link)
+      Fs.lchownSync(link, 65_534, 65_534)
+      return withStep(
+        (step) =>
+          Effect.gen(function* () {
+            const refused = failureOf(yield* Effect.either(step.install(runOf("install"))))
+            expect(refused.detail).toContain(`${link} is a symbolic link owned by user 65534`)
+            expect(Fs.existsSync(NodePath.join(mine, "settings.json"))).toBe(false)
+          }),
+        { claudeHome: link, create: false }
+      )
+    }
+  )
+
   it.effect("refuses a malformed settings.json, touching nothing", () => {
     Fs.mkdirSync(claudeHome(), { recursive: true })
     const cases = ['{"model": "opus",', '{"hooks": {"Stop": {"hooks": []}}}', "[]", '"text"']
@@ -319,6 +342,7 @@ const capture = (over: Partial<ConstructorParameters<typeof CaptureStatus>[0]> =
     pending: 0,
     null_paths: 0,
     errors: 0,
+    refused: 0,
     indexed_sessions: 1,
     last_event_at: "2026-03-01T10:05:00.000Z",
     last_error: null,

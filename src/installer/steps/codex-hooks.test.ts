@@ -365,6 +365,28 @@ describe("codex_hooks install", () => {
     )
   })
 
+  it.effect.skipIf(process.getuid?.() !== 0)(
+    "(as root) refuses a CODEX_HOME that links into another user's folder, as codex_skills does, writing nothing",
+    () => {
+      const theirs = NodePath.join(fresh.home(), "theirs", "codex")
+      Fs.mkdirSync(theirs, { recursive: true, mode: 0o755 })
+      Fs.chownSync(NodePath.dirname(theirs), 65_534, 65_534)
+      Fs.chownSync(theirs, 65_534, 65_534)
+      const link = NodePath.join(fresh.home(), "codex-link")
+      Fs.symlinkSync(theirs, link)
+      return withStep(
+        (step) =>
+          Effect.gen(function* () {
+            const refused = failureOf(yield* Effect.either(step.install(runOf("install"))))
+            expect(refused.detail).toContain("owned by user 65534")
+            expect(refused.remediation).toContain("blctx install codex --step codex_hooks")
+            expect(Fs.existsSync(NodePath.join(theirs, "hooks.json"))).toBe(false)
+          }),
+        { codexHome: link }
+      )
+    }
+  )
+
   it.effect("fails when Codex does not load the hooks, and when codex is missing", () => {
     const codex = makeFakeCodex()
     return withStep(
@@ -521,6 +543,7 @@ const capture = (over: Partial<ConstructorParameters<typeof CaptureStatus>[0]> =
     pending: 0,
     null_paths: 0,
     errors: 0,
+    refused: 0,
     indexed_sessions: 2,
     last_event_at: "2026-03-01T10:05:00.000Z",
     last_error: null,

@@ -86,7 +86,8 @@ describe("the owned hooks file between check and use", () => {
       const target = outsideFile(NodePath.join(dir, "outside.json"), PERSON)
       const refused = failureOf(
         yield* Effect.either(
-          withHooksFile(swappingSafeFs({ path, swap: symlinkSwap(path, target.path) }), addBlctxEntry)
+          // The first lstat of the file is the ownership check's walk; the second is the read's own.
+          withHooksFile(swappingSafeFs({ path, call: 2, swap: symlinkSwap(path, target.path) }), addBlctxEntry)
         )
       )
       expect(refused.detail).toBe(`${path} was replaced by a symbolic link between check and use; left untouched`)

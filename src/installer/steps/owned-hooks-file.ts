@@ -13,6 +13,7 @@ import { readVerified } from "../../fs/read-verified.js"
 import { SafeFs, type StatEntry } from "../../fs/safe-fs.js"
 import { writeReplacing } from "../../fs/write-replacing.js"
 import { fail, type StepFailure } from "../step.js"
+import { checkAgentHomePath } from "./agent-home-ownership.js"
 
 /** A hooks registration blctx recorded: the entries it wrote into one file. */
 export interface HooksRecord {
@@ -41,9 +42,14 @@ export interface OwnedHooksFileOptions {
 export const makeOwnedHooksFile = (fs: SafeFs["Type"], options: OwnedHooksFileOptions) => {
   const { fileName, agent, unparsable, reinstall, uninstall } = options
 
-  /** The file as it is now: none when absent; a link, another kind of file or malformed JSON is refused. */
+  /**
+   * The file as it is now: none when absent; a file on a way another user could change (a folder
+   * or link of theirs, see checkAgentHomePath), a link, another kind of file or malformed JSON is
+   * refused.
+   */
   const read = (path: string, next: string) =>
     Effect.gen(function* () {
+      yield* checkAgentHomePath(fs, path, agent, next)
       const entry = yield* fs
         .lstat(path)
         .pipe(Effect.mapError((e) => fail(`could not inspect ${path}: ${e.message}`, `Check it, then run: ${next}`)))
@@ -84,17 +90,21 @@ export const makeOwnedHooksFile = (fs: SafeFs["Type"], options: OwnedHooksFileOp
    * when blctx creates it); refused when the path no longer holds what was read.
    */
   const write = (path: string, doc: HooksDocument, checked: Option.Option<StatEntry>) =>
-    writeReplacing(
-      path,
-      renderHooksDocument(doc),
-      Option.match(checked, { onNone: () => 0o600, onSome: (e) => e.mode }),
-      checked
-    ).pipe(
-      Effect.provideService(SafeFs, fs),
-      Effect.mapError((e) =>
-        e._tag === "PathSwapped"
-          ? fail(e.message, `Find out what replaced ${path}, then run: ${reinstall}`)
-          : fail(`could not write ${path}: ${e.message}`, `Check the folder, then run: ${reinstall}`)
+    checkAgentHomePath(fs, path, agent, reinstall).pipe(
+      Effect.zipRight(
+        writeReplacing(
+          path,
+          renderHooksDocument(doc),
+          Option.match(checked, { onNone: () => 0o600, onSome: (e) => e.mode }),
+          checked
+        ).pipe(
+          Effect.provideService(SafeFs, fs),
+          Effect.mapError((e) =>
+            e._tag === "PathSwapped"
+              ? fail(e.message, `Find out what replaced ${path}, then run: ${reinstall}`)
+              : fail(`could not write ${path}: ${e.message}`, `Check the folder, then run: ${reinstall}`)
+          )
+        )
       )
     )
 

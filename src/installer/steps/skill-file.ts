@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { DateTime, Effect, Option } from "effect"
-import { checkOwnership } from "../../fs/ownership.js"
 import type { PathSwapped } from "../../fs/path-swapped.js"
 import { readVerified } from "../../fs/read-verified.js"
 import { removeVerified } from "../../fs/remove-verified.js"
@@ -12,6 +11,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { VERSION } from "../../version.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type StepFailure } from "../step.js"
+import { checkAgentHomePath } from "./agent-home-ownership.js"
 import { stepManifest } from "./step-manifest.js"
 
 /**
@@ -261,18 +261,7 @@ export const makeSkillFile = (agent: SkillAgent) =>
         }
       })
 
-    const ownership = (path: string) =>
-      checkOwnership(path).pipe(
-        Effect.provideService(SafeFs, fs),
-        Effect.mapError((e) =>
-          e._tag === "OwnershipProblem"
-            ? fail(
-                e.detail,
-                `Use a ${agent.agent} home only you can change (fix the ownership or permissions named), then run: ${REINSTALL}`
-              )
-            : fromFs()(e)
-        )
-      )
+    const ownership = (path: string) => checkAgentHomePath(fs, path, agent.agent, REINSTALL)
 
     const install = Effect.fn("SkillFile.install")(function* () {
       const m = yield* readActive
