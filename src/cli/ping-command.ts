@@ -2,13 +2,14 @@ import { Command } from "@effect/cli"
 import { Console, Duration, Effect, Schema } from "effect"
 import { withDaemon } from "../daemon/ensure-daemon.js"
 import { ExitCode } from "../domain/report.js"
+import { CALL_DEADLINE_MS } from "../rpc/not-answering.js"
 import { DaemonIdentity } from "../rpc/protocol.js"
 import { ServiceManager } from "../service/service-manager.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
 
-const PING_TIMEOUT = Duration.seconds(10)
+const PING_TIMEOUT = Duration.millis(CALL_DEADLINE_MS)
 const encodeIdentity = Schema.encodeSync(DaemonIdentity)
 
 /**

@@ -1,6 +1,6 @@
 import { Context, type Effect } from "effect"
 import type { BlctxClient } from "../rpc/client.js"
-import type { DaemonUnavailable } from "../rpc/errors.js"
+import type { DaemonBusy, DaemonUnavailable } from "../rpc/errors.js"
 
 /**
  * The MCP server's one way to its daemon: a protocol session for one tool call. The live layer
@@ -10,6 +10,8 @@ import type { DaemonUnavailable } from "../rpc/errors.js"
 export class DaemonSession extends Context.Tag("blctx/mcp/DaemonSession")<
   DaemonSession,
   {
-    readonly use: <A, E>(use: (client: BlctxClient) => Effect.Effect<A, E>) => Effect.Effect<A, E | DaemonUnavailable>
+    readonly use: <A, E>(
+      use: (client: BlctxClient) => Effect.Effect<A, E>
+    ) => Effect.Effect<A, E | DaemonUnavailable | DaemonBusy>
   }
 >() {}

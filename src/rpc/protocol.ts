@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { BoundedId, IndexState, QueryMode } from "../retrieval/contract.js"
+import { Admission } from "./admission.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 import { ExportRpcs } from "./export-protocol.js"
 import { ForgetRpcs } from "./forget-protocol.js"
@@ -57,10 +58,10 @@ export const CancelJobs = Rpc.make("CancelJobs", {
   error: DaemonStoreError
 })
 
-/** The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and `blctx/client`. */
-export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(
-  HistoryRpcs,
-  NotesRpcs,
-  ForgetRpcs,
-  ExportRpcs
-) {}
+/**
+ * The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and
+ * `blctx/client`. Every procedure passes admission control, so any may answer `DaemonBusy`.
+ */
+export class DaemonRpcs extends RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs)
+  .merge(HistoryRpcs, NotesRpcs, ForgetRpcs, ExportRpcs)
+  .middleware(Admission) {}
