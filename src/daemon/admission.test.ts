@@ -2,7 +2,7 @@ import { Headers } from "@effect/platform"
 import type { Rpc } from "@effect/rpc"
 import type { SuccessValue } from "@effect/rpc/RpcMiddleware"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Deferred, Effect, Exit, Fiber, TestClock } from "effect"
 import { Search } from "../rpc/history-protocol.js"
 import { Ping } from "../rpc/protocol.js"
 import { makeAdmission } from "./admission.js"
@@ -39,6 +39,24 @@ describe("admission control", () => {
       yield* Deferred.succeed(held, undefined)
       yield* Effect.forEach(running, Fiber.join)
       expect(Exit.isSuccess(yield* Effect.exit(call(Search as Rpc.AnyWithProps, open)))).toBe(true)
+    })
+  )
+
+  it.effect("an admitted read not answered within the wait limit is answered busy, and gives its place back", () =>
+    Effect.gen(function* () {
+      const admission = yield* makeAdmission(1, "2 seconds")
+      const never = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(through(admission)(Search as Rpc.AnyWithProps, never))
+      yield* TestClock.adjust("1999 millis")
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 millis")
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined).toMatchObject({
+        _tag: "DaemonBusy"
+      })
+      const open = yield* Deferred.make<void>()
+      yield* Deferred.succeed(open, undefined)
+      expect(Exit.isSuccess(yield* Effect.exit(through(admission)(Search as Rpc.AnyWithProps, open)))).toBe(true)
     })
   )
 

@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { Admission } from "../rpc/admission.js"
 import { daemonBusy } from "../rpc/errors.js"
 
@@ -18,11 +18,22 @@ export const SHEDDABLE_READS: ReadonlySet<string> = new Set([
   "ListNotes"
 ])
 
-/** Reads in hand (running in a worker or queued for one) before the next is refused. */
-export const MAX_READS_IN_HAND = 32
+/**
+ * Reads in hand (running in a worker or queued for one) before the next is refused. Every
+ * search goes to the one worker holding the vectors, so this is also the queue a search waits
+ * in: small, so an admitted read is answered well within a client's 5 s deadline.
+ */
+export const MAX_READS_IN_HAND = 12
+
+/**
+ * An admitted read not answered within this is answered busy instead (and given up): on a starved
+ * machine even a short queue can take seconds, and a busy answer, unlike silence, tells the
+ * client that the daemon is there and working, so it can retry within its own deadline.
+ */
+export const MAX_READ_WAIT = Duration.seconds(2)
 
 /** The admission middleware: counts sheddable reads in hand and refuses the one past `limit`. */
-export const makeAdmission = (limit: number) =>
+export const makeAdmission = (limit: number, maxWait: Duration.DurationInput = MAX_READ_WAIT) =>
   Effect.sync(() => {
     let inHand = 0
     return Admission.of(({ next, rpc }) => {
@@ -30,11 +41,13 @@ export const makeAdmission = (limit: number) =>
       return Effect.suspend(() => {
         if (inHand >= limit) return Effect.fail(daemonBusy(inHand, limit))
         inHand++
-        return Effect.ensuring(
-          next,
-          Effect.sync(() => {
-            inHand--
-          })
+        return next.pipe(
+          Effect.timeoutFail({ duration: maxWait, onTimeout: () => daemonBusy(inHand, limit) }),
+          Effect.ensuring(
+            Effect.sync(() => {
+              inHand--
+            })
+          )
         )
       })
     })

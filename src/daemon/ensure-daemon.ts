@@ -41,7 +41,8 @@ const worthStarting = (error: DaemonUnavailable) => !error.not_answering
  */
 export const withDaemon = <A, E, R>(
   timeout: Duration.DurationInput,
-  use: (client: BlctxClient) => Effect.Effect<A, E, R>
+  use: (client: BlctxClient) => Effect.Effect<A, E, R>,
+  options: { readonly reachWithin?: Duration.DurationInput } = {}
 ) =>
   Effect.gen(function* () {
     const manifests = yield* ManifestStore
@@ -64,7 +65,7 @@ export const withDaemon = <A, E, R>(
       node: programs.node,
       daemon: programs.daemon
     })
-    const reach = Duration.min(Duration.decode(timeout), REACH_DEADLINE)
+    const reach = Duration.min(Duration.decode(timeout), Duration.decode(options.reachWithin ?? REACH_DEADLINE))
     const session: Effect.Effect<Reached<A, E | DaemonUnavailable | DaemonBusy>, never, R> = connector
       .withClient({ socketPath, timeout }, (client) =>
         Effect.gen(function* () {

@@ -87,10 +87,10 @@ const notAnswering = (socket: string) => {
 const isBusy = (e: unknown): e is DaemonBusy =>
   typeof e === "object" && e !== null && "_tag" in e && e._tag === "DaemonBusy"
 
-/** A busy daemon is asked again after a short, jittered and growing pause (at most half a second). */
-const BUSY_RETRY = Schedule.exponential("20 millis", 1.6).pipe(
+/** A busy daemon is asked again after a short, jittered and growing pause (at most a second). */
+const BUSY_RETRY = Schedule.exponential("50 millis", 1.6).pipe(
   Schedule.jittered,
-  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(500)))
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1)))
 )
 
 const clientLayer = (socket: Layer.Layer<Socket.Socket, Socket.SocketError>) =>
