@@ -135,6 +135,9 @@ describe("a daemon that does not answer, and one that is busy", () => {
         rpc.value.message
       )
     }
+    // Alone (no other client competing for the machine), for the log.
+    const alone = await timed(() => h.blctx(["ping", "--json"]))
+    check(ROUNDS, "blctx ping alone", alone.ms, alone.value.code === 1, alone.value.stderr)
     // Nothing was started in its place: the same daemon, still stopped.
     expect(h.daemonPids()).toEqual([daemon])
     process.kill(daemon, "SIGCONT")
