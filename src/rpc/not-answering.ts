@@ -24,5 +24,11 @@ export const recordedPidBeside = (socketPath: string): number | undefined => {
 export const notAnsweringReason = (pid: number | undefined) =>
   `blctxd (${pid === undefined ? "pid unknown" : `pid ${pid}`}) is not answering: it may be stopped or overloaded`
 
-export const notAnsweringRemediation = (pid: number | undefined) =>
-  `If it was stopped, resume it: \`kill -CONT ${pid ?? "<pid>"}\`; if it stays silent, restart it: \`blctx install codex --step background_service\`.`
+/**
+ * Resume it, or end it and let the next command start a new one. Not `blctx install`: its service
+ * step sees a socket that accepts connections and leaves the silent daemon running.
+ */
+export const notAnsweringRemediation = (pid: number | undefined) => {
+  const n = pid ?? "<pid>"
+  return `If it was stopped, resume it: \`kill -CONT ${n}\`; if it stays silent, end it (\`kill -9 ${n}\`) and run \`blctx ping\`, which starts it again.`
+}
