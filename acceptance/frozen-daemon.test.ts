@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Either } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { writeSyntheticHistory } from "../bench/synthetic-history.js"
-import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
+import { type DaemonHome, makeDaemonHome, scaled, sleep, waitFor } from "./support/daemon-harness.js"
+import { bundledProgram } from "./support/isolated-home.js"
 import { type McpSession, mcpArgs, startMcp, toolErrorOf } from "./support/mcp-client.js"
 
 // A daemon that is there but silent (kill -STOP), and one that is busy: every client (the CLI's
@@ -158,7 +160,7 @@ describe("a daemon that does not answer, and one that is busy", () => {
     )
   }, 600_000)
 
-  it(`${LOAD} concurrent searches (MCP and the RPC client) against a busy daemon: each answers or says busy, none "unavailable"`, async () => {
+  it(`${LOAD} concurrent searches (MCP and the RPC client) against a busy daemon: each answers or says busy, none "unavailable"; index --wait still ends on SIGINT`, async () => {
     const h = makeDaemonHome("detached")
     home = h
     await installIndexed(h, 20, 100)
@@ -195,5 +197,30 @@ describe("a daemon that does not answer, and one that is busy", () => {
     expect(h.daemonPids()).toHaveLength(1)
     const ping = await h.blctx(["ping", "--json"])
     expect(ping.code, ping.stderr).toBe(0)
+
+    // A long explicit wait (index --wait, each poll its own bounded call) still ends at once on
+    // SIGINT.
+    const more = writeSyntheticHistory(NodePath.join(h.home, "more"), 40, 150, 11, 1_000)
+    const child = spawn(process.execPath, [bundledProgram("blctx"), "index", ...more, "--wait", "--json"], {
+      env: h.env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+      child.on("exit", (code) => resolve({ code, at: Date.now() }))
+    )
+    try {
+      await waitFor("the import to run", async () => {
+        const status = await h.blctx(["index-status", "--json"])
+        return /"state":\s*"running"/.test(status.stdout) ? true : undefined
+      })
+      const interrupted = Date.now()
+      child.kill("SIGINT")
+      const ended = await Promise.race([exited, sleep(scaled(5_000)).then(() => undefined)])
+      expect(ended, "index --wait still running 5 s after SIGINT").toBeDefined()
+      console.log(`index --wait: ended ${(ended?.at ?? 0) - interrupted} ms after SIGINT (exit ${ended?.code})`)
+      expect(ended?.code).toBe(130)
+    } finally {
+      child.kill("SIGKILL")
+    }
   }, 600_000)
 })
