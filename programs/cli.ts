@@ -4,7 +4,7 @@ import { VERSION } from "../src/version.js"
 // `blctx --version` is answered before anything else loads, so it costs a bare Node start. A
 // `search` it fully understands is tried on the effect-free fast path (src/cli/fast-search.ts, a
 // small chunk of the bundle); every other command, and every search the fast path cannot answer
-// (any failure included), loads the CLI (a separate chunk) on demand, exactly as before.
+// (any failure but a daemon silent past the deadline), loads the CLI (a separate chunk) on demand.
 const args = process.argv.slice(2)
 if (args.length === 1 && args[0] === "--version") {
   process.stdout.write(`${VERSION}\n`)
@@ -16,7 +16,9 @@ if (args.length === 1 && args[0] === "--version") {
         .catch(() => undefined)
     : undefined
   if (fast !== undefined) {
-    process.stdout.write(fast)
+    process.stdout.write(fast.stdout)
+    if (fast.stderr !== "") process.stderr.write(fast.stderr)
+    process.exitCode = fast.exitCode
   } else {
     const [{ ServiceManagerLive }, { runCli }] = await Promise.all([
       import("../layers/supervisor-selection.js"),

@@ -8,7 +8,7 @@ import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { withDaemon } from "../src/daemon/ensure-daemon.js"
 import { ProgramPaths } from "../src/installer/program-paths.js"
-import { DaemonSession } from "../src/mcp/daemon-session.js"
+import { DaemonSession, inTurn, MAX_DAEMON_SESSIONS, TURN_WAIT } from "../src/mcp/daemon-session.js"
 import { MCP_USAGE, McpConfig, parseMcpArgv } from "../src/mcp/mcp-config.js"
 import { serveMcp } from "../src/mcp/mcp-server.js"
 import { BoundedStdioTransport } from "../src/mcp/stdio-transport.js"
@@ -26,7 +26,11 @@ protocolOut.once("error", () => process.exit(0))
 // The detached supervisor may create its start lock and log while it starts blctxd on demand.
 process.umask(0o077)
 
-/** Each protocol call is bounded like the CLI's: a slow daemon is an error, never a hung tool call. */
+/**
+ * Each protocol call is bounded: a slow daemon is an error, never a hung tool call. Reaching the
+ * daemon (its first Ping) is bounded by the 5 s call deadline; a call may take this long (a
+ * forget, a write behind an import) before it is given up.
+ */
 const CALL_TIMEOUT = Duration.seconds(30)
 
 const parsed = parseMcpArgv(process.argv.slice(2))
@@ -63,13 +67,15 @@ const PathsLive = Paths.layerFrom({
  * One `withDaemon` session per tool call: a daemon that stopped is started again through the
  * machine's service manager (nothing else restarts a detached one), an uninstalled one is not.
  * The service-manager modules (process table, systemctl, the start lock's SQLite addon) are
- * loaded by the first call, not at startup.
+ * loaded by the first call, not at startup. A few sessions run at once (`inTurn`); a burst of
+ * calls waits its turn, and a call that gets none in time answers busy.
  */
 const DaemonSessionLive = Layer.scoped(
   DaemonSession,
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const services = yield* Effect.context<ManifestStore | Paths | ProgramPaths | DaemonConnector>()
+    const turn = inTurn(yield* Effect.makeSemaphore(MAX_DAEMON_SESSIONS), TURN_WAIT)
     const manager = yield* Effect.cached(
       Effect.promise(() => import("../layers/supervisor-selection.js")).pipe(
         Effect.flatMap(({ ServiceManagerLive }) => Layer.buildWithScope(ServiceManagerLive, scope))
@@ -78,7 +84,7 @@ const DaemonSessionLive = Layer.scoped(
     return DaemonSession.of({
       use: (use) =>
         Effect.flatMap(manager, (managerServices) =>
-          withDaemon(CALL_TIMEOUT, use).pipe(Effect.provide(Context.merge(services, managerServices)))
+          withDaemon(CALL_TIMEOUT, use).pipe(Effect.provide(Context.merge(services, managerServices)), turn)
         )
     })
   })

@@ -7,6 +7,8 @@ import { exitFailure, exitSuccess, listenRecallServer } from "../capture/recall-
 import { Paths } from "../paths/paths.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import { SearchRequest, SearchResponse } from "../retrieval/contract.js"
+import { DaemonUnavailable } from "../rpc/errors.js"
+import { notAnsweringReason, notAnsweringRemediation } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
 import { askSearch, fastSearch, installedSocket, recognizeSearch } from "./fast-search.js"
@@ -281,9 +283,42 @@ describe("fastSearch", () => {
       Fs.writeFileSync(NodePath.join(stateDir, "installation.json"), JSON.stringify({ state: "active" }), {
         mode: 0o600
       })
-      expect(await fastSearch(["search", "q"], env, false)).toBe(fullCliOutput(wire))
+      expect(await fastSearch(["search", "q"], env, false)).toEqual({
+        stdout: fullCliOutput(wire),
+        stderr: "",
+        exitCode: 0
+      })
       expect(await fastSearch(["search", "q", "--pretty"], env, false)).toBeUndefined()
       expect(server.received).toHaveLength(1)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("a daemon that accepts but does not answer: the not-answering error at the deadline, no fallback", async () => {
+    const stateDir = NodePath.join(dir, "s", "blctx")
+    Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+    const env = { HOME: dir, XDG_STATE_HOME: NodePath.join(dir, "s") }
+    Fs.writeFileSync(NodePath.join(stateDir, "installation.json"), JSON.stringify({ state: "active" }), { mode: 0o600 })
+    Fs.writeFileSync(NodePath.join(stateDir, "blctxd.pid"), "4242\n", { mode: 0o600 })
+    const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), () => undefined)
+    try {
+      const output = await fastSearch(["search", "q"], env, false, 200)
+      expect(output?.exitCode).toBe(1)
+      expect(output?.stderr).toContain("blctxd (pid 4242) is not answering: it may be stopped or overloaded")
+      expect(output?.stderr).toContain("kill -CONT 4242")
+      // The full CLI's words for the same error, byte for byte.
+      const full = new DaemonUnavailable({
+        socket: NodePath.join(stateDir, "blctxd.sock"),
+        reason: notAnsweringReason(4242),
+        remediation: notAnsweringRemediation(4242),
+        not_answering: true
+      })
+      expect(output?.stderr).toBe(`blctx: ${full.message}\n`)
+      expect(JSON.parse(output?.stdout ?? "null")).toMatchObject({
+        error: { _tag: "DaemonUnavailable" },
+        exit_code: 1
+      })
     } finally {
       await server.close()
     }

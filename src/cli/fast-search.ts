@@ -7,8 +7,9 @@ import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-typ
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
 import { KNOWN_AGENTS } from "../retrieval/known-agents.js"
+import { notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
-import { stringifyForTerminal } from "../terminal/sanitize.js"
+import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { extractGlobalFlags } from "./global-flags.js"
 import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
 
@@ -18,9 +19,11 @@ import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
  * in JSON mode, it sends one raw @effect/rpc NDJSON `Search` frame over the daemon's socket
  * (`src/capture/rpc-exchange.ts`, shared with the hook's prompt recall), decodes the answer with
  * valibot and returns exactly the text the full CLI would print. Anything else, and any failure
- * (no manifest, no socket, a refusal, an error answer, a malformed one, no answer in time), is
- * `undefined`: the caller then runs the full CLI, which starts the daemon on demand and prints the
- * canonical answer or error. Search only reads, so asking twice is safe. Only types come from
+ * (no manifest, no socket, a refusal, an error answer, a malformed one), is `undefined`: the
+ * caller then runs the full CLI, which starts the daemon on demand and prints the canonical answer
+ * or error. Search only reads, so asking twice is safe. The one exception is no answer by the
+ * deadline: the daemon is there but silent, the full CLI would only wait as long again to say so,
+ * so the fast path prints the full CLI's not-answering error itself (exit 1). Only types come from
  * effect's packages (erased at build); the import graph is checked (programs/cli-fast-bundle.test.ts).
  */
 
@@ -230,19 +233,44 @@ export const installedSocket = (env: NodeJS.ProcessEnv): string | Failure => {
   return socketPathIn(paths.stateDir)
 }
 
+/** What the fast path prints, and the exit status. */
+export interface FastOutput {
+  readonly stdout: string
+  readonly stderr: string
+  readonly exitCode: 0 | 1
+}
+
 /**
- * What `blctx ARGV` prints on stdout when the fast path can answer it (exit 0, nothing on stderr),
- * or undefined: then run the full CLI. Nothing is printed here; the caller writes the text.
+ * The full CLI's report of a daemon that accepted the connection but did not answer: its
+ * `DaemonUnavailable` (not_answering) message on stderr and, in JSON mode, the error document
+ * on stdout (`reportFailure` in `history-commands.ts`).
+ */
+export const notAnsweringOutput = (socket: string): FastOutput => {
+  const pid = recordedPidBeside(socket)
+  const message = `blctx daemon at ${socket} is unavailable: ${notAnsweringReason(pid)}. ${notAnsweringRemediation(pid)}`
+  const document = { error: { _tag: "DaemonUnavailable", message }, exit_code: 1 }
+  return {
+    stdout: `${stringifyForTerminal(document, undefined)}\n`,
+    stderr: `blctx: ${sanitizeForTerminal(message)}\n`,
+    exitCode: 1
+  }
+}
+
+/**
+ * What `blctx ARGV` prints when the fast path can answer it (an answer, or the daemon silent past
+ * the deadline), or undefined: then run the full CLI. Nothing is printed here; the caller writes.
  */
 export const fastSearch = async (
   argv: ReadonlyArray<string>,
   env: NodeJS.ProcessEnv,
-  stdoutTty: boolean
-): Promise<string | undefined> => {
+  stdoutTty: boolean,
+  deadlineMs: number = HISTORY_CALL_TIMEOUT_MS
+): Promise<FastOutput | undefined> => {
   const request = recognizeSearch(argv, stdoutTty)
   if (request === undefined) return undefined
   const socket = installedSocket(env)
   if (typeof socket !== "string") return undefined
-  const result = await askSearch(socket, request, HISTORY_CALL_TIMEOUT_MS)
-  return result.ok ? result.stdout : undefined
+  const result = await askSearch(socket, request, deadlineMs)
+  if (result.ok) return { stdout: result.stdout, stderr: "", exitCode: 0 }
+  return result.reason === "timeout" ? notAnsweringOutput(socket) : undefined
 }

@@ -15,12 +15,12 @@ import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } fr
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { renderContext, renderJob, renderRecent, renderSearch, renderStatus } from "./history-render.js"
-import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
+import { HISTORY_CALL_TIMEOUT_MS, remainingOfCommandDeadline } from "./history-timeout.js"
 import { checkTranscriptPaths, UnindexablePaths } from "./index-paths.js"
 import { OutputMode } from "./output-mode.js"
 import { CliUsageError } from "./usage-error.js"
 
-/** Every history command answers within this, or says the daemon is unavailable. */
+/** Every call of a history command answers within this, or says why not (busy, not answering). */
 const CALL_TIMEOUT = Duration.millis(HISTORY_CALL_TIMEOUT_MS)
 const WAIT_LIMIT = Duration.minutes(10)
 const POLL = Duration.millis(250)
@@ -44,9 +44,12 @@ export const emit = <A>(
     )
   })
 
-/** A session with the daemon, which is started on demand when it does not answer. */
+/**
+ * A session with the daemon, which is started on demand when it is not running; a daemon that
+ * is there but silent is reported about 5 s after the command started.
+ */
 export const withDaemon = <A, E extends Error>(use: (client: BlctxClient) => Effect.Effect<A, E>) =>
-  ensureDaemon(CALL_TIMEOUT, use)
+  Effect.suspend(() => ensureDaemon(CALL_TIMEOUT, use, { reachWithin: Duration.millis(remainingOfCommandDeadline()) }))
 
 /** A failed request: the message on stderr, one JSON document on stdout, exit 1. */
 const reportFailure = (error: Error) =>

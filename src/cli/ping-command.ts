@@ -6,9 +6,10 @@ import { DaemonIdentity } from "../rpc/protocol.js"
 import { ServiceManager } from "../service/service-manager.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
+import { HISTORY_CALL_TIMEOUT_MS, remainingOfCommandDeadline } from "./history-timeout.js"
 import { OutputMode } from "./output-mode.js"
 
-const PING_TIMEOUT = Duration.seconds(10)
+const PING_TIMEOUT = Duration.millis(HISTORY_CALL_TIMEOUT_MS)
 const encodeIdentity = Schema.encodeSync(DaemonIdentity)
 
 /**
@@ -20,7 +21,13 @@ export const pingCommand = Command.make("ping", {}, () =>
     const mode = yield* OutputMode
     const exit = yield* ExitStatus
     const manager = yield* ServiceManager
-    const [elapsed, result] = yield* Effect.timed(Effect.either(withDaemon(PING_TIMEOUT, (client) => client.ping())))
+    const [elapsed, result] = yield* Effect.timed(
+      Effect.either(
+        withDaemon(PING_TIMEOUT, (client) => client.ping(), {
+          reachWithin: Duration.millis(remainingOfCommandDeadline())
+        })
+      )
+    )
     const elapsedMs = Math.round(Duration.toMillis(elapsed))
     if (result._tag === "Left") {
       const e = result.left

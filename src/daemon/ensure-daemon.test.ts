@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { submitImport } from "../cli/history-commands.js"
 import { identityOf, makeWorld, stepLayer, useActiveHome } from "../installer/steps/service-steps.test-support.js"
 import { JobId, type JobView } from "../jobs/job.js"
@@ -114,6 +114,56 @@ describe("withDaemon", () => {
       expect(pings).toBe(3)
       expect(world.ensureRunningCalls).toBe(2)
       expect(submits).toBe(1)
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.live("a daemon that accepts the connection but does not answer is not started again or waited on", () => {
+    let pings = 0
+    let submits = 0
+    const client: Partial<BlctxClient> = {
+      ping: () =>
+        Effect.suspend(() => {
+          pings++
+          return Effect.fail(
+            new DaemonUnavailable({
+              socket: "/s",
+              reason: "blctxd (pid 7) is not answering: it may be stopped or overloaded",
+              remediation: "If it was stopped, resume it: `kill -CONT 7`",
+              not_answering: true
+            })
+          )
+        }),
+      submitJob: () =>
+        Effect.sync(() => {
+          submits++
+          return new SubmittedJob({ job: jobIn("queued"), superseded: [] })
+        })
+    }
+    const world = makeWorld({ pid: 7, answering: true, client })
+    return Effect.gen(function* () {
+      const error = yield* Effect.flip(withDaemon("30 seconds", (c) => submitImport(c, ["/history/a.jsonl"], false)))
+      expect(error.message).toContain("blctxd (pid 7) is not answering")
+      expect(error.message).toContain("kill -CONT 7")
+      expect(pings).toBe(1)
+      expect(world.ensureRunningCalls).toBe(0)
+      expect(submits).toBe(0)
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.live("the first Ping is bounded by the call deadline even when the call is given longer", () => {
+    const asked: Array<Duration.DurationInput | undefined> = []
+    const client: Partial<BlctxClient> = {
+      ping: (within) =>
+        Effect.sync(() => {
+          asked.push(within)
+          return identityOf(fresh.paths(), 7)
+        })
+    }
+    const world = makeWorld({ pid: 7, answering: true, client })
+    return Effect.gen(function* () {
+      yield* withDaemon("30 seconds", (c) => c.ping())
+      expect(asked.length).toBe(2)
+      expect(Duration.toMillis(Duration.decode(asked[0] as Duration.DurationInput))).toBe(5_000)
     }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 

@@ -1,4 +1,4 @@
-import { DateTime, Effect, Either, type Layer, Option } from "effect"
+import { DateTime, Effect, Either, Layer, Option } from "effect"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { JobRunner } from "../jobs/job-runner.js"
 import { HistoryReads } from "../retrieval/history-reads.js"
@@ -6,6 +6,7 @@ import { DAEMON_STOPPING_REMEDIATION, DaemonStopping } from "../rpc/daemon-stopp
 import { daemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "../rpc/errors.js"
 import { DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
 import { VERSION } from "../version.js"
+import { AdmissionLive } from "./admission.js"
 import { DaemonConfig } from "./daemon-config.js"
 import { DaemonProcess } from "./daemon-process.js"
 import { makeExportHandlers } from "./export-handlers.js"
@@ -38,9 +39,10 @@ const makeIdentity = Effect.gen(function* () {
 
 /**
  * The daemon's answers: jobs go to the job runner, reads to `HistoryReads` (the query workers),
- * authored updates to the writer connection (`notes-handlers.ts`).
+ * authored updates to the writer connection (`notes-handlers.ts`); admission control in front
+ * (`admission.ts`).
  */
-export const DaemonHandlersLive = DaemonRpcs.toLayer(
+const Handlers = DaemonRpcs.toLayer(
   Effect.gen(function* () {
     const runner = yield* JobRunner
     const kinds = yield* JobKinds
@@ -99,5 +101,7 @@ export const DaemonHandlersLive = DaemonRpcs.toLayer(
     }
   })
 )
+
+export const DaemonHandlersLive = Layer.merge(Handlers, AdmissionLive)
 
 export type DaemonHandlersRequirements = Layer.Layer.Context<typeof DaemonHandlersLive>

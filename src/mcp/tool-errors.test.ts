@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import { SearchRequest } from "../retrieval/contract.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
-import { DaemonStoreError } from "../rpc/errors.js"
+import { DaemonStoreError, daemonBusy } from "../rpc/errors.js"
 import { InstallationUnusable } from "./installation-check.js"
 import { daemonDown } from "./mcp-fixtures.test-support.js"
 import { argumentIssues, errorDocument, errorResult, InvalidArguments, internalErrorDocument } from "./tool-errors.js"
@@ -47,6 +47,14 @@ describe("error documents", () => {
       remediation: "Run: blctx install codex"
     })
     expect(internalErrorDocument("search", "boom").error.kind).toBe("internal_error")
+  })
+
+  it("tell a busy daemon (retry in a moment) apart from an unavailable one", () => {
+    expect(errorDocument("search", daemonBusy(32, 32)).error).toMatchObject({
+      kind: "daemon_busy",
+      message: expect.stringContaining("busy"),
+      remediation: expect.stringContaining("Retry in a moment")
+    })
   })
 
   it("travel as isError with the document as JSON text, and no structured content", () => {

@@ -11,7 +11,7 @@ import type {
   UpdateConflict
 } from "../notes/notes-contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
-import type { DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
+import type { DaemonBusy, DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
 import type { InstallationUnusable } from "./installation-check.js"
 
@@ -59,6 +59,7 @@ export type ToolFailure =
   | InvalidArguments
   | InstallationUnusable
   | DaemonUnavailable
+  | DaemonBusy
   | InvalidQuery
   | DaemonStoreError
   | SessionBindingConflict
@@ -75,7 +76,8 @@ export type ToolFailure =
  * `invalid_query`, and for the note tools `session_conflict`, `unknown_session`,
  * `update_conflict`, `unknown_note`, `stale_revision`: call again differently), or blctx unable to answer (`daemon_unavailable`,
  * `installation_inactive`, `installation_mismatch`, `store_error`: a person must run the
- * remediation; retrying the same call will not help until then).
+ * remediation; retrying the same call will not help until then), or blctx busy (`daemon_busy`:
+ * the same call, retried in a moment, is answered).
  */
 export type ToolErrorKind =
   | "invalid_arguments"
@@ -89,6 +91,7 @@ export type ToolErrorKind =
   | "forget_token_mismatch"
   | "forget_token_expired"
   | "daemon_unavailable"
+  | "daemon_busy"
   | "installation_inactive"
   | "installation_mismatch"
   | "store_error"
@@ -128,6 +131,15 @@ export const errorDocument = (tool: string, failure: ToolFailure): ToolErrorDocu
           tool,
           message: `the blctx daemon did not answer (socket ${failure.socket}): ${failure.reason}`,
           remediation: failure.remediation
+        }
+      }
+    case "DaemonBusy":
+      return {
+        error: {
+          kind: "daemon_busy",
+          tool,
+          message: `the blctx daemon is busy (${failure.in_flight} requests in hand): it answered, but refused this one`,
+          remediation: "Retry in a moment: the same call will be answered once the burst has passed."
         }
       }
     case "SessionBindingConflict":

@@ -13,7 +13,7 @@ import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
 import { RecentRequest } from "../retrieval/recent.js"
 import type { BlctxClient } from "../rpc/client.js"
-import type { DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
+import type { DaemonBusy, DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
 import { type JsonObject, toolJsonSchema } from "./json-schema.js"
 import { argumentIssues, InvalidArguments } from "./tool-errors.js"
 import {
@@ -63,6 +63,7 @@ type CallFailure =
   | InvalidQuery
   | DaemonStoreError
   | DaemonUnavailable
+  | DaemonBusy
   | SessionBindingConflict
   | UnknownContextSession
   | UpdateConflict

@@ -9,10 +9,11 @@
 import * as Socket from "@effect/platform/Socket"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { RpcClient, type RpcClientError, RpcSerialization } from "@effect/rpc"
-import { Duration, Effect, Layer, Option, type Scope } from "effect"
+import { Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import type { JobId } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
-import { DaemonUnavailable } from "./errors.js"
+import { type DaemonBusy, DaemonUnavailable } from "./errors.js"
+import { CALL_DEADLINE_MS, notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "./not-answering.js"
 import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 
@@ -45,13 +46,24 @@ export { SearchHit, SearchResponse } from "../retrieval/contract.js"
 export { InvalidQuery } from "../retrieval/invalid-query.js"
 export { PromptRecallResponse } from "../retrieval/prompt-recall.js"
 export { RecentResponse } from "../retrieval/recent.js"
-export { DaemonStoreError, DaemonUnavailable, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
+export {
+  DaemonBusy,
+  DaemonStoreError,
+  DaemonUnavailable,
+  InvalidJobParams,
+  JobNotFound,
+  UnknownJobKind
+} from "./errors.js"
 export { DaemonIdentity, DaemonRpcs, SubmittedJob } from "./protocol.js"
 
 export interface ConnectOptions {
   /** The daemon's socket; defaults to `$XDG_STATE_HOME/blctx/blctxd.sock`. */
   readonly socketPath?: string
-  /** Upper bound for every call (default 5 seconds). A call never hangs longer. */
+  /**
+   * One deadline for every call, from connecting to the answer (default 5 seconds): a call never
+   * hangs longer. A daemon that is busy is asked again within it; one that stays silent is
+   * reported as not answering, naming its PID.
+   */
   readonly timeout?: Duration.DurationInput
 }
 
@@ -60,6 +72,26 @@ export const DEFAULT_REMEDIATION =
 
 const unavailable = (socket: string, reason: string, notRunning = false) =>
   new DaemonUnavailable({ socket, reason, remediation: DEFAULT_REMEDIATION, not_running: notRunning })
+
+/** Connected (or queued by the kernel) but no answer by the deadline: the process is there, silent. */
+const notAnswering = (socket: string) => {
+  const pid = recordedPidBeside(socket)
+  return new DaemonUnavailable({
+    socket,
+    reason: notAnsweringReason(pid),
+    remediation: notAnsweringRemediation(pid),
+    not_answering: true
+  })
+}
+
+const isBusy = (e: unknown): e is DaemonBusy =>
+  typeof e === "object" && e !== null && "_tag" in e && e._tag === "DaemonBusy"
+
+/** A busy daemon is asked again after a short, jittered and growing pause (at most a second). */
+const BUSY_RETRY = Schedule.exponential("50 millis", 1.6).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1)))
+)
 
 const clientLayer = (socket: Layer.Layer<Socket.Socket, Socket.SocketError>) =>
   RpcClient.layerProtocolSocket().pipe(Layer.provide(socket), Layer.provide(RpcSerialization.layerNdjson))
@@ -87,22 +119,34 @@ export const connectOver = (
 ) =>
   Effect.gen(function* () {
     const socket = options.socketPath
-    const timeout = Duration.decode(options.timeout ?? "5 seconds")
+    const timeout = Duration.decode(options.timeout ?? Duration.millis(CALL_DEADLINE_MS))
     const context = yield* Layer.build(clientLayer(transport)).pipe(
       Effect.mapError((e) => unavailable(socket, `could not open the socket: ${e.message}`))
     )
     const client = yield* RpcClient.make(DaemonRpcs).pipe(Effect.provide(context))
 
-    const bounded = <A, E>(call: Effect.Effect<A, E | RpcClientError.RpcClientError>) =>
-      call.pipe(
+    // One deadline per call: busy answers are retried inside it, and when it passes the caller
+    // hears the last busy answer, or that the daemon is not answering.
+    const bounded = <A, E>(
+      call: Effect.Effect<A, E | RpcClientError.RpcClientError>,
+      deadline: Duration.Duration = timeout
+    ) => {
+      let lastBusy: DaemonBusy | undefined
+      return call.pipe(
+        Effect.tapError((e) =>
+          Effect.sync(() => {
+            if (isBusy(e)) lastBusy = e
+          })
+        ),
+        Effect.retry({ while: isBusy, schedule: BUSY_RETRY }),
         Effect.timeoutFail({
-          duration: timeout,
-          onTimeout: () => unavailable(socket, `no answer within ${Duration.format(timeout)}`)
+          duration: deadline,
+          onTimeout: (): E | DaemonUnavailable => (lastBusy as E | undefined) ?? notAnswering(socket)
         }),
         Effect.catchIf(
           (e): e is RpcClientError.RpcClientError =>
             typeof e === "object" && e !== null && "_tag" in e && e._tag === "RpcClientError",
-          (e) => Effect.fail(unavailable(socket, describe(e), notListening(e)))
+          (e) => Effect.fail(overloaded(e) ? notAnswering(socket) : unavailable(socket, describe(e), notListening(e)))
         ),
         // @effect/rpc's socket protocol turns a failed write into a defect; a write fails when the
         // daemon went away under the connection (a crash, a kill -9 still being torn down).
@@ -112,12 +156,16 @@ export const connectOver = (
             : Option.none()
         )
       ) as Effect.Effect<A, Exclude<E, RpcClientError.RpcClientError> | DaemonUnavailable>
+    }
 
     return {
       socketPath: socket,
-      // A daemon stopping for a replaced file is unavailable: withDaemon starts a fresh one.
-      ping: () =>
-        bounded(client.Ping()).pipe(
+      /**
+       * `within` shortens the deadline for this Ping (a first Ping answers fast or not at all). A
+       * daemon stopping for a replaced file is unavailable: withDaemon starts a fresh one.
+       */
+      ping: (within?: Duration.DurationInput) =>
+        bounded(client.Ping(), within === undefined ? timeout : Duration.min(timeout, Duration.decode(within))).pipe(
           Effect.catchTag("DaemonStopping", (e) =>
             Effect.fail(
               new DaemonUnavailable({ socket, reason: `${e.reason}; blctxd is stopping`, remediation: e.remediation })
@@ -156,6 +204,9 @@ const notListening = (e: RpcClientError.RpcClientError) => {
   const code = errorCode(e)
   return code === "ENOENT" || code === "ECONNREFUSED"
 }
+
+/** The kernel's queue of connections waiting to be accepted is full: the daemon is there, not accepting. */
+const overloaded = (e: RpcClientError.RpcClientError) => errorCode(e) === "EAGAIN"
 
 const describe = (e: RpcClientError.RpcClientError): string => {
   const code = errorCode(e)

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import type { DaemonUnavailable } from "./errors.js"
+import type { DaemonBusy, DaemonUnavailable } from "./errors.js"
 
 /**
  * The daemon that answered is stopping because a file it holds (its database, socket or pidfile)
@@ -19,5 +19,5 @@ export class DaemonStopping extends Schema.TaggedError<DaemonStopping>()("Daemon
 export const DAEMON_STOPPING_REMEDIATION = "Retry: the next call starts a fresh blctxd on the files at their paths."
 
 /** A Ping refused by a daemon stopping for a replaced file (the client reports it as unavailable). */
-export const stoppingReason = (e: DaemonUnavailable): string | null =>
-  e.remediation === DAEMON_STOPPING_REMEDIATION ? e.reason : null
+export const stoppingReason = (e: DaemonUnavailable | DaemonBusy): string | null =>
+  e._tag === "DaemonUnavailable" && e.remediation === DAEMON_STOPPING_REMEDIATION ? e.reason : null

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { BoundedId, IndexState, QueryMode } from "../retrieval/contract.js"
+import { Admission } from "./admission.js"
 import { DaemonStopping } from "./daemon-stopping.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
 import { ExportRpcs } from "./export-protocol.js"
@@ -62,8 +63,9 @@ export const CancelJobs = Rpc.make("CancelJobs", {
 
 /**
  * The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and
- * `blctx/client`. A request that does not decode is refused in a short, redacted message.
+ * `blctx/client`. A request that does not decode is refused in a short, redacted message; every
+ * procedure passes admission control, so any may answer `DaemonBusy`.
  */
 export class DaemonRpcs extends withShortRequestErrors(
   RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs, NotesRpcs, ForgetRpcs, ExportRpcs)
-) {}
+).middleware(Admission) {}
