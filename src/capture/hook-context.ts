@@ -1,3 +1,4 @@
+import type { Binding } from "./binding-store.js"
 import {
   citationOf,
   type ExcerptProvenance,
@@ -5,8 +6,7 @@ import {
   framedExcerpt,
   frameExplanation,
   newNonce
-} from "../history/history-frame.js"
-import type { Binding } from "./binding-store.js"
+} from "./history-frame.js"
 import type { HookEventName } from "./hook-event.js"
 import type { RecallAnswer } from "./prompt-recall-client.js"
 
@@ -61,7 +61,7 @@ const provenanceOf = (hit: RecallHit): ExcerptProvenance => ({
 })
 
 /**
- * UserPromptSubmit: the matches, each in the history frame (`src/history/history-frame.ts`) with
+ * UserPromptSubmit: the matches, each in the history frame (`src/capture/history-frame.ts`) with
  * its provenance, on one line, escaped; undefined when there are none. `nonce` is drawn for each
  * answer (tests pass their own).
  */

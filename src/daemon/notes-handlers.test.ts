@@ -25,11 +25,14 @@ const onDisk = <A>(database: string, read: (sql: SqlClient.SqlClient) => Effect.
   ).pipe(Effect.provide(SqliteOpenerLive), Effect.orDie)
 
 /** Waits, on what context_status says, until no note waits for a vector (a generous bound). */
-const noNotePending = (client: Client) =>
+/** Waits until no note is pending and, when asked, until a job of `kind` has completed too. */
+const noNotePending = (client: Client, completed?: string) =>
   Effect.gen(function* () {
     while (true) {
       const status = yield* client.ContextStatus()
-      if (status.authored_updates_pending === 0) return status
+      const done =
+        completed === undefined || status.recent_jobs.some((j) => j.kind === completed && j.state === "completed")
+      if (status.authored_updates_pending === 0 && done) return status
       yield* Effect.sleep(Duration.millis(50))
     }
   }).pipe(
@@ -261,7 +264,8 @@ describe("authored updates, in process", () => {
           text: "Status: vectors for notes are written after the commit."
         })
         expect(logged.created).toBe(true)
-        const status = yield* noNotePending(client)
+        // The repair's vectors commit before the job is marked completed: wait for both.
+        const status = yield* noNotePending(client, "repair")
         expect(model.embedCalls.failed).toBe(1)
         expect(status.recent_jobs.some((j) => j.kind === "repair" && j.state === "completed")).toBe(true)
         const chunks = yield* onDisk(

@@ -5,7 +5,7 @@ import {
   framedExcerpt,
   frameExplanation,
   newNonce
-} from "../history/history-frame.js"
+} from "../capture/history-frame.js"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
 import type {
   McpContextResponse,
@@ -18,7 +18,7 @@ import type {
  * How an answer that carries history (search, recent, context, note_history) is shown to a model.
  * Codex (0.171) and Claude Code (2.1) both hand the model `structuredContent` when there is one, so
  * that JSON keeps every field the schema names with each excerpt's text escaped as inside the
- * history frame (`src/history/history-frame.ts`); the JSON string is its frame there. The text
+ * history frame (`src/capture/history-frame.ts`); the JSON string is its frame there. The text
  * block, for clients that show text, puts every excerpt in the frame itself, escaped, its
  * provenance in the opening marker, then the answer's other fields as one JSON document in which
  * each excerpt's `text` is replaced by `[excerpt N]` and every string is escaped the same way.
