@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import * as Net from "node:net"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -82,6 +83,20 @@ describe("the MCP server's limits", () => {
     expect(status).toBeTypeOf("object")
     expect(isAlive(mcp.pid)).toBe(true)
     expect(mcp.stderr()).not.toContain("xxxxxxxxxx")
+  })
+})
+
+describe("open_session through the MCP server", () => {
+  it("refuses a relative project path, or one with .. segments, naming the field; takes an absolute one", async () => {
+    for (const project of ["relative/../path", "shop-api", "/home/dev/../../etc"]) {
+      const error = toolErrorOf(await mcp.call("open_session", { binding_key: randomUUID(), project }))
+      expect(error.kind, project).toBe("invalid_arguments")
+      expect(error.fields, project).toEqual([{ field: "project", problem: expect.stringContaining("absolute path") }])
+    }
+    const opened = structured<{ readonly context_session_id?: string }>(
+      await mcp.call("open_session", { binding_key: randomUUID(), project: "/home/dev/shop-api" })
+    )
+    expect(opened.context_session_id).toEqual(expect.any(String))
   })
 })
 
