@@ -11,7 +11,11 @@ import { makeServiceSpec } from "../../service/service-spec.js"
 import { ProgramPaths } from "../program-paths.js"
 import { describeError, fail, type Step } from "../step.js"
 
-const IDENTITY_TIMEOUT = Duration.seconds(10)
+/**
+ * The identity Ping of verify (so of every status): one client deadline, so a daemon that is
+ * stopped or hung fails this step, and blocks the steps that need it, within 5 s.
+ */
+const IDENTITY_TIMEOUT = Duration.seconds(5)
 /** How long install waits for an answer from a daemon that may already be running. */
 const PROBE_TIMEOUT = Duration.seconds(5)
 
