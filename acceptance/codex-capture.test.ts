@@ -169,8 +169,9 @@ describe("capture with real Codex", () => {
       const stopCommand = registered.hooks.Stop?.[0]?.hooks[0]?.command ?? ""
       expect(stopCommand).toContain("blctx-hook")
 
-      // A history large enough that its import is still running while the hooks run.
-      const large = writeSyntheticHistory(NodePath.join(h.home, "large"), 40, 400)
+      // A history large enough that its import is still running while the hooks run (40 files
+      // were once outrun on an idle machine: the assertion below raced).
+      const large = writeSyntheticHistory(NodePath.join(h.home, "large"), 120, 400)
       const submitted = await h.blctx(["index", ...large])
       expect(submitted.code, submitted.stderr).toBe(0)
       const jobId = String((JSON.parse(submitted.stdout) as { job: { id: string } }).job.id)
