@@ -433,7 +433,7 @@ const importChild = async (path: string, dbDir: string, mode: ChildMode) => {
       }
       label = `fake model (384 dims, deterministic, no ONNX weights) into the vector tables; chunking: ${chunkingLabel}`
     }
-    const kind = yield* makeImportKind.pipe(
+    const kind = yield* makeImportKind().pipe(
       Effect.provideService(IndexingServices, {
         current: Effect.succeed(services),
         unavailable: Effect.succeed(Option.none())

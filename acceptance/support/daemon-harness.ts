@@ -29,10 +29,15 @@ export interface DaemonHome extends IsolatedHome {
   readonly daemonPids: () => ReadonlyArray<number>
   readonly unitPath: () => string
   /**
-   * With `heldDaemon`: how long each maintenance step or repair batch holds the writer from now
-   * on (the held daemon reads it at every step; 0 holds nothing).
+   * With `heldDaemon`: how long each maintenance step or repair batch holds the writer, or each
+   * import waits before reading a file, from now on (the held daemon reads it at every step; 0
+   * holds nothing). The daemon writes `<stateDir>/test-held-<hold>` when a hold begins.
    */
-  readonly holdJobs: (holds: { readonly maintenance_step_ms?: number; readonly repair_batch_ms?: number }) => void
+  readonly holdJobs: (holds: {
+    readonly maintenance_step_ms?: number
+    readonly repair_batch_ms?: number
+    readonly import_file_ms?: number
+  }) => void
 }
 
 export interface DaemonHomeOptions {

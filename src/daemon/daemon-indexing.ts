@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { makeImportKind } from "../importer/import-kind.js"
+import { type ImportKindOptions, makeImportKind } from "../importer/import-kind.js"
 import { IndexingServices } from "../importer/import-services.js"
 import type { JobKindRegistry } from "../jobs/job-kind.js"
 import { JobKinds } from "../jobs/job-kinds.js"
@@ -25,6 +25,7 @@ export const DaemonIndexingLive = Layer.scopedContext(
 
 /** How the indexing kinds are built: nothing in the product; tests compose holds here. */
 export interface IndexingKindOptions {
+  readonly import?: ImportKindOptions
   readonly repair?: RepairOptions
 }
 
@@ -37,7 +38,11 @@ export const DaemonJobKindsLive = (options: IndexingKindOptions = {}) =>
     JobKinds,
     Effect.gen(function* () {
       const base = yield* JobKinds
-      const indexing = yield* Effect.all([makeImportKind, makeRepairKind(options.repair), makeRedactKind])
+      const indexing = yield* Effect.all([
+        makeImportKind(options.import),
+        makeRepairKind(options.repair),
+        makeRedactKind
+      ])
       const all: JobKindRegistry = new Map([...base, ...indexing.map((k) => [k.name, k] as const)])
       return all
     })

@@ -55,7 +55,7 @@ const runImport = (
   indexing: Indexing = NoModel
 ) =>
   Effect.gen(function* () {
-    const kind = yield* makeImportKind
+    const kind = yield* makeImportKind()
     const sql = yield* SqlClient.SqlClient
     const outcome = yield* kind.run(
       JSON.stringify({ paths }),

@@ -85,6 +85,15 @@ const signatureOf = (path: string) =>
     Effect.orElseSucceed(() => Option.none<{ size: number; mtime_ms: number; ino: number }>())
   )
 
+/** How the import kind is built: nothing in the product; tests compose a hold here. */
+export interface ImportKindOptions {
+  /**
+   * Run before each file is read, after the attempt's start is committed and outside the stall
+   * watch: tests compose a pause here to keep an import inside a file while they kill the daemon.
+   */
+  readonly holdEachFile?: (path: string) => Effect.Effect<void>
+}
+
 /** How often the stall watch looks at a file's progress. */
 const STALL_CHECK = Duration.seconds(10)
 
@@ -131,7 +140,7 @@ const noteOf = (problems: ReadonlyArray<Problem>, more: number): string | undefi
  * remedy). Nothing of that file is committed and the checkpoint stays before it, so the next run
  * imports it: a broken model is one failed job saying so, never N files called unreadable.
  */
-export const makeImportKind = Effect.gen(function* () {
+export const makeImportKind = Effect.fn("makeImportKind")(function* (options: ImportKindOptions = {}) {
   const context = yield* Effect.context<TranscriptFiles | SafeFs | IndexingServices>()
 
   /**
@@ -236,6 +245,7 @@ export const makeImportKind = Effect.gen(function* () {
         const services = yield* Effect.flatMap(IndexingServices, (s) => s.current).pipe(Effect.provide(context))
         for (let index = next; index < total; index++) {
           const path = params.paths[index] as string
+          if (options.holdEachFile !== undefined) yield* options.holdEachFile(path)
           // A failure here or in the commit fails the job: nothing of this file is committed and
           // the checkpoint stays before it, so the next run imports it again.
           const prepared = yield* prepareBounded(path, services)
