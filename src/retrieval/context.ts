@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
+import { parseContextId } from "./context-id.js"
 import {
   type ProvenanceRow,
   RESPONSE_TEXT_BUDGET,
@@ -100,14 +101,13 @@ interface Row extends ProvenanceRow {
 export const expandContext = (request: ContextRequest, budget: number = RESPONSE_TEXT_BUDGET) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const parsed = /^([cm])(\d{1,15})$/.exec(request.context_id)
+    const parsed = parseContextId(request.context_id)
     if (parsed === null) return yield* new ContextNotFound({ context_id: request.context_id })
-    const id = Number(parsed[2])
     const anchor =
-      parsed[1] === "c"
+      parsed.kind === "chunk"
         ? (yield* sql<{ message_id: number; char_start: number; char_end: number }>`
-            SELECT message_id, char_start, char_end FROM chunks WHERE id = ${id}`)[0]
-        : { message_id: id, char_start: null, char_end: null }
+            SELECT message_id, char_start, char_end FROM chunks WHERE id = ${parsed.chunk_id}`)[0]
+        : { message_id: parsed.message_id, char_start: null, char_end: null, ...parsed.range }
     if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     const agent = yield* checkAgent(request.agent)
     const head = (yield* sql<{
@@ -191,10 +191,14 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       anchor: {
         context_id: `m${anchorRow.id}`,
         index: anchorIndex,
+        // A passage id written down before the message was redacted again may reach past its text.
         chunk:
           anchor.char_start === null || anchor.char_end === null
             ? null
-            : { char_start: anchor.char_start, char_end: anchor.char_end }
+            : {
+                char_start: Math.min(anchor.char_start, anchorRow.text.length),
+                char_end: Math.min(anchor.char_end, anchorRow.text.length)
+              }
       },
       session_id: anchorRow.session_id,
       project: anchorRow.cwd,
