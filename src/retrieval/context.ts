@@ -10,7 +10,7 @@ import {
   SourceType,
   sourceLocationOf
 } from "./contract.js"
-import { CURRENT_REVISION } from "./current-revision.js"
+import { NOTE_REVISIONS } from "./current-revision.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}
@@ -123,16 +123,18 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       return yield* new ContextOfOtherAgent({ context_id: request.context_id, agent, found: head.agent })
     }
 
-    // A transcript's messages in file order; a note is its current revision (older ones are in
-    // note_history), which also answers a context id of an older revision.
+    // A transcript's messages in file order; a note is the revision the id names (search and
+    // recent hand out the current one's, note_history each revision's), so an id written down
+    // keeps naming the text it named, with how many revisions the note has now.
     const all = yield* sql<Row>`
       SELECT m.id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd, m.timestamp, m.text,
-             ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
+             ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision,
+             ${sql.literal(NOTE_REVISIONS)} AS note_revisions
       FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
       WHERE ${
         head.source_file_id !== null
           ? sql`m.source_file_id = ${head.source_file_id}`
-          : sql`m.note_id = ${head.note_id} AND m.source_file_id IS NULL AND ${sql.literal(CURRENT_REVISION)}`
+          : sql`m.id = ${anchor.message_id} AND m.source_file_id IS NULL`
       }
       ORDER BY m.line, m.note_revision, m.id`
     const anchorIndex = head.note_id !== null ? 0 : all.findIndex((m) => m.id === anchor.message_id)
