@@ -212,8 +212,21 @@ describe("embedding_model without a model", () => {
     expect(status.code).toBe(1)
     const c = check(parseJson<Report>(status), "embedding_model")
     expect(c?.status).toBe("failed")
-    expect(c?.detail).toBe("the embedding model Qdrant/bge-small-en@8791246cc2a7 is not installed")
-    expect(c?.remediation).toBe("Run: blctx install codex --step embedding_model")
+    const folder = NodePath.join(h.xdg.cache, "blctx", "models", "Qdrant--bge-small-en--")
+    const config = NodePath.join(h.xdg.config, "blctx", "config.json")
+    expect(c?.detail).toContain(`the embedding model Qdrant/bge-small-en@8791246cc2a7 is not installed (no ${folder}`)
+    expect(c?.remediation).toBe(
+      `Run: blctx install codex --step embedding_model (it downloads 127.6 MiB from https://huggingface.co; to download from a mirror or a local server, set "model": {"endpoint": "URL"} in ${config} (files are fetched from URL/<repo>/resolve/<revision>/<name>))`
+    )
+
+    // Doctor looks deeper: what is missing, where it looked, what to do (with the mirror setting).
+    const doctor = await h.blctx(["doctor", "--step", "embedding_model", "--json"])
+    const d = check(parseJson<Report>(doctor), "embedding_model")
+    expect(d?.detail).not.toContain("no deeper check")
+    expect(d?.detail).toContain("Qdrant/bge-small-en@8791246cc2a7: 6 files, 127.6 MiB")
+    expect(d?.detail).toContain(`missing from ${folder}`)
+    expect(d?.detail).toContain("model_optimized.onnx")
+    expect(d?.detail).toContain(`"model": {"endpoint": "URL"} in ${config}`)
   })
 
   it("names the bad field of config.json", async () => {
