@@ -115,6 +115,10 @@ const storedVectors = (database: string) => {
     const one = (sql: string) => Number(db.prepare(sql).all()[0]?.n ?? 0)
     return {
       chunks: one("SELECT count(*) AS n FROM chunks"),
+      tokenizers: db
+        .prepare("SELECT DISTINCT tokenizer FROM chunks ORDER BY tokenizer")
+        .all()
+        .map((r) => String(r.tokenizer)),
       embedded: one("SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NOT NULL"),
       vectorTables: one(
         "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name LIKE 'vectors\\_%' ESCAPE '\\'"
@@ -128,7 +132,25 @@ const storedVectors = (database: string) => {
 interface Search {
   readonly query_mode: string
   readonly query_mode_reason: string | null
-  readonly results: ReadonlyArray<{ readonly score: { readonly kind: string } }>
+  readonly results: ReadonlyArray<{
+    readonly context_id: string
+    readonly text: string
+    readonly score: { readonly kind: string }
+  }>
+}
+
+interface Context {
+  readonly anchor: { readonly chunk: { readonly char_start: number; readonly char_end: number } | null }
+  readonly messages: ReadonlyArray<{ readonly is_anchor: boolean; readonly text: string }>
+}
+
+/** The text a context id names now: its anchor message's characters in the anchor's range. */
+const citedText = async (h: IsolatedHome, contextId: string) => {
+  const run = await h.blctx(["context", contextId, "--limit", "200"])
+  expect(run.code, `${contextId}: ${run.stdout}${run.stderr}`).toBe(0)
+  const context = JSON.parse(run.stdout) as Context
+  const anchor = context.messages.find((m) => m.is_anchor)
+  return anchor?.text.slice(context.anchor.chunk?.char_start, context.anchor.chunk?.char_end)
 }
 
 describe("a model is used only after it passed every check (tiny model served locally)", () => {
@@ -199,6 +221,12 @@ describe("a model is used only after it passed every check (tiny model served lo
       const after = storedVectors(h.database)
       expect(after.embedded).toBe(after.chunks)
       expect(after.vectorTables).toBeGreaterThan(0)
+
+      // Installing the model cut the chunks again for its tokenizer; every id the lexical answer
+      // handed out still names the same text.
+      expect(after.tokenizers).not.toEqual(before.tokenizers)
+      const cited = await Promise.all(found.results.map((r) => citedText(h, r.context_id)))
+      expect(cited).toEqual(found.results.map((r) => r.text))
     },
     300_000
   )
