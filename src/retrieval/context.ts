@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
-import { parseContextId } from "./context-id.js"
+import { messageContextId, parseContextId } from "./context-id.js"
 import {
   type ProvenanceRow,
   RESPONSE_TEXT_BUDGET,
@@ -163,7 +163,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       used += text.length
       messages.push(
         new ContextMessage({
-          context_id: `m${row.id}`,
+          context_id: messageContextId(row.id),
           index,
           is_anchor: row.id === anchorRow.id,
           role: row.role,
@@ -191,7 +191,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
     return new ContextResponse({
       context_id: request.context_id,
       anchor: {
-        context_id: `m${anchorRow.id}`,
+        context_id: messageContextId(anchorRow.id),
         index: anchorIndex,
         // A passage id written down before the message was redacted again may reach past its text.
         chunk:
