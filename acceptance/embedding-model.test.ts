@@ -115,6 +115,10 @@ const storedVectors = (database: string) => {
     const one = (sql: string) => Number(db.prepare(sql).all()[0]?.n ?? 0)
     return {
       chunks: one("SELECT count(*) AS n FROM chunks"),
+      tokenizers: db
+        .prepare("SELECT DISTINCT tokenizer FROM chunks ORDER BY tokenizer")
+        .all()
+        .map((r) => String(r.tokenizer)),
       embedded: one("SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NOT NULL"),
       vectorTables: one(
         "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name LIKE 'vectors\\_%' ESCAPE '\\'"
@@ -128,7 +132,25 @@ const storedVectors = (database: string) => {
 interface Search {
   readonly query_mode: string
   readonly query_mode_reason: string | null
-  readonly results: ReadonlyArray<{ readonly score: { readonly kind: string } }>
+  readonly results: ReadonlyArray<{
+    readonly context_id: string
+    readonly text: string
+    readonly score: { readonly kind: string }
+  }>
+}
+
+interface Context {
+  readonly anchor: { readonly chunk: { readonly char_start: number; readonly char_end: number } | null }
+  readonly messages: ReadonlyArray<{ readonly is_anchor: boolean; readonly text: string }>
+}
+
+/** The text a context id names now: its anchor message's characters in the anchor's range. */
+const citedText = async (h: IsolatedHome, contextId: string) => {
+  const run = await h.blctx(["context", contextId, "--limit", "200"])
+  expect(run.code, `${contextId}: ${run.stdout}${run.stderr}`).toBe(0)
+  const context = JSON.parse(run.stdout) as Context
+  const anchor = context.messages.find((m) => m.is_anchor)
+  return anchor?.text.slice(context.anchor.chunk?.char_start, context.anchor.chunk?.char_end)
 }
 
 describe("a model is used only after it passed every check (tiny model served locally)", () => {
@@ -199,6 +221,12 @@ describe("a model is used only after it passed every check (tiny model served lo
       const after = storedVectors(h.database)
       expect(after.embedded).toBe(after.chunks)
       expect(after.vectorTables).toBeGreaterThan(0)
+
+      // Installing the model cut the chunks again for its tokenizer; every id the lexical answer
+      // handed out still names the same text.
+      expect(after.tokenizers).not.toEqual(before.tokenizers)
+      const cited = await Promise.all(found.results.map((r) => citedText(h, r.context_id)))
+      expect(cited).toEqual(found.results.map((r) => r.text))
     },
     300_000
   )
@@ -212,8 +240,21 @@ describe("embedding_model without a model", () => {
     expect(status.code).toBe(1)
     const c = check(parseJson<Report>(status), "embedding_model")
     expect(c?.status).toBe("failed")
-    expect(c?.detail).toBe("the embedding model Qdrant/bge-small-en@8791246cc2a7 is not installed")
-    expect(c?.remediation).toBe("Run: blctx install codex --step embedding_model")
+    const folder = NodePath.join(h.xdg.cache, "blctx", "models", "Qdrant--bge-small-en--")
+    const config = NodePath.join(h.xdg.config, "blctx", "config.json")
+    expect(c?.detail).toContain(`the embedding model Qdrant/bge-small-en@8791246cc2a7 is not installed (no ${folder}`)
+    expect(c?.remediation).toBe(
+      `Run: blctx install codex --step embedding_model (it downloads 127.6 MiB from https://huggingface.co; to download from a mirror or a local server, set "model": {"endpoint": "URL"} in ${config} (files are fetched from URL/<repo>/resolve/<revision>/<name>))`
+    )
+
+    // Doctor looks deeper: what is missing, where it looked, what to do (with the mirror setting).
+    const doctor = await h.blctx(["doctor", "--step", "embedding_model", "--json"])
+    const d = check(parseJson<Report>(doctor), "embedding_model")
+    expect(d?.detail).not.toContain("no deeper check")
+    expect(d?.detail).toContain("Qdrant/bge-small-en@8791246cc2a7: 6 files, 127.6 MiB")
+    expect(d?.detail).toContain(`missing from ${folder}`)
+    expect(d?.detail).toContain("model_optimized.onnx")
+    expect(d?.detail).toContain(`"model": {"endpoint": "URL"} in ${config}`)
   })
 
   it("names the bad field of config.json", async () => {

@@ -235,3 +235,41 @@ describe.skipIf(data === undefined)(
     )
   }
 )
+
+describe.skipIf(data === undefined)("a new Codex user with no session yet", () => {
+  it(
+    "install codex is ready with nothing to index; status and doctor agree; the first session is indexed by the next install",
+    async () => {
+      const h = makeDaemonHome("detached")
+      home = h
+      server = await serveTinyModel(data as string)
+      useTinyModel(h, data as string, server)
+      Fs.mkdirSync(h.codexHome, { recursive: true, mode: 0o700 })
+
+      const installed = await logged(h, ["install", "codex"])
+      expect(notPassed(installed.report)).toEqual([])
+      expect(installed.code).toBe(0)
+      expect(check(installed.report, "history_index").detail).toBe(
+        "nothing to index yet: session_discovery found no sessions"
+      )
+      expect(check(installed.report, "history_retrieval").detail).toMatch(
+        /^no session indexed yet: search .* 0 results/
+      )
+      const [status, doctor] = await Promise.all([logged(h, ["status"]), logged(h, ["doctor"])])
+      expect(statuses(status.report)).toEqual(statuses(installed.report))
+      expect(statuses(doctor.report)).toEqual(statuses(installed.report))
+      expect([status.code, doctor.code]).toEqual([0, 0])
+
+      const [name] = Fs.readdirSync(historyFixtures).filter((n) => n.endsWith(".jsonl"))
+      const first = placeSession(h, name as string)
+      const again = await logged(h, ["install", "codex"])
+      expect(notPassed(again.report)).toEqual([])
+      expect(check(again.report, "history_index").detail).toMatch(/: 1 files indexed, /)
+      expect(check(again.report, "history_retrieval").detail).toContain(`found ${first}:`)
+      const later = await logged(h, ["status"])
+      expect(notPassed(later.report)).toEqual([])
+      expect(later.code).toBe(0)
+    },
+    scaled(300_000)
+  )
+})

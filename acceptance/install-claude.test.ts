@@ -176,4 +176,36 @@ describe("blctx install claude with the real Claude Code CLI, a detached daemon 
     },
     300_000
   )
+
+  it.skipIf(modelData() === undefined)(
+    "a new Claude Code user with no transcript yet: install claude is ready, with nothing to index",
+    async () => {
+      requireClaude()
+      const home = makeDaemonHome("detached")
+      h = home
+      const data = modelData() as string
+      const server = await serveTinyModel(data)
+      try {
+        useTinyModel(home, data, server)
+        Fs.mkdirSync(NodePath.join(home.home, ".claude"), { recursive: true, mode: 0o700 })
+        const env = { PATH: `${bin}:${process.env.PATH ?? ""}`, BLCTX_CLAUDE_BIN: claudeBin }
+        const install = await home.blctx(["install", "claude", "--no-hooks", "--json"], { env })
+        const installed = JSON.parse(install.stdout) as Report
+        expect(
+          installed.checks.filter((c) => c.status !== "passed").map((c) => `${c.id}: ${c.detail}`),
+          install.stderr
+        ).toEqual([])
+        expect(installed).toMatchObject({ target: "claude", ready: true, exit_code: 0 })
+        expect(checkOf(install.stdout, "history_index").detail).toBe(
+          "nothing to index yet: session_discovery found no sessions"
+        )
+        expect(checkOf(install.stdout, "history_retrieval").detail).toMatch(/^no session indexed yet: /)
+        const status = await home.blctx(["status", "claude", "--json"], { env })
+        expect(JSON.parse(status.stdout)).toMatchObject({ ready: true, exit_code: 0 })
+      } finally {
+        await server.close()
+      }
+    },
+    300_000
+  )
 })

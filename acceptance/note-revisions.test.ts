@@ -164,12 +164,24 @@ describe("note revisions (blctx-mcp and blctx notes over the daemon)", () => {
     })
     const cliHistory = await h.blctx(["notes", "history", logged.note_id])
     expect(cliHistory.code, cliHistory.stderr).toBe(0)
-    const shown = JSON.parse(cliHistory.stdout) as { revisions: ReadonlyArray<{ revision: number; text: string }> }
+    const shown = JSON.parse(cliHistory.stdout) as {
+      revisions: ReadonlyArray<{ revision: number; text: string; context_id: string }>
+    }
     expect(shown.revisions.map((r) => [r.revision, r.text])).toEqual([
       [1, TEXTS[0]],
       [2, TEXTS[1]],
       [3, TEXTS[2]]
     ])
+    // Each listed revision's context id answers that revision's text, not the current one.
+    const contexts = await Promise.all(shown.revisions.map((r) => h.blctx(["context", r.context_id])))
+    expect(
+      contexts.map((c) => {
+        const answer = JSON.parse(c.stdout) as {
+          messages: ReadonlyArray<{ text: string; source: { revision: number; revisions: number } }>
+        }
+        return answer.messages.map((m) => [m.text, m.source.revision, m.source.revisions])
+      })
+    ).toEqual([[[TEXTS[0], 1, 3]], [[TEXTS[1], 2, 3]], [[TEXTS[2], 3, 3]]])
     const pretty = await h.blctx(["notes", "history", logged.note_id, "--pretty"])
     expect(pretty.code, pretty.stderr).toBe(0)
     expect(pretty.stdout).toContain("revision 3 (current)")

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -134,21 +134,35 @@ describe("HTTP downloader over a loopback server", () => {
     }).pipe(Effect.provide(HttpDownloaderLive))
   )
 
-  it.scoped("refuses a body larger than the expected size", () =>
+  it.scoped("refuses a file the server offers at another size, keeping nothing of it", () =>
     Effect.gen(function* () {
       const dir = yield* scratch
       const s = yield* server({ repo: "t/m", revision: "r1", files: [{ name: "model.onnx", bytes }] })
       const downloader = yield* Downloader
+      const part = NodePath.join(dir, "small.part")
       const error = yield* Effect.flip(
-        downloader.fetch({
-          url: url(s.endpoint),
-          part: NodePath.join(dir, "small.part"),
-          size: 1000,
-          onProgress: () => Effect.void
-        })
+        downloader.fetch({ url: url(s.endpoint), part, size: 1000, onProgress: () => Effect.void })
       )
-      expect(error.message).toContain("more than the expected 1000 bytes")
+      expect(error.message).toBe(
+        `the server offers ${bytes.length} bytes where 1000 are expected: it is not the pinned file, and nothing of it was kept`
+      )
       expect(error.retryable).toBe(false)
+      expect(existsSync(part)).toBe(false)
+    }).pipe(Effect.provide(HttpDownloaderLive))
+  )
+
+  it.scoped("refuses a resumed file whose total size is not the expected one, removing the partial file", () =>
+    Effect.gen(function* () {
+      const dir = yield* scratch
+      const s = yield* server({ repo: "t/m", revision: "r1", files: [{ name: "model.onnx", bytes }] })
+      const downloader = yield* Downloader
+      const part = NodePath.join(dir, "m.part")
+      writeFileSync(part, bytes.subarray(0, 100))
+      const error = yield* Effect.flip(
+        downloader.fetch({ url: url(s.endpoint), part, size: bytes.length - 1, onProgress: () => Effect.void })
+      )
+      expect(error.message).toContain(`the server offers ${bytes.length} bytes where ${bytes.length - 1} are expected`)
+      expect(existsSync(part)).toBe(false)
     }).pipe(Effect.provide(HttpDownloaderLive))
   )
 
@@ -252,6 +266,27 @@ describe("HTTP downloader bounds (Effect time)", () => {
       expect(error.message).toBe("the connection was interrupted after 4 of 10 bytes: no data for 30 s")
       expect(error.retryable).toBe(true)
       expect(readFileSync(part).toString()).toBe("abcd")
+    }).pipe(Effect.provide(HttpDownloaderLive))
+  )
+
+  it.scoped("discards a body that runs past the expected size when no length was announced", () =>
+    Effect.gen(function* () {
+      const dir = yield* scratch
+      const s = yield* rawServer((_req, res) => {
+        res.writeHead(200)
+        res.write(Buffer.from("abcd"))
+        res.end(Buffer.from("efghijklmn"))
+      })
+      const part = NodePath.join(dir, "m.part")
+      const downloader = yield* Downloader
+      const error = yield* Effect.flip(
+        downloader.fetch({ url: url(s.endpoint), part, size: 10, onProgress: () => Effect.void })
+      )
+      expect(error.message).toBe(
+        "the server sent more than the expected 10 bytes: it is not the pinned file, and nothing of it was kept"
+      )
+      expect(error.retryable).toBe(false)
+      expect(existsSync(part)).toBe(false)
     }).pipe(Effect.provide(HttpDownloaderLive))
   )
 

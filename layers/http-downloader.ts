@@ -9,6 +9,7 @@ const MAX_REDIRECTS = 5
 /** How long the server may keep us waiting: for the response's head, and for each piece of its body. */
 const IDLE_TIMEOUT = Duration.seconds(30)
 const PROGRESS_EVERY_BYTES = 1 << 20
+const NOT_PINNED = "it is not the pinned file, and nothing of it was kept"
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -65,6 +66,15 @@ const makeFetch = (http: HttpClient.HttpClient) => {
   return Effect.fn("Downloader.fetch")(function* (request: DownloadRequest) {
     const { url, part, size } = request
     const failure = (message: string, retryable: boolean) => new DownloadError({ url, path: part, message, retryable })
+    /**
+     * A file of another size is not the pinned one, whatever its bytes: resuming it later could
+     * only append more of the wrong file, so what is on disk goes and the failure is final.
+     */
+    const discard = (what: string) =>
+      Effect.zipRight(
+        Effect.promise(() => Fs.rm(part, { force: true })),
+        Effect.fail(failure(`the server ${what} where ${size} are expected: ${NOT_PINNED}`, false))
+      )
     let onDisk = yield* sizeOf(part)
     if (onDisk > size) {
       yield* Effect.promise(() => Fs.rm(part, { force: true }))
@@ -95,8 +105,14 @@ const makeFetch = (http: HttpClient.HttpClient) => {
         yield* Effect.promise(() => Fs.rm(part, { force: true }))
         return yield* failure(`the server resumed at an unexpected offset (${range})`, true)
       }
+      const total = /\/(\d+)$/.exec(range ?? "")?.[1]
+      if (total !== undefined && Number(total) !== size) return yield* discard(`offers ${total} bytes`)
     } else if (status === 200) {
       resumedFrom = 0
+      const length = response.headers["content-length"]
+      if (length !== undefined && /^\d+$/.test(length) && Number(length) !== size) {
+        return yield* discard(`offers ${length} bytes`)
+      }
     } else if (status === 416) {
       yield* Effect.promise(() => Fs.rm(part, { force: true }))
       return yield* failure("the server refused to resume the partial file; it was removed", true)
@@ -116,6 +132,7 @@ const makeFetch = (http: HttpClient.HttpClient) => {
     let written = resumedFrom
     let reported = written
     yield* request.onProgress(written)
+    let oversize = false
     yield* response.stream.pipe(
       Stream.mapError((error) =>
         failure(`the connection was interrupted after ${written} of ${size} bytes: ${transportReason(error)}`, true)
@@ -131,7 +148,8 @@ const makeFetch = (http: HttpClient.HttpClient) => {
       Stream.runForEach((chunk) =>
         Effect.gen(function* () {
           if (written + chunk.length > size) {
-            return yield* failure(`the server sent more than the expected ${size} bytes`, false)
+            oversize = true
+            return yield* failure(`the server sent more than the expected ${size} bytes: ${NOT_PINNED}`, false)
           }
           yield* Effect.tryPromise({
             try: () => handle.write(chunk),
@@ -143,7 +161,8 @@ const makeFetch = (http: HttpClient.HttpClient) => {
             yield* request.onProgress(written)
           }
         })
-      )
+      ),
+      Effect.tapError(() => (oversize ? Effect.promise(() => Fs.rm(part, { force: true })) : Effect.void))
     )
     if (written < size) {
       return yield* failure(`the connection closed after ${written} of ${size} bytes`, true)

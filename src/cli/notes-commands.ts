@@ -101,7 +101,7 @@ export const notesCommand = Command.make("notes", {}, () =>
   Command.withDescription(
     commandDescription(
       "List and read the notes agents logged",
-      "Each prints one JSON document unless --pretty (or a terminal); a note id that names no note exits 1 with a JSON error. Agents change notes with the MCP tool update_note; search, recent and context show only a note's current revision."
+      "Each prints one JSON document unless --pretty (or a terminal); a note id that names no note exits 1 with a JSON error. Agents change notes with the MCP tool update_note; search and recent show only a note's current revision; context shows the revision its context_id names (notes history gives each revision's)."
     )
   ),
   Command.withSubcommands([listCommand, showCommand, historyCommand])

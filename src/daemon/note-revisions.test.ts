@@ -246,12 +246,12 @@ describe("note revisions, in process", () => {
     )
   )
 
-  it.live("search, recent and context show only the current revision, and say older ones exist", () =>
+  it.live("search and recent show only the current revision; each revision's context id shows that revision", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const { client } = yield* daemon()
         const { logged } = yield* loggedNote(client, "Decision: the mascot is a narwhal.")
-        yield* client.UpdateNote({
+        const second = yield* client.UpdateNote({
           note_id: logged.note_id,
           expected_revision: 1,
           text: "Decision: the mascot is a capybara."
@@ -286,19 +286,29 @@ describe("note revisions, in process", () => {
           ]
         ])
 
-        // Context: the current revision, also from an older revision's context id.
-        for (const contextId of [logged.context_id, third.context_id, found.results[0]?.context_id ?? ""]) {
-          const context = yield* client.Context({ context_id: contextId })
+        // Context: each revision's id (as note_history lists it) answers that revision's text,
+        // saying how many revisions there are; a search hit's id answers the current one.
+        const history = yield* client.NoteHistory({ note_id: logged.note_id })
+        const texts = [
+          "Decision: the mascot is a narwhal.",
+          "Decision: the mascot is a capybara.",
+          "Decision: the mascot is an axolotl."
+        ]
+        expect(history.revisions.map((r) => r.context_id)).toEqual([
+          logged.context_id,
+          second.context_id,
+          third.context_id
+        ])
+        for (const [i, listed] of history.revisions.entries()) {
+          const context = yield* client.Context({ context_id: listed.context_id })
           expect(context.total_messages).toBe(1)
-          expect(context.anchor.context_id).toBe(third.context_id)
+          expect(context.anchor.context_id).toBe(listed.context_id)
           expect(context.messages.map((m) => [m.text, m.is_anchor, m.source])).toEqual([
-            [
-              "Decision: the mascot is an axolotl.",
-              true,
-              { kind: "note_revision", note_id: logged.note_id, revision: 3, revisions: 3 }
-            ]
+            [texts[i], true, { kind: "note_revision", note_id: logged.note_id, revision: i + 1, revisions: 3 }]
           ])
         }
+        const current = yield* client.Context({ context_id: found.results[0]?.context_id ?? "" })
+        expect(current.messages.map((m) => [m.text, m.is_anchor])).toEqual([[texts[2], true]])
       })
     )
   )

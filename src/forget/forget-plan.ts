@@ -3,6 +3,7 @@ import type { SqlClient, Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
+import { messageContextId } from "../retrieval/context-id.js"
 import { sourceLocationOf } from "../retrieval/contract.js"
 import { filterClauses } from "../retrieval/lexical-search.js"
 import { resolveRange, TimeRangeError } from "../retrieval/time-range.js"
@@ -350,7 +351,7 @@ export const planForget = (sql: SqlClient.SqlClient, selector: ForgetSelector) =
       .map(
         (r) =>
           new ForgetItem({
-            context_id: `m${r.id}`,
+            context_id: messageContextId(r.id),
             source_type: r.source_type,
             session_id: r.session_id,
             timestamp: r.timestamp,

@@ -5,6 +5,7 @@ import { Effect, Option } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { importOnce } from "../importer/history-db.test-support.js"
 import { expandContext } from "../retrieval/context.js"
+import { passageContextId } from "../retrieval/context-id.js"
 import { SearchRequest } from "../retrieval/contract.js"
 import { matchingWords, matchOf } from "../retrieval/lexical-search.js"
 import { recentTurns } from "../retrieval/recent.js"
@@ -43,6 +44,9 @@ const v3Search = (query: string) =>
     Effect.zip(SqlClient.SqlClient, matchingWords(query)),
     ([sql, words]) => sql<{
       chunk_id: number
+      message_id: number
+      char_start: number
+      char_end: number
       text: string
       source_type: string
       path: string
@@ -51,7 +55,7 @@ const v3Search = (query: string) =>
       byte_end: number
       rank: number
     }>`
-      SELECT c.id AS chunk_id, c.text, m.source_type, f.path, m.line, m.byte_start, m.byte_end, bm25(chunks_fts) AS rank
+      SELECT c.id AS chunk_id, c.message_id, c.char_start, c.char_end, c.text, m.source_type, f.path, m.line, m.byte_start, m.byte_end, bm25(chunks_fts) AS rank
       FROM chunks_fts
       JOIN chunks c ON c.id = chunks_fts.rowid
       JOIN messages m ON m.id = c.message_id
@@ -197,7 +201,9 @@ describe("migration 4 (source-neutral messages)", () => {
           for (const [index, query] of QUERIES.entries()) {
             const answer = yield* search(SearchRequest.make({ query, limit: 10 }), Option.none(), "lexical")
             const expected = before.searches[index] ?? []
-            expect(answer.results.map((h) => h.context_id)).toEqual(expected.map((r) => `c${r.chunk_id}`))
+            expect(answer.results.map((h) => h.context_id)).toEqual(
+              expected.map((r) => passageContextId(r.message_id, r))
+            )
             expect(
               answer.results.map((h) => ({
                 text: h.text,

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { messageContextId } from "../retrieval/context-id.js"
 import { storedProject } from "./note-content.js"
 import {
   Authorship,
@@ -81,7 +82,7 @@ export const noteHistory = (request: NoteHistoryRequest) =>
             session_id: r.session_id,
             created_at: r.created_at,
             source_text: r.source_text,
-            context_id: `m${r.message_id}`
+            context_id: messageContextId(r.message_id)
           })
       )
     })
@@ -128,7 +129,7 @@ export const listNotes = (request: ListNotesRequest) =>
             project: r.project,
             excerpt: r.text.slice(0, NOTE_EXCERPT_CHARS),
             excerpt_truncated: r.text.length > NOTE_EXCERPT_CHARS,
-            context_id: `m${r.message_id}`
+            context_id: messageContextId(r.message_id)
           })
       ),
       offset: request.offset,

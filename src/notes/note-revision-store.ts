@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto"
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { ModelFingerprint } from "../embedding/fingerprint.js"
+import { messageContextId } from "../retrieval/context-id.js"
 import { StoreError } from "../store/store-error.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
 import { differingFields, storedRevision } from "./note-content.js"
@@ -43,7 +44,7 @@ const responseOf = (
     previous_revision: row.revision - 1,
     source_type: "authored_update",
     session_id: row.session_id,
-    context_id: `m${row.message_id}`,
+    context_id: messageContextId(row.message_id),
     kind: row.kind,
     authorship: row.authorship,
     tags: row.tags,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
+import { messageContextId } from "../retrieval/context-id.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import { differingFields, type StoredUpdate, sessionBinding } from "./note-content.js"
 import { type LoadedVectors, reviseNote } from "./note-revision-store.js"
@@ -120,7 +121,7 @@ export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
       revision: row.revision,
       source_type: "authored_update",
       session_id: row.session_id,
-      context_id: `m${row.message_id}`,
+      context_id: messageContextId(row.message_id),
       kind: row.kind,
       authorship: row.authorship,
       tags: row.tags,

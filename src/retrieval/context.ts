@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
+import { messageContextId, parseContextId } from "./context-id.js"
 import {
   type ProvenanceRow,
   RESPONSE_TEXT_BUDGET,
@@ -9,7 +10,7 @@ import {
   SourceType,
   sourceLocationOf
 } from "./contract.js"
-import { CURRENT_REVISION } from "./current-revision.js"
+import { NOTE_REVISIONS } from "./current-revision.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}
@@ -100,14 +101,13 @@ interface Row extends ProvenanceRow {
 export const expandContext = (request: ContextRequest, budget: number = RESPONSE_TEXT_BUDGET) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const parsed = /^([cm])(\d{1,15})$/.exec(request.context_id)
+    const parsed = parseContextId(request.context_id)
     if (parsed === null) return yield* new ContextNotFound({ context_id: request.context_id })
-    const id = Number(parsed[2])
     const anchor =
-      parsed[1] === "c"
+      parsed.kind === "chunk"
         ? (yield* sql<{ message_id: number; char_start: number; char_end: number }>`
-            SELECT message_id, char_start, char_end FROM chunks WHERE id = ${id}`)[0]
-        : { message_id: id, char_start: null, char_end: null }
+            SELECT message_id, char_start, char_end FROM chunks WHERE id = ${parsed.chunk_id}`)[0]
+        : { message_id: parsed.message_id, char_start: null, char_end: null, ...parsed.range }
     if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     const agent = yield* checkAgent(request.agent)
     const head = (yield* sql<{
@@ -123,16 +123,18 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       return yield* new ContextOfOtherAgent({ context_id: request.context_id, agent, found: head.agent })
     }
 
-    // A transcript's messages in file order; a note is its current revision (older ones are in
-    // note_history), which also answers a context id of an older revision.
+    // A transcript's messages in file order; a note is the revision the id names (search and
+    // recent hand out the current one's, note_history each revision's), so an id written down
+    // keeps naming the text it named, with how many revisions the note has now.
     const all = yield* sql<Row>`
       SELECT m.id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd, m.timestamp, m.text,
-             ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
+             ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision,
+             ${sql.literal(NOTE_REVISIONS)} AS note_revisions
       FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
       WHERE ${
         head.source_file_id !== null
           ? sql`m.source_file_id = ${head.source_file_id}`
-          : sql`m.note_id = ${head.note_id} AND m.source_file_id IS NULL AND ${sql.literal(CURRENT_REVISION)}`
+          : sql`m.id = ${anchor.message_id} AND m.source_file_id IS NULL`
       }
       ORDER BY m.line, m.note_revision, m.id`
     const anchorIndex = head.note_id !== null ? 0 : all.findIndex((m) => m.id === anchor.message_id)
@@ -161,7 +163,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
       used += text.length
       messages.push(
         new ContextMessage({
-          context_id: `m${row.id}`,
+          context_id: messageContextId(row.id),
           index,
           is_anchor: row.id === anchorRow.id,
           role: row.role,
@@ -189,12 +191,16 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
     return new ContextResponse({
       context_id: request.context_id,
       anchor: {
-        context_id: `m${anchorRow.id}`,
+        context_id: messageContextId(anchorRow.id),
         index: anchorIndex,
+        // A passage id written down before the message was redacted again may reach past its text.
         chunk:
           anchor.char_start === null || anchor.char_end === null
             ? null
-            : { char_start: anchor.char_start, char_end: anchor.char_end }
+            : {
+                char_start: Math.min(anchor.char_start, anchorRow.text.length),
+                char_end: Math.min(anchor.char_end, anchorRow.text.length)
+              }
       },
       session_id: anchorRow.session_id,
       project: anchorRow.cwd,

@@ -49,7 +49,7 @@ export class TranscriptSpan extends Schema.Class<TranscriptSpan>("TranscriptSpan
 export class NoteRevision extends Schema.Class<NoteRevision>("NoteRevision")({
   kind: Schema.tag("note_revision"),
   note_id: Schema.String,
-  /** The note's current revision (results never show a superseded one). */
+  /** The revision whose text this is: the current one in search and recent; `context` shows the revision its id names. */
   revision: Schema.Int,
   /** How many revisions the note has; more than 1 means older ones exist (note_history lists them). */
   revisions: Schema.Int.annotations({
@@ -78,6 +78,8 @@ export interface ProvenanceRow {
   readonly byte_end: number | null
   readonly note_id: string | null
   readonly note_revision: number | null
+  /** How many revisions the note has, when a reader may return a superseded one (`NOTE_REVISIONS`). */
+  readonly note_revisions?: number | null
 }
 
 /**
@@ -86,8 +88,12 @@ export interface ProvenanceRow {
  */
 export const sourceLocationOf = (row: ProvenanceRow): SourceLocation =>
   row.note_id !== null
-    ? // Revisions are numbered 1..n and readers return only the current one, so its number is the count.
-      new NoteRevision({ note_id: row.note_id, revision: row.note_revision ?? 0, revisions: row.note_revision ?? 0 })
+    ? // Revisions are numbered 1..n; a reader that returns only the current one need not count them.
+      new NoteRevision({
+        note_id: row.note_id,
+        revision: row.note_revision ?? 0,
+        revisions: row.note_revisions ?? row.note_revision ?? 0
+      })
     : new TranscriptSpan({
         agent: row.agent ?? "",
         path: row.path ?? "",

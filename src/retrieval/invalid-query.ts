@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { KNOWN_AGENTS, type UnknownAgent } from "./agent-filter.js"
 import type { ContextNotFound, ContextOfOtherAgent } from "./context.js"
+import { parseContextId } from "./context-id.js"
 import type { TimeRangeError } from "./time-range.js"
 
 /** A query that cannot be run as asked (a bad date, an unknown context id or agent): says what to send instead. */
@@ -29,7 +30,10 @@ export const invalidQuery = (e: QueryRejection): InvalidQuery => {
     case "ContextNotFound":
       return new InvalidQuery({
         reason: `no result has context id ${e.context_id}`,
-        remediation: "Use a context_id from a search or recent answer."
+        remediation:
+          parseContextId(e.context_id)?.kind === "chunk"
+            ? "Ids of the form c<number> named index chunks, which are cut again when the embedding model changes; search again for an id of the form m<number>@<start>-<end>, which lasts as long as its text is stored."
+            : "Use a context_id from a search or recent answer."
       })
     case "UnknownAgent":
       return new InvalidQuery({

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { redactSecrets } from "../redaction/redact.js"
 import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
+import { messageContextId } from "./context-id.js"
 import {
   BoundedDate,
   BoundedPath,
@@ -167,7 +168,7 @@ export const recentTurns = (
         .map(
           (x) =>
             new TurnMessage({
-              context_id: `m${x.m.id}`,
+              context_id: messageContextId(x.m.id),
               role: x.m.role,
               kind: x.m.kind,
               timestamp: x.m.timestamp,

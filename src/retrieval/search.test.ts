@@ -80,7 +80,8 @@ describe("search", () => {
         const bytes = Fs.readFileSync(source.path).subarray(source.byte_start, source.byte_end)
         expect(JSON.parse(bytes.toString("utf8")).payload.message).toBe(top?.text)
         expect(source.line).toBe(3)
-        expect(top?.context_id).toMatch(/^c\d+$/)
+        // The passage: its message and its characters there, which no re-chunking changes.
+        expect(top?.context_id).toMatch(new RegExp(`^m\\d+@${top?.chunk.char_start}-${top?.chunk.char_end}$`))
       })
     )
   )

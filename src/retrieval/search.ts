@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import { passageContextId } from "./context-id.js"
 import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, sourceLocationOf } from "./contract.js"
 import { reciprocalRankFusion } from "./fusion.js"
 import { allowedChunkIds, type ChunkRow, chunksByIds, searchLexical } from "./lexical-search.js"
@@ -12,12 +13,9 @@ export interface VectorCandidates {
 /** Why a search could not use vectors: reported with the lexical answer. */
 export type LexicalReason = string
 
-/** A hit's id for `context`: the chunk, from which the message and its turn are found. */
-export const chunkContextId = (chunkId: number) => `c${chunkId}`
-
 export const toHit = (row: ChunkRow, score: Score): SearchHit =>
   new SearchHit({
-    context_id: chunkContextId(row.chunk_id),
+    context_id: passageContextId(row.message_id, row),
     text: row.text,
     text_truncated: false,
     source_type: row.source_type,

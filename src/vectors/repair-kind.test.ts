@@ -13,6 +13,9 @@ import { EmbeddingFailed, HistoryStoreError } from "../importer/import-errors.js
 import { type ImportChunking, IndexingServices } from "../importer/import-services.js"
 import { type JobId, JobId as JobIdSchema } from "../jobs/job.js"
 import type { RegisteredJobKind } from "../jobs/job-kind.js"
+import { expandContext } from "../retrieval/context.js"
+import { SearchRequest } from "../retrieval/contract.js"
+import { search } from "../retrieval/search.js"
 import { makeRepairKind } from "./repair-kind.js"
 
 let dir: string
@@ -144,6 +147,29 @@ describe("repair job", () => {
         const remaining = yield* countWhere("1 = 1")
         expect(rebuilt.exit._tag === "Success" && rebuilt.exit.value.counts?.vectors_embedded).toBe(remaining)
         expect(yield* vectors.count(fingerprint)).toBe(remaining)
+      })
+    )
+  )
+
+  it.effect("a context id from a search before re-chunking resolves to the same text after it", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const path = NodePath.join(dir, "s.jsonl")
+        Fs.copyFileSync(NodePath.join(fixturesDir, "new-format-turn-ids.jsonl"), path)
+        yield* importOnce(path)
+        const before = (yield* search(SearchRequest.make({ query: "test zone UTC" }), Option.none(), "none")).results
+        expect(before.length).toBeGreaterThan(0)
+        const { layer } = yield* services
+        const kind = yield* makeRepairKind().pipe(Effect.provide(layer))
+        expect((yield* runKind(kind, Option.none())).exit._tag).toBe("Success")
+        expect(yield* countWhere("tokenizer <> 'three-words'")).toBe(0)
+        for (const hit of before) {
+          const context = yield* expandContext({ context_id: hit.context_id, limit: 20, char_offset: 0 })
+          const anchor = context.messages.find((m) => m.is_anchor)
+          const range = context.anchor.chunk
+          expect(anchor?.text.slice(range?.char_start, range?.char_end)).toBe(hit.text)
+        }
       })
     )
   )

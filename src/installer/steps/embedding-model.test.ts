@@ -14,7 +14,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpDownloaderLive } from "../../../layers/http-downloader.js"
 import { NodeFileDigestLive } from "../../../layers/model-file-digest.js"
 import {
@@ -298,8 +298,10 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       expect(failure.remediation).toContain("model.endpoint")
       expect(readdirSync(modelsDir(home)).filter((e) => !e.startsWith("."))).toEqual([])
       const verify = yield* Effect.flip(s.verify(runOf([])))
-      expect(verify.detail).toBe("the embedding model blctx-test/tiny-encoder@test is not installed")
-      expect(verify.remediation).toBe("Run: blctx install codex --step embedding_model")
+      expect(verify.detail).toMatch(/^the embedding model blctx-test\/tiny-encoder@test is not installed \(no \/.+\)$/)
+      expect(verify.remediation).toMatch(
+        /^Run: blctx install codex --step embedding_model \(it downloads .* MiB from http:\/\/127\.0\.0\.1:\d+ \(model\.endpoint in .*config\.json\)\)$/
+      )
     })
   )
 
@@ -439,11 +441,46 @@ describe("embedding_model step without a model", () => {
       yield* writeManifest(home)
       const s = yield* step(home)
       const failure = yield* Effect.flip(s.verify(runOf([])))
-      expect(failure.detail).toBe("the embedding model Qdrant/bge-small-en@8791246cc2a7 is not installed")
-      expect(Option.some(failure.remediation)).toEqual(Option.some("Run: blctx install codex --step embedding_model"))
+      expect(failure.detail).toMatch(
+        /^the embedding model Qdrant\/bge-small-en@8791246cc2a7 is not installed \(no \/.+\)$/
+      )
+      expect(failure.detail).toContain(modelsDir(home))
+      expect(failure.remediation).toBe(
+        `Run: blctx install codex --step embedding_model (it downloads 127.6 MiB from https://huggingface.co; ${mirrorHint(home)})`
+      )
     })
   )
+
+  it.scoped(
+    "doctor says which files are missing, where it looked, what is partly downloaded and how to use a mirror",
+    () =>
+      Effect.gen(function* () {
+        const home = yield* makeHome
+        writeSmallModelConfig(home)
+        yield* writeManifest(home)
+        const s = yield* step(
+          home,
+          fakeDownloader("ab", () => ({ message: "aborted", retryable: true }))
+        )
+        yield* Effect.flip(s.install(runOf([])))
+        const [staging] = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
+        const stagingDir = NodePath.join(modelsDir(home), staging ?? "")
+        const active = stagingDir.replace(".staging-", "")
+        const found = yield* s.diagnose()
+        expect(found.detail).toBe(
+          [
+            `Qdrant/bge-small-en@8791246cc2a7: 1 files, 0.0 MiB`,
+            `missing from ${active}: m.onnx`,
+            `in ${stagingDir}: ${NodePath.join(stagingDir, "m.onnx.part")} has 2 of 4 bytes: the next run resumes it`,
+            `to fix: Run: blctx install codex --step embedding_model (it downloads 0.0 MiB from https://huggingface.co; ${mirrorHint(home)})`
+          ].join("; ")
+        )
+      })
+  )
 })
+
+const mirrorHint = (home: Home) =>
+  `to download from a mirror or a local server, set "model": {"endpoint": "URL"} in ${configPath(home)} (files are fetched from URL/<repo>/resolve/<revision>/<name>)`
 
 /** A one-file model small enough to fake: `m.onnx` holds "abcd". */
 const SMALL_FILE = {
@@ -503,7 +540,7 @@ describe("embedding_model download failures say what is on disk and where it was
         `download of ${smallUrl(HF)} failed: request failed: getaddrinfo EAI_AGAIN huggingface.co`
       )
       expect(failure.remediation).toBe(
-        `Check the network and rerun (${RERUN}). No partial file of m.onnx is on disk; the next run starts it from the beginning. It tried the default endpoint ${HF}.`
+        `Check the network and rerun (${RERUN}). No partial file of m.onnx is on disk; the next run starts it from the beginning. It tried the default endpoint ${HF}; ${mirrorHint(home)}.`
       )
       const staging = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
       expect(staging.map((d) => readdirSync(NodePath.join(modelsDir(home), d)))).toEqual([[]])
@@ -526,7 +563,7 @@ describe("embedding_model download failures say what is on disk and where it was
       const [staging] = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
       const part = NodePath.join(modelsDir(home), staging ?? "", "m.onnx.part")
       expect(failure.remediation).toBe(
-        `Check the network and rerun (${RERUN}). The partial file ${part} (2 bytes) is kept and resumed next time. It tried the default endpoint ${HF}.`
+        `Check the network and rerun (${RERUN}). The partial file ${part} (2 bytes) is kept and resumed next time. It tried the default endpoint ${HF}; ${mirrorHint(home)}.`
       )
       expect(readFileSync(part, "utf8")).toBe("ab")
     })
@@ -547,6 +584,35 @@ describe("embedding_model download failures say what is on disk and where it was
       expect(failure.remediation).toBe(
         `Check the network and rerun (${RERUN}). No partial file of m.onnx is on disk; the next run starts it from the beginning. model.endpoint in ${configPath(home)} points at ${endpoint}; check it or remove it to use the default.`
       )
+    })
+  )
+
+  it.scoped("a file served at another size than pinned is discarded with a clear error, never resumed", () =>
+    Effect.gen(function* () {
+      const home = yield* makeHome
+      const big = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          startModelServer({
+            repo: "Qdrant/bge-small-en",
+            revision: DEFAULT_MODEL_SPEC.revision,
+            files: [{ name: "m.onnx", bytes: Buffer.from("abcdefgh") }]
+          })
+        ),
+        (srv) => Effect.promise(() => srv.close())
+      )
+      writeSmallModelConfig(home, big.endpoint)
+      yield* writeManifest(home)
+      const s = yield* step(home)
+      for (let run = 0; run < 2; run++) {
+        const failure = yield* Effect.flip(s.install(runOf([])))
+        expect(failure.detail).toBe(
+          `download of ${smallUrl(big.endpoint)} failed: the server offers 8 bytes where 4 are expected: it is not the pinned file, and nothing of it was kept`
+        )
+        expect(failure.remediation).toContain("No partial file of m.onnx is on disk")
+        expect(failure.remediation).toContain(`model.endpoint in ${configPath(home)} points at ${big.endpoint}`)
+        const staging = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
+        expect(staging.map((d) => readdirSync(NodePath.join(modelsDir(home), d)))).toEqual([[]])
+      }
     })
   )
 

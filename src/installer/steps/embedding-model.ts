@@ -74,11 +74,18 @@ export const embeddingModelStep = Effect.gen(function* () {
   const loadConfig = configFile.load().pipe(Effect.mapError(fromConfig))
   const now = DateTime.now.pipe(Effect.map(DateTime.formatIso))
 
-  /** Where the files were fetched from, and whether config.json chose it. */
+  /** How to fetch the model from elsewhere: the one setting every download remedy names. */
+  const mirrorHint = `to download from a mirror or a local server, set "model": {"endpoint": "URL"} in ${configFile.path} (files are fetched from URL/<repo>/resolve/<revision>/<name>)`
+
+  /** Where the files were fetched from, whether config.json chose it, and how to choose another. */
   const endpointNote = (config: BlctxConfig) =>
     config.modelOverrides.includes("endpoint")
       ? `model.endpoint in ${configFile.path} points at ${shown(config.model.endpoint)}; check it or remove it to use the default.`
-      : `It tried the default endpoint ${shown(config.model.endpoint)}.`
+      : `It tried the default endpoint ${shown(config.model.endpoint)}; ${mirrorHint}.`
+
+  /** What install would download, and from where. */
+  const downloadNote = (config: BlctxConfig) =>
+    `it downloads ${mib(config.model.files.reduce((n, f) => n + f.size, 0))} from ${shown(config.model.endpoint)}${config.modelOverrides.includes("endpoint") ? ` (model.endpoint in ${configFile.path})` : `; ${mirrorHint}`}`
 
   /**
    * The `lstat` of every file of `folder` (taken before hashing), or the first file whose size or
@@ -366,11 +373,15 @@ export const embeddingModelStep = Effect.gen(function* () {
   })
 
   const verify = Effect.fn("EmbeddingModel.verify")(function* (run: StepRun) {
-    const spec = (yield* loadConfig).model
+    const config = yield* loadConfig
+    const spec = config.model
     const active = activeModelFolder(paths.cacheDir, spec)
     yield* run.progress({ label: "checking files", fraction: 0 })
     if (!(yield* fs.exists(active))) {
-      return yield* fail(`the embedding model ${spec.repo}@${spec.revision.slice(0, 12)} is not installed`, RERUN)
+      return yield* fail(
+        `the embedding model ${spec.repo}@${spec.revision.slice(0, 12)} is not installed (no ${active})`,
+        `${RERUN} (${downloadNote(config)})`
+      )
     }
     const inspected = yield* inspect(active, spec.files)
     if (Either.isLeft(inspected)) return yield* fail(inspected.left, RERUN)
@@ -394,6 +405,60 @@ export const embeddingModelStep = Effect.gen(function* () {
     return {
       detail: `${fingerprint.model}@${fingerprint.revision.slice(0, 12)}, ${result.dims} dims, fingerprint ${fingerprint.key}; sanity check ranked passage ${result.first} first (${score.toFixed(3)})`
     }
+  })
+
+  /** One file of the spec in `folder`: present at its size, at another size, or missing. */
+  const fileState = (folder: string, file: ModelFile, part: boolean) =>
+    Effect.gen(function* () {
+      const path = NodePath.join(folder, part ? partFileName(file.name) : file.name)
+      const entry = yield* fs.lstat(path).pipe(Effect.orElseSucceed(() => Option.none<Entry>()))
+      if (Option.isNone(entry)) return { file, path, size: null }
+      return { file, path, size: entry.value.kind === "file" ? entry.value.size : -1 }
+    })
+
+  /**
+   * Doctor: what of the model is on disk and what is not (per file of the spec: in the active
+   * folder, downloaded or partly downloaded in staging), where it looked, and what to do,
+   * including how to fetch from a mirror. Reads metadata only; nothing is hashed or fetched.
+   */
+  const diagnose = Effect.fn("EmbeddingModel.diagnose")(function* () {
+    const config = yield* loadConfig
+    const spec = config.model
+    const active = activeModelFolder(paths.cacheDir, spec)
+    const staging = stagingModelFolder(paths.cacheDir, spec)
+    const installed = yield* Effect.forEach(spec.files, (f) => fileState(active, f, false))
+    const wrong = installed.filter((f) => f.size !== null && f.size !== f.file.size)
+    const missing = installed.filter((f) => f.size === null)
+    const looked = `${spec.repo}@${spec.revision.slice(0, 12)}: ${spec.files.length} files, ${mib(spec.files.reduce((n, f) => n + f.size, 0))}`
+    if (missing.length === 0 && wrong.length === 0) {
+      return { detail: `${looked}; every file is in ${active} at its pinned size` }
+    }
+    const said: Array<string> = [looked]
+    if (wrong.length > 0) {
+      said.push(
+        `in ${active} at another size than pinned: ${wrong.map((f) => `${f.file.name} (${f.size} bytes, pinned ${f.file.size})`).join(", ")}`
+      )
+    }
+    if (missing.length > 0) {
+      said.push(`missing from ${active}: ${missing.map((f) => f.file.name).join(", ")}`)
+      const staged = yield* Effect.forEach(missing, (f) =>
+        Effect.zip(fileState(staging, f.file, false), fileState(staging, f.file, true))
+      )
+      const waiting = staged.flatMap(([done, part]) =>
+        done.size !== null
+          ? [`${done.file.name} downloaded, not yet activated`]
+          : part.size !== null && part.size >= 0
+            ? [
+                part.size > part.file.size
+                  ? `${part.path} has ${part.size} bytes, more than the pinned ${part.file.size}: the next run discards it`
+                  : `${part.path} has ${part.size} of ${part.file.size} bytes: the next run resumes it`
+              ]
+            : []
+      )
+      said.push(waiting.length === 0 ? `nothing of them in ${staging}` : `in ${staging}: ${waiting.join("; ")}`)
+    }
+    said.push(`to fix: ${RERUN} (${downloadNote(config)})`)
+    return { detail: said.join("; ") }
   })
 
   const uninstall = Effect.fn("EmbeddingModel.uninstall")(function* (run: StepRun) {
@@ -443,6 +508,7 @@ export const embeddingModelStep = Effect.gen(function* () {
     requires: ["data_directory"],
     install,
     verify,
+    diagnose: () => diagnose(),
     uninstall
   } satisfies Step<never>
 })

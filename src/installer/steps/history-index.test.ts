@@ -6,6 +6,7 @@ import { JobId, JobView } from "../../jobs/job.js"
 import { ContextStatusResponse } from "../../retrieval/context-status.js"
 import { Coverage } from "../../retrieval/coverage.js"
 import { DaemonUnavailable } from "../../rpc/errors.js"
+import { discoverySnapshotPath } from "../../transcripts/discovery-snapshot.js"
 import type { Step } from "../step.js"
 import { HISTORY_INDEX_FILE, historyIndexStep } from "./history-index.js"
 import { diagnoseOf, makeWorld, runOf, stepLayer, useActiveHome } from "./service-steps.test-support.js"
@@ -117,6 +118,50 @@ describe("history_index diagnose (doctor)", () => {
       expect(found.detail).toBe(
         `import job ${JOB} partial; 40 records read: 3 unclassified, 1 unreadable lines; files: 1 unreadable, 0 missing, 0 in conflict; index now: 1 partial and 0 conflicting sources, 0 changed and 0 missing since import; partial: /codex/sessions/a.jsonl (3 unclassified, 1 unreadable lines)`
       )
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+})
+
+describe("history_index with no session yet", () => {
+  const writeSnapshot = (newest: ReadonlyArray<string>) =>
+    Fs.writeFileSync(
+      discoverySnapshotPath(paths().stateDir),
+      JSON.stringify({
+        version: 1,
+        discovered_at: "2026-03-01T10:00:00.000Z",
+        codex_home: paths().codexHome,
+        total: newest.length,
+        active: newest.length,
+        archived: 0,
+        compressed: { count: 0, paths: [] },
+        skipped_links: 0,
+        newest: newest.map((path) => ({ path, size: 1, modified_at: "2026-03-01T09:00:00.000Z", archived: false }))
+      })
+    )
+
+  it.effect("install, and status after it, pass with nothing to index when discovery found no session", () => {
+    const world = makeWorld({ pid: 7, answering: true })
+    return Effect.gen(function* () {
+      writeSnapshot([])
+      const step: Step = yield* historyIndexStep
+      expect((yield* step.install(runOf("install"))).detail).toBe(
+        "nothing to index yet: session_discovery found no sessions"
+      )
+      // What install's own verify and every later status run.
+      expect((yield* step.verify(runOf("status"))).detail).toBe(
+        "nothing to index yet: session_discovery found no sessions"
+      )
+    }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
+  })
+
+  it.effect("fails when discovery found sessions that no import was run for", () => {
+    const world = makeWorld({ pid: 7, answering: true })
+    return Effect.gen(function* () {
+      writeSnapshot(["/codex/sessions/a.jsonl"])
+      const step: Step = yield* historyIndexStep
+      const failed = yield* Effect.flip(step.verify(runOf("status")))
+      expect(failed.detail).toBe("no history import has been run, though session_discovery found 1 session files")
+      expect(failed.remediation).toBe("Run: blctx install codex --step history_index")
     }).pipe(Effect.provide(stepLayer(fresh.home(), world)))
   })
 })

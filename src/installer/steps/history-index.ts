@@ -21,6 +21,8 @@ const decodeRecord = Schema.decodeUnknownEither(Schema.parseJson(HistoryIndexRec
 const encodeRecord = Schema.encodeSync(HistoryIndexRecord)
 
 export const HISTORY_INDEX_FILE = "history-index.json"
+/** A home with no session yet is set up, not broken: there is simply nothing to import. */
+export const NOTHING_TO_INDEX = "nothing to index yet: session_discovery found no sessions"
 const CALL_TIMEOUT = Duration.seconds(10)
 const WAIT_LIMIT = Duration.minutes(10)
 const POLL = Duration.millis(250)
@@ -69,6 +71,20 @@ export const historyIndexStep = Effect.gen(function* () {
       return yield* fail(`session snapshot ${path} is unreadable`, "Run: blctx install codex --step session_discovery")
     }
     return decoded.right
+  })
+
+  /**
+   * No import recorded: install submits none while session_discovery found no session, so an empty
+   * snapshot is a pass (a first session is indexed by the next install, or by the hooks); sessions
+   * found but never imported are a failure.
+   */
+  const unimported = Effect.gen(function* () {
+    const snapshot = yield* readSnapshot
+    if (snapshot.newest.length === 0) return { detail: NOTHING_TO_INDEX }
+    return yield* fail(
+      `no history import has been run, though session_discovery found ${snapshot.total} session files`,
+      "Run: blctx install codex --step history_index"
+    )
   })
 
   const follow = (jobId: JobId, progress: (p: StepProgress) => Effect.Effect<void>) =>
@@ -142,7 +158,7 @@ export const historyIndexStep = Effect.gen(function* () {
       Effect.gen(function* () {
         const snapshot = yield* readSnapshot
         const newest = snapshot.newest.map((f) => f.path)
-        if (newest.length === 0) return { detail: "no Codex sessions to index yet" }
+        if (newest.length === 0) return { detail: NOTHING_TO_INDEX }
         const submitted = yield* withClient((client) =>
           client.submitJob({ kind: "import", params: { paths: newest, origin: "history_index" } })
         )
@@ -169,18 +185,13 @@ export const historyIndexStep = Effect.gen(function* () {
       }),
     verify: () =>
       Effect.gen(function* () {
-        const text = yield* fs
-          .readText(recordPath)
-          .pipe(
-            Effect.mapError(() =>
-              fail("no history import has been run", "Run: blctx install codex --step history_index")
-            )
-          )
-        const record = decodeRecord(text)
+        const text = yield* fs.readText(recordPath).pipe(Effect.option)
+        if (Option.isNone(text)) return yield* unimported
+        const record = decodeRecord(text.value)
         if (Either.isLeft(record)) {
           return yield* fail(`${recordPath} is unreadable`, "Run: blctx install codex --step history_index")
         }
-        if (record.right.paths.length === 0) return { detail: "no Codex sessions to index yet" }
+        if (record.right.paths.length === 0) return { detail: NOTHING_TO_INDEX }
         const job = yield* withClient((client) => client.jobStatus(record.right.job_id))
         if (!finished(job)) return { detail: `${describeJob(job)} (${job.progress_done}/${job.progress_total ?? 0})` }
         return yield* outcome(job)

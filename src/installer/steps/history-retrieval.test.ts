@@ -100,20 +100,34 @@ describe("history_retrieval", () => {
     })
   )
 
-  it.effect("passes with nothing to retrieve when history_index imported no sessions, launching nothing", () =>
+  it.effect("with no session imported, checks the empty index: search answers with no results", () =>
     Effect.gen(function* () {
-      const { probe, run } = setUp([])
-      expect(Either.getOrThrow(yield* run).detail).toContain("nothing to retrieve yet")
-      expect(probe.state.launched).toEqual([])
+      for (const record of [[], null]) {
+        const { probe, run } = setUp(record)
+        probe.state.answers.recent = ok({ turns: [] })
+        probe.state.answers.search = ok({ ...SEARCH, results: [] })
+        expect(Either.getOrThrow(yield* run).detail).toMatch(
+          /^no session indexed yet: search "blctx history retrieval check" answered with 0 results \(query_mode lexical \(words only: no embedding model is installed\)\); \d+ ms through MCP$/
+        )
+        expect(probe.state.calls.map((c) => c.name)).toEqual(["context_status", "recent", "search"])
+      }
     })
   )
 
-  it.effect("fails pointing at history_index when no import was recorded", () =>
+  it.effect("with no session imported, finds a session the index holds all the same (captured by the hooks)", () =>
     Effect.gen(function* () {
-      const { run } = setUp(null)
-      const f = failureOf(yield* run)
-      expect(f.detail).toContain("no history import has been run")
-      expect(f.remediation).toBe("Run: blctx install codex --step history_index")
+      const { probe, run } = setUp(null)
+      expect(Either.getOrThrow(yield* run).detail).toContain(`found ${FILE}:7`)
+      expect(probe.state.calls.map((c) => c.name)).toEqual(["context_status", "recent", "search", "context"])
+    })
+  )
+
+  it.effect("with no session imported, an index that cannot answer a search fails", () =>
+    Effect.gen(function* () {
+      const { probe, run } = setUp([])
+      probe.state.answers.recent = ok({ turns: [] })
+      probe.state.answers.search = toolError("store_error", "search", "database is locked", "Retry in a moment")
+      expect(failureOf(yield* run).detail).toBe("search answered an error (store_error): database is locked")
     })
   )
 

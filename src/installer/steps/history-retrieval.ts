@@ -37,6 +37,8 @@ const ContextAnswer = Schema.Struct({
   messages: Schema.Array(Schema.Struct({ is_anchor: Schema.Boolean }))
 })
 
+/** What an index with no transcript yet is searched for: it must answer, with no results. */
+const EMPTY_INDEX_QUERY = "blctx history retrieval check"
 /** How many turns `recent` is asked for, to find one imported message with words to search for. */
 const RECENT_TURNS = 20
 /** How many words of that message the search uses. */
@@ -56,8 +58,9 @@ const RECHECK =
  * Through blctx's MCP server as this installation runs it (the command codex_mcp registers): asks
  * `recent` for the newest turns, takes a few words of a message from a session history_index
  * imported, `search`es for them until a result cites one of those files, then expands it with
- * `context`. Lexical queries pass (a missing model is said in the detail); no imported sessions
- * passes with nothing to retrieve yet. Nothing to install or remove.
+ * `context`. Lexical queries pass (a missing model is said in the detail). With no session imported
+ * it checks what the index holds: a transcript the hooks captured is found the same way, and an
+ * index with none must answer a search with no results. Nothing to install or remove.
  */
 export const historyRetrievalStep = Effect.gen(function* () {
   const fs = yield* SafeFs
@@ -67,11 +70,11 @@ export const historyRetrievalStep = Effect.gen(function* () {
   const probe = yield* McpProbe
   const recordPath = NodePath.join(paths.stateDir, HISTORY_INDEX_FILE)
 
+  /** The session files history_index imported; none when it recorded no import (nothing to index). */
   const imported = Effect.gen(function* () {
-    const text = yield* fs
-      .readText(recordPath)
-      .pipe(Effect.mapError(() => fail(`no history import has been run (no ${recordPath})`, REINDEX)))
-    const decoded = decodeImported(text)
+    const text = yield* fs.readText(recordPath).pipe(Effect.option)
+    if (Option.isNone(text)) return []
+    const decoded = decodeImported(text.value)
     if (Either.isLeft(decoded)) return yield* fail(`${recordPath} is unreadable`, REINDEX)
     return decoded.right.paths
   })
@@ -95,20 +98,30 @@ export const historyRetrievalStep = Effect.gen(function* () {
     return command
   })
 
+  /**
+   * `files` are the sessions history_index imported; with none, whatever transcript the index
+   * holds (the hooks may have captured a session since) is searched for, and an index with no
+   * transcript at all must answer a search with no results.
+   */
   const retrieve = (session: McpProbeSession, cmd: McpServerCommand, files: ReadonlySet<string>) =>
     Effect.gen(function* () {
       const call = <A, I>(tool: string, args: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
         callDecoded(session, cmd, tool, args, schema, RECHECK)
+      const cited = (path: string | undefined) => path !== undefined && (files.size === 0 || files.has(path))
       const status = yield* call("context_status", {}, IndexStatus)
       const recent = yield* call("recent", { limit: RECENT_TURNS }, RecentAnswer)
       const candidates = recent.turns.flatMap((turn) =>
         turn.messages
-          .filter((m) => m.source.path !== undefined && files.has(m.source.path))
+          .filter((m) => cited(m.source.path))
           .flatMap((m) => {
             const query = queryWordsOf(m.text)
             return query === null ? [] : [{ query, session: turn.source_session_id ?? null }]
           })
       )
+      if (candidates.length === 0 && files.size === 0) {
+        const found = yield* call("search", { query: EMPTY_INDEX_QUERY, limit: 1 }, SearchAnswer)
+        return { status, found, hit: undefined, query: EMPTY_INDEX_QUERY, context: undefined }
+      }
       if (candidates.length === 0) {
         return yield* fail(
           `recent shows no message with words to search for from the ${files.size} imported session files (index ${status.index_state}); the import may not have finished`,
@@ -119,7 +132,7 @@ export const historyRetrievalStep = Effect.gen(function* () {
       for (const candidate of candidates.slice(0, 3)) {
         tried.push(candidate.query)
         const found = yield* call("search", { query: candidate.query, limit: 10 }, SearchAnswer)
-        const hit = found.results.find((r) => r.source.path !== undefined && files.has(r.source.path))
+        const hit = found.results.find((r) => cited(r.source.path))
         if (hit === undefined) continue
         const context = yield* call("context", { context_id: hit.context_id, limit: 5 }, ContextAnswer)
         if (!context.messages.some((m) => m.is_anchor)) {
@@ -138,8 +151,6 @@ export const historyRetrievalStep = Effect.gen(function* () {
 
   const verify = Effect.fn("HistoryRetrieval.verify")(function* () {
     const files = yield* imported
-    if (files.length === 0)
-      return { detail: "nothing to retrieve yet: history_index found no Codex sessions to import" }
     const cmd = yield* server
     const t0 = yield* Clock.currentTimeMillis
     const r = yield* probe
@@ -150,6 +161,11 @@ export const historyRetrievalStep = Effect.gen(function* () {
       r.found.query_mode === "lexical"
         ? `query_mode lexical (words only${r.found.query_mode_reason === null ? "" : `: ${r.found.query_mode_reason}`})`
         : `query_mode ${r.found.query_mode}`
+    if (r.hit === undefined || r.context === undefined) {
+      return {
+        detail: `no session indexed yet: search ${JSON.stringify(r.query)} answered with ${r.found.results.length} results (${mode}); ${t1 - t0} ms through MCP`
+      }
+    }
     const at = `${r.hit.source.path ?? "?"}${r.hit.source.line === undefined ? "" : `:${r.hit.source.line}`}`
     return {
       detail: `search ${JSON.stringify(r.query)} found ${at} (${mode}); context expanded it to ${r.context.messages.length} of ${r.context.total_messages} messages; ${t1 - t0} ms through MCP`
