@@ -3,6 +3,7 @@ import * as Fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { build } from "esbuild"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
 import { runProcess } from "./support/isolated-home.js"
@@ -17,9 +18,71 @@ const pkg = JSON.parse(Fs.readFileSync(NodePath.join(root, "package.json"), "utf
 /** The real Codex CLI (the @openai/codex dev dependency), first on PATH for `codex mcp add`. */
 const codexBin = NodePath.join(root, "node_modules", ".bin")
 
-interface PackedFile {
-  readonly path: string
+interface Packed {
+  readonly filename: string
+  readonly files: ReadonlyArray<{ readonly path: string }>
 }
+
+/** `npm pack` of the built package (`dryRun`: only its file list). */
+const packPackage = (destination: string, options: { readonly dryRun?: boolean } = {}): Packed => {
+  const packed = JSON.parse(
+    execFileSync(
+      "npm",
+      [
+        "pack",
+        "--ignore-scripts",
+        "--json",
+        ...(options.dryRun === true ? ["--dry-run"] : []),
+        "--pack-destination",
+        destination
+      ],
+      { cwd: root, encoding: "utf8" }
+    )
+  ) as ReadonlyArray<Packed>
+  const first = packed[0]
+  if (first === undefined) throw new Error("npm pack printed no package")
+  return first
+}
+
+/**
+ * The compiled modules the product runs: everything the programs' entry points and the `./client`
+ * export reach (the entries `scripts/bundle.mjs` bundles, over the compiled tree).
+ */
+const productModules = async () => {
+  const entryPoints = ["cli", "mcp", "blctxd", "query-worker-main", "hook"].map((p) =>
+    NodePath.join(root, "dist", "programs", `${p}.js`)
+  )
+  const graph = await build({
+    entryPoints: [...entryPoints, NodePath.join(root, "dist", "src", "rpc", "client.js")],
+    absWorkingDir: root,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    packages: "external",
+    metafile: true,
+    write: false,
+    outdir: "unused",
+    logLevel: "silent"
+  })
+  return new Set(Object.keys(graph.metafile.inputs))
+}
+
+/** A module `tsc` compiled (not one of the bundles `scripts/bundle.mjs` writes beside them). */
+const isCompiledModule = (path: string) =>
+  /^dist\/(src|layers|programs)\/.*\.js$/.test(path) && !/^dist\/programs\/(daemon|query-worker)\.js$/.test(path)
+
+/**
+ * Compiled modules no product entry reaches that the package still ships, on purpose: the build's
+ * import policies, a module of types only, and product code with no caller yet.
+ */
+const SHIPPED_UNREACHED = new Set([
+  "dist/src/capture/hook-import-policy.js",
+  "dist/src/cli/fast-path-import-policy.js",
+  "dist/src/transcripts/formats/transcript-format.js",
+  "dist/src/installer/not-implemented.js",
+  "dist/layers/onnx-embedder-live.js"
+])
 
 /**
  * better-sqlite3's prebuilt addon, packed the way its release host serves it
@@ -43,6 +106,35 @@ const servePrebuiltSqlite = (registry: LocalRegistry, workDir: string) => {
   return `${registry.url}/prebuilds`
 }
 
+describe("the packed package", () => {
+  it("carries the programs and nothing of the tests: every compiled module it ships is one the product runs", async () => {
+    const files = packPackage(tmpdir(), { dryRun: true }).files.map((f) => f.path)
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "package.json",
+        "README.md",
+        "dist/bin/blctx.mjs",
+        "dist/bin/blctx-mcp.mjs",
+        "dist/bin/blctx-hook.mjs",
+        "dist/programs/daemon.js",
+        "skills/base-layer-context/SKILL.md"
+      ])
+    )
+    // No test data, test programs or fakes travel with it, whatever their names…
+    const unwanted = files.filter((f) =>
+      /^(fixtures|acceptance|bench|test-tools|dist\/test-programs|dist\/bench)\/|\.test\.|test-support|\/fake-|model-test-|model-data/.test(
+        f
+      )
+    )
+    expect(unwanted).toEqual([])
+    // …and every compiled module it ships is reached from a program or the client: a test helper
+    // is reached only from tests.
+    const product = await productModules()
+    const unreached = files.filter((f) => isCompiledModule(f) && !product.has(f) && !SHIPPED_UNREACHED.has(f))
+    expect(unreached).toEqual([])
+  })
+})
+
 describe("the packed package installed globally, offline", () => {
   let home: DaemonHome | undefined
   let registry: LocalRegistry | undefined
@@ -63,32 +155,7 @@ describe("the packed package installed globally, offline", () => {
       const workDir = work
 
       // The package as it would be published (built by `npm test` just before).
-      const packed = JSON.parse(
-        execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", workDir], {
-          cwd: root,
-          encoding: "utf8"
-        })
-      ) as ReadonlyArray<{ readonly filename: string; readonly files: ReadonlyArray<PackedFile> }>
-      const tarball = NodePath.join(workDir, packed[0]?.filename ?? "")
-      const files = (packed[0]?.files ?? []).map((f) => f.path)
-      expect(files).toEqual(
-        expect.arrayContaining([
-          "package.json",
-          "README.md",
-          "dist/bin/blctx.mjs",
-          "dist/bin/blctx-mcp.mjs",
-          "dist/bin/blctx-hook.mjs",
-          "dist/programs/daemon.js",
-          "skills/base-layer-context/SKILL.md"
-        ])
-      )
-      // No test data, test programs or fakes travel with it.
-      const unwanted = files.filter((f) =>
-        /^(fixtures|acceptance|bench|test-tools|dist\/test-programs|dist\/bench)\/|\.test\.|test-support|\/fake-|model-data/.test(
-          f
-        )
-      )
-      expect(unwanted).toEqual([])
+      const tarball = NodePath.join(workDir, packPackage(workDir).filename)
 
       registry = await startLocalRegistry(root)
       const prebuilds = servePrebuiltSqlite(registry, workDir)
