@@ -106,6 +106,24 @@ const servePrebuiltSqlite = (registry: LocalRegistry, workDir: string) => {
   return `${registry.url}/prebuilds`
 }
 
+/** An executable shell script at `path` (its folder made). */
+const writeScript = (path: string, body: string) => {
+  Fs.mkdirSync(NodePath.dirname(path), { recursive: true })
+  Fs.writeFileSync(path, `#!/bin/sh\n${body}\n`, { mode: 0o755 })
+}
+
+/** What a run of `blctx status --json` decided: its exit code and each check's status. */
+const outcomeOf = (run: { readonly code: number | null; readonly stdout: string; readonly stderr: string }) => {
+  try {
+    const report = JSON.parse(run.stdout) as {
+      readonly checks: ReadonlyArray<{ readonly id: string; readonly status: string }>
+    }
+    return { exit_code: run.code, checks: report.checks.map((c) => `${c.id}: ${c.status}`) }
+  } catch {
+    return { exit_code: run.code, stdout: run.stdout, stderr: run.stderr }
+  }
+}
+
 describe("the packed package", () => {
   it("carries the programs and nothing of the tests: every compiled module it ships is one the product runs", async () => {
     const files = packPackage(tmpdir(), { dryRun: true }).files.map((f) => f.path)
@@ -162,6 +180,13 @@ describe("the packed package installed globally, offline", () => {
       const prefix = NodePath.join(workDir, "prefix")
       const npmHome = NodePath.join(workDir, "npm-home")
       Fs.mkdirSync(npmHome)
+      // A machine with a CUDA toolkit: onnxruntime-node's install script asks `nvcc --version`
+      // which CUDA to download providers for.
+      const cuda = NodePath.join(workDir, "cuda", "bin")
+      writeScript(
+        NodePath.join(cuda, "nvcc"),
+        'printf "nvcc: NVIDIA (R) Cuda compiler driver\\nCuda compilation tools, release 12.4, V12.4.131\\n"'
+      )
       const install = await runProcess(
         "npm",
         [
@@ -180,16 +205,17 @@ describe("the packed package installed globally, offline", () => {
         ],
         {
           env: {
-            PATH: process.env.PATH ?? "",
+            PATH: `${cuda}:${process.env.PATH ?? ""}`,
             HOME: npmHome,
-            // onnxruntime-node would download CUDA libraries on Linux x64; blctx runs on the CPU.
-            ONNXRUNTIME_NODE_INSTALL_CUDA: "skip",
+            // Stands in for GitHub, where better-sqlite3's install script fetches its prebuilt addon.
             npm_config_better_sqlite3_binary_host: prebuilds
           }
         }
       )
       expect(install.code, `${install.stderr}\nnot in the npm cache: ${registry.missing.join(", ")}`).toBe(0)
       expect(registry.missing).toEqual([])
+      // No ONNX Runtime install script ran, so none asked to be reviewed (npm's allowScripts notice).
+      expect(install.stdout + install.stderr).not.toContain("onnxruntime")
 
       const bin = NodePath.join(prefix, "bin")
       const version = await runProcess(NodePath.join(bin, "blctx"), ["--version"], {
@@ -242,6 +268,35 @@ describe("the packed package installed globally, offline", () => {
         expect(Fs.readFileSync(NodePath.join(h.codexHome, "skills", "base-layer-context", "SKILL.md"), "utf8")).toBe(
           Fs.readFileSync(NodePath.join(installed, "skills", "base-layer-context", "SKILL.md"), "utf8")
         )
+
+        // `blctx`, `node …/dist/bin/blctx.mjs` and `npx blctx` are one program. Run from a project
+        // whose own node_modules/.bin holds another codex (npx puts that folder first on PATH), all
+        // three report the same, and that codex never runs.
+        const project = NodePath.join(workDir, "project")
+        const decoyRan = NodePath.join(workDir, "decoy-codex-ran")
+        writeScript(NodePath.join(project, "node_modules", ".bin", "codex"), `echo "$*" >> '${decoyRan}'; exit 1`)
+        Fs.writeFileSync(NodePath.join(project, "package.json"), '{ "name": "project", "private": true }\n')
+        const npxEnv = {
+          ...env,
+          npm_config_prefix: prefix,
+          npm_config_cache: NodePath.join(workDir, "npm-cache"),
+          npm_config_registry: registry.url,
+          npm_config_update_notifier: "false"
+        }
+        const status = ["status", "codex", "--json"]
+        const ways = await Promise.all([
+          runProcess(NodePath.join(bin, "blctx"), status, { env, cwd: project }),
+          runProcess(process.execPath, [NodePath.join(installed, "dist", "bin", "blctx.mjs"), ...status], {
+            env,
+            cwd: project
+          }),
+          runProcess("npx", ["blctx", ...status], { env: npxEnv, cwd: project })
+        ])
+        const outcomes = ways.map(outcomeOf)
+        expect(outcomes[1], "node dist/bin/blctx.mjs").toEqual(outcomes[0])
+        expect(outcomes[2], "npx blctx").toEqual(outcomes[0])
+        expect(outcomes[0]?.exit_code).toBe(0)
+        expect(Fs.existsSync(decoyRan) ? Fs.readFileSync(decoyRan, "utf8") : "").toBe("")
 
         const uninstall = await blctx(["uninstall", "codex", "--json"])
         expect(uninstall.code, uninstall.stdout).toBe(0)
