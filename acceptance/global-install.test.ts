@@ -214,6 +214,7 @@ describe("the packed package installed globally, offline", () => {
       )
       expect(install.code, `${install.stderr}\nnot in the npm cache: ${registry.missing.join(", ")}`).toBe(0)
       expect(registry.missing).toEqual([])
+      console.log(`npm install -g printed:\n${install.stdout}${install.stderr}`)
       // No ONNX Runtime install script ran, so none asked to be reviewed (npm's allowScripts notice).
       expect(install.stdout + install.stderr).not.toContain("onnxruntime")
 
