@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
 import { runProcess } from "./support/isolated-home.js"
 import { type LocalRegistry, startLocalRegistry } from "./support/local-registry.js"
@@ -23,26 +23,25 @@ interface Packed {
   readonly files: ReadonlyArray<{ readonly path: string }>
 }
 
-/** `npm pack` of the built package (`dryRun`: only its file list). */
-const packPackage = (destination: string, options: { readonly dryRun?: boolean } = {}): Packed => {
-  const packed = JSON.parse(
-    execFileSync(
-      "npm",
-      [
-        "pack",
-        "--ignore-scripts",
-        "--json",
-        ...(options.dryRun === true ? ["--dry-run"] : []),
-        "--pack-destination",
-        destination
-      ],
-      { cwd: root, encoding: "utf8" }
-    )
+/** Where the one `npm pack` of this file leaves the tarball. */
+const packDir = Fs.realpathSync(Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-pack-")))
+let packed: Packed | undefined
+
+/** The package as it would be published (built by `npm test` just before), packed once for both tests. */
+const packPackage = (): Packed => {
+  if (packed !== undefined) return packed
+  const [first] = JSON.parse(
+    execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packDir], {
+      cwd: root,
+      encoding: "utf8"
+    })
   ) as ReadonlyArray<Packed>
-  const first = packed[0]
   if (first === undefined) throw new Error("npm pack printed no package")
+  packed = first
   return first
 }
+
+afterAll(() => Fs.rmSync(packDir, { recursive: true, force: true }))
 
 /**
  * The compiled modules the product runs: everything the programs' entry points and the `./client`
@@ -126,7 +125,7 @@ const outcomeOf = (run: { readonly code: number | null; readonly stdout: string;
 
 describe("the packed package", () => {
   it("carries the programs and nothing of the tests: every compiled module it ships is one the product runs", async () => {
-    const files = packPackage(tmpdir(), { dryRun: true }).files.map((f) => f.path)
+    const files = packPackage().files.map((f) => f.path)
     expect(files).toEqual(
       expect.arrayContaining([
         "package.json",
@@ -135,7 +134,13 @@ describe("the packed package", () => {
         "dist/bin/blctx-mcp.mjs",
         "dist/bin/blctx-hook.mjs",
         "dist/programs/daemon.js",
-        "skills/base-layer-context/SKILL.md"
+        "skills/base-layer-context/SKILL.md",
+        // ONNX Runtime's binding, with its license, in place of onnxruntime-node and its install script.
+        "dist/vendor/onnxruntime-node/package.json",
+        "dist/vendor/onnxruntime-node/LICENSE",
+        "dist/vendor/onnxruntime-node/dist/index.js",
+        "dist/vendor/onnxruntime-node/bin/napi-v3/linux/x64/onnxruntime_binding.node",
+        "dist/vendor/onnxruntime-node/bin/napi-v3/darwin/arm64/onnxruntime_binding.node"
       ])
     )
     // No test data, test programs or fakes travel with it, whatever their names…
@@ -172,8 +177,7 @@ describe("the packed package installed globally, offline", () => {
       work = Fs.realpathSync(Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-global-")))
       const workDir = work
 
-      // The package as it would be published (built by `npm test` just before).
-      const tarball = NodePath.join(workDir, packPackage(workDir).filename)
+      const tarball = NodePath.join(packDir, packPackage().filename)
 
       registry = await startLocalRegistry(root)
       const prebuilds = servePrebuiltSqlite(registry, workDir)
