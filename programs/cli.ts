@@ -1,5 +1,11 @@
 #!/usr/bin/env node
+import { pathBeforeNpmExec } from "../src/cli/npm-exec-path.js"
 import { VERSION } from "../src/version.js"
+
+// `npx blctx` is `blctx`: the agents' CLIs are looked up on the PATH the person had, not on the
+// one npm exec starts us with (its node_modules/.bin folders first).
+const personPath = pathBeforeNpmExec(process.env)
+if (personPath !== undefined) process.env.PATH = personPath
 
 // `blctx --version` is answered before anything else loads, so it costs a bare Node start. A
 // `search` it fully understands is tried on the effect-free fast path (src/cli/fast-search.ts, a

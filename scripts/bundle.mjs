@@ -1,8 +1,18 @@
 // Bundles the command-line entry points into single files: Node starts one pre-linked module
 // far faster than the hundreds of ESM files behind `effect`, and a CLI is started for every use.
+import { rmSync } from "node:fs"
 import { build } from "esbuild"
 import { hookBundleViolations } from "../dist/src/capture/hook-import-policy.js"
 import { fastPathViolations } from "../dist/src/cli/fast-path-import-policy.js"
+
+// ONNX Runtime loads from the package's own copy (scripts/vendor-onnxruntime.mjs), through the
+// package.json "imports" entry, which resolves the same from every output folder and chunk.
+const vendoredOnnxRuntime = {
+  name: "vendored-onnxruntime",
+  setup(build) {
+    build.onResolve({ filter: /^onnxruntime-node$/ }, () => ({ path: "#onnxruntime", external: true }))
+  }
+}
 
 const common = {
   bundle: true,
@@ -13,7 +23,8 @@ const common = {
   sourcemap: true,
   logLevel: "warning",
   // Native addons and packages that locate files next to themselves stay in node_modules.
-  external: ["better-sqlite3", "onnxruntime-node", "sqlite-vec", "@anush008/tokenizers", "fastembed"],
+  external: ["better-sqlite3", "sqlite-vec", "@anush008/tokenizers", "fastembed"],
+  plugins: [vendoredOnnxRuntime],
   // Bundled CommonJS dependencies call require(); give the ESM bundle one.
   banner: {
     js: "import { createRequire as __blctxRequire } from 'node:module'; const require = __blctxRequire(import.meta.url);"
@@ -24,6 +35,8 @@ const common = {
 // chunks, so what `blctx` imports on demand (everything but `--version`) is a chunk loaded only
 // when a command needs it. `blctx search` first loads only the effect-free fast path's chunk, and
 // the build fails if anything else slips into what it loads.
+// Chunk names carry content hashes: clear the folder so no chunk of an earlier build is packed.
+rmSync("dist/bin/chunks", { recursive: true, force: true })
 const product = await build({
   ...common,
   splitting: true,
