@@ -1,5 +1,9 @@
 #!/usr/bin/env node
+import { endQuietlyOnClosedStdout } from "../src/cli/closed-stdout.js"
 import { VERSION } from "../src/version.js"
+
+// A reader that goes away (`blctx status | head -2`) ends every command quietly (exit 141).
+endQuietlyOnClosedStdout()
 
 // `blctx --version` is answered before anything else loads, so it costs a bare Node start. A
 // `search` it fully understands is tried on the effect-free fast path (src/cli/fast-search.ts, a
