@@ -22,6 +22,7 @@ describe("usage errors @effect/cli words, reworded", () => {
     expect(reword("Missing argument <target> with choices codex | claude", ["install"])).toBe(
       "install needs <target> (codex, claude)"
     )
+    expect(reword("Expected a value following option: '--step'", ["status", "--step"])).toBe("--step needs a value")
     expect(reword("Received unknown argument: 'extra'", ["install", "codex", "extra"])).toBe(
       'install does not take "extra"; blctx install --help lists what it takes'
     )

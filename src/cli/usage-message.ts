@@ -45,6 +45,7 @@ const RULES: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, context: Usage
     /^Missing argument (<[^>]+>)(?: with choices (.*))?$/,
     (m, c) => `${c.args[0] ?? "blctx"} needs ${m[1]}${m[2] === undefined ? "" : ` (${m[2].split(" | ").join(", ")})`}`
   ],
+  [/^Expected a value following option: '(.*)'$/, (m) => `${m[1]} needs a value`],
   [
     /^Invalid subcommand for /,
     (_, c) => {
