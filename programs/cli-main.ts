@@ -137,7 +137,7 @@ const parseFailure = (mode: Mode, rest: ReadonlyArray<string>, e: ValidationErro
 
 /**
  * Help is blctx's own (`src/cli/help.ts`): plain unless colors are on, exit 0. With `--json` it is
- * one JSON document too, `{"help": TEXT}` with the plain text, so a script reading stdout as
+ * one JSON document too, `{"version", "help": TEXT}` with the plain text, so a script reading stdout as
  * JSON gets the same help a person reads instead of a parse error.
  */
 const help = (mode: Mode, topic: HelpTopic) => {
