@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -168,7 +169,6 @@ describe("help for people", () => {
     expect(expectHelp(await blctx(["-h"]))).toBe(help)
     expect(expectHelp(await blctx([]))).toBe(help)
     expect(expectHelp(await blctx(["search", "-h"]))).toBe(expectHelp(await blctx(["search", "--help"])))
-    expect(expectHelp(await blctx(["status", "--help", "--json"]))).toBe(expectHelp(await blctx(["status", "--help"])))
     expect(expectHelp(await blctx(["--version"])).trim()).toBe(VERSION)
 
     const unknown = await blctx(["bogus", "--help"])
@@ -182,9 +182,9 @@ describe("help for people", () => {
   it("root help (wording is reviewed here)", async () => {
     expect(expectHelp(await blctx(["--help"])).replace(VERSION, "VERSION")).toMatchInlineSnapshot(`
       "blctx VERSION
-      Persistent, private context for coding agents: blctx indexes your own Codex
-      transcripts on your own machine and hands that history back to the agent, with
-      exact source citations. Nothing leaves the machine.
+      Persistent, private context for coding agents: blctx indexes your own Codex and
+      Claude Code transcripts on your own machine and hands that history back to the
+      agent, with exact source citations. Nothing leaves the machine.
 
       Usage:
         blctx COMMAND [ARGUMENTS] [OPTIONS]
@@ -315,5 +315,156 @@ describe("help for people", () => {
         -h, --help            Show this help.
       "
     `)
+  })
+})
+
+describe("--json is one JSON document", () => {
+  it("--version and --help, as well as errors", async () => {
+    const [version, rootHelp, plainRoot, statusHelp, plainStatus, exported] = await Promise.all([
+      blctx(["--json", "--version"]),
+      blctx(["--json", "--help"]),
+      blctx(["--help"]),
+      blctx(["status", "--help", "--json"]),
+      blctx(["status", "--help"]),
+      blctx(["export", "--json"])
+    ])
+    expect(version.code).toBe(0)
+    expect(JSON.parse(version.stdout)).toEqual({ version: VERSION })
+    expect(JSON.parse(expectHelp(rootHelp))).toEqual({ version: VERSION, help: expectHelp(plainRoot).trimEnd() })
+    expect(JSON.parse(expectHelp(statusHelp))).toEqual({ version: VERSION, help: expectHelp(plainStatus).trimEnd() })
+    // An export is JSON lines: with --json it is refused, as one JSON error document.
+    expect(exported.code).toBe(2)
+    expect(JSON.parse(exported.stdout)).toMatchObject({
+      error: { _tag: "CliUsageError", message: expect.stringContaining("JSON lines") },
+      exit_code: 2
+    })
+  })
+})
+
+describe("usage errors", () => {
+  /** The command line, and what its one line on stderr says after `blctx: `. */
+  const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+    [["search", "foo", "--limit", "0"], "--limit must be between 1 and 100 (got 0)"],
+    [["search", "foo", "--offset", "-1"], "--offset must be between 0 and 10,000 (got -1)"],
+    [["search", "foo", "--limit", "abc"], '--limit must be an integer between 1 and 100 (got "abc")'],
+    [["recent", "--days", "-1"], "--days must be greater than 0 and at most 36,500 (got -1)"],
+    [["recent", "--limit", "500"], "--limit must be between 1 and 200 (got 500)"],
+    [["context", "c1", "--limit", "0"], "--limit must be between 1 and 200 (got 0)"],
+    [["notes", "list", "--offset", "-5"], "--offset must be between 0 and 1,000,000 (got -5)"],
+    [["recent", "--days", "1", "--since", "2026-01-01"], "--days and --since cannot be used together"],
+    [
+      ["search", "foo", "--since", "yesterday"],
+      '--since must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM (got "yesterday")'
+    ],
+    [["search", "foo", "--agent", "bogus"], '--agent must be one of codex, claude (got "bogus")'],
+    [["install", "bogus"], 'install <target> must be one of codex, claude (got "bogus")'],
+    [["context"], "context needs <context-id>"],
+    [["notes", "bogus"], 'unknown notes command "bogus"; blctx notes --help lists them'],
+    [["--bogus"], 'unknown command "--bogus"; blctx --help lists the commands']
+  ]
+
+  it("say on one line what was wrong, naming the argument, once; exit 2 before anything is run", async () => {
+    const results = await Promise.all(CASES.map(([args]) => blctx(args)))
+    CASES.forEach(([args, message], i) => {
+      const result = results[i] as RunResult
+      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({
+        args,
+        code: 2,
+        stderr: `blctx: ${message}\n`,
+        stdout: ""
+      })
+    })
+  })
+
+  it("with --json: the same line on stderr and one JSON error document on stdout", async () => {
+    const results = await Promise.all(CASES.map(([args]) => blctx(["--json", ...args])))
+    CASES.forEach(([args, message], i) => {
+      const result = results[i] as RunResult
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+        args,
+        code: 2,
+        stderr: `blctx: ${message}\n`
+      })
+      expect(JSON.parse(result.stdout)).toEqual({ error: { _tag: "CliUsageError", message }, exit_code: 2 })
+    })
+  })
+})
+
+describe("what a person reads", () => {
+  it("index speaks of every agent's transcripts, and --root of an agent home", async () => {
+    const text = flat(expectHelp(await blctx(["index", "--help"])))
+    expect(text).not.toMatch(/--root CODEX_HOME|under CODEX_HOME/)
+    expect(text).toContain("--root AGENT_HOME")
+    expect(text).toContain("Codex and Claude Code")
+    expect(text).toContain("Claude Code: $CLAUDE_CONFIG_DIR, or ~/.claude")
+  })
+
+  it("context --pretty prints its error as text on stderr, nothing on stdout", async () => {
+    const [pretty, piped] = await Promise.all([blctx(["context", "c1", "--pretty"]), blctx(["context", "c1"])])
+    expect(pretty.code).toBe(1)
+    expect(pretty.stdout).toBe("")
+    expect(pretty.stderr).toMatch(/^blctx: .*not installed/)
+    // Without --pretty, piped output stays JSON, errors included.
+    expect(JSON.parse(piped.stdout)).toMatchObject({ error: { _tag: "DaemonUnavailable" }, exit_code: 1 })
+  })
+
+  it("status and doctor are titled with the command and agent run", async () => {
+    const [statusClaude, doctorClaude, status, json] = await Promise.all([
+      blctx(["status", "claude"]),
+      blctx(["doctor", "claude"]),
+      blctx(["status"]),
+      blctx(["status", "claude", "--json"])
+    ])
+    expect(statusClaude.stdout.split("\n")[0]).toBe("blctx status claude")
+    expect(doctorClaude.stdout.split("\n")[0]).toBe("blctx doctor claude")
+    // Without an agent, status covers every installed one (Codex when none is).
+    expect(status.stdout.split("\n")[0]).toBe("blctx status (Codex)")
+    const titles = (JSON.parse(json.stdout) as { checks: ReadonlyArray<{ id: string; title: string }> }).checks
+    expect(titles.find((c) => c.id === "session_discovery")?.title).toBe("Session discovery (Codex, Claude Code)")
+    expect(statusClaude.stdout).not.toContain("codex session discovery")
+  })
+})
+
+describe("a reader that goes away", () => {
+  /** Runs blctx with stdout on a pipe, reads two lines, then closes the pipe as `| head -2` does. */
+  const headTwo = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+    new Promise<{ code: number | null; lines: ReadonlyArray<string>; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [bundle, ...args], { env, cwd: "/", stdio: ["ignore", "pipe", "pipe"] })
+      let out = ""
+      let stderr = ""
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
+        out += d
+        if (out.split("\n").length > 2) child.stdout.destroy()
+      })
+      child.stderr.setEncoding("utf8").on("data", (d: string) => {
+        stderr += d
+      })
+      child.on("error", reject)
+      child.on("close", (code) => resolve({ code, lines: out.split("\n").slice(0, 2), stderr }))
+    })
+
+  it("ends status, doctor and install quietly, exit 141 as a shell reports SIGPIPE", async () => {
+    const own = makeIsolatedHome()
+    try {
+      const env = { ...own.env, NO_COLOR: undefined }
+      const round = () =>
+        Promise.all([
+          headTwo(["status"], env),
+          headTwo(["doctor", "claude"], env),
+          headTwo(["install", "codex", "--step", "data_directory", "--no-hooks"], env)
+        ])
+      // Two rounds: whether a command still had lines to write when the pipe closed is a race.
+      const runs = [...(await round()), ...(await round())]
+      for (const run of runs) {
+        expect(run.lines[0]).toMatch(/^blctx (status|doctor|install)/)
+        expect(run.stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /)
+        // 141 when it had more to write; else its own verdict (this home is not ready: 1).
+        expect([0, 1, 141], JSON.stringify(run)).toContain(run.code)
+      }
+      // At least one of them still had something to say when the pipe closed.
+      expect(runs.some((run) => run.code === 141)).toBe(true)
+    } finally {
+      own.dispose()
+    }
   })
 })

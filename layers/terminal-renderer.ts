@@ -28,7 +28,7 @@ export const JsonRendererLive = Layer.succeed(Renderer, {
 
 /** `--no-color` or no TTY: one plain line per finished step, no animation, no escape codes. */
 export const PlainRendererLive = Layer.succeed(Renderer, {
-  begin: (command) => write(`blctx ${command} codex\n`),
+  begin: (_command, _rows, heading) => write(`${sanitizeForTerminal(heading)}\n`),
   started: () => Effect.void,
   progress: () => Effect.void,
   finished: (check) => write(`${checkLines(check, plainStyle, true).join("\n")}\n`),
@@ -153,10 +153,10 @@ export const TtyRenderer = Layer.scoped(
     yield* Effect.forkScoped(Stream.runForEach(sink.resized, () => redraw))
 
     return {
-      begin: (command, planned) =>
+      begin: (_command, planned, heading) =>
         lock.withPermits(1)(
           Effect.gen(function* () {
-            yield* sink.write(`${ansiStyle.bold(`blctx ${command} codex`)}\n`)
+            yield* sink.write(`${ansiStyle.bold(sanitizeForTerminal(heading))}\n`)
             yield* Ref.set(screen, {
               rows: planned.map((row) => ({ _tag: "pending", row }) as const),
               printed: 0,

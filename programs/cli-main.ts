@@ -1,6 +1,6 @@
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
+import { CliConfig, Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, type Context, Effect, Exit, Layer, Logger, ParseResult, Schema } from "effect"
@@ -18,10 +18,12 @@ import { OnnxModelRuntimeLazy } from "../layers/onnx-model-runtime-lazy.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { JsonRendererLive, PlainRendererLive, TtyRendererLive } from "../layers/terminal-renderer.js"
 import { boundErrorText, withBoundedErrors } from "../src/cli/bounded-errors.js"
+import { endQuietlyOnClosedStdout } from "../src/cli/closed-stdout.js"
 import { ExitStatus } from "../src/cli/exit-status.js"
 import { extractGlobalFlags } from "../src/cli/global-flags.js"
 import {
   commandNames,
+  docText,
   findHelpTopic,
   type HelpTopic,
   helpCliConfig,
@@ -31,6 +33,7 @@ import {
 import { decideOutputMode, OutputMode } from "../src/cli/output-mode.js"
 import { rootCommand, subcommands } from "../src/cli/root.js"
 import { CliUsageError } from "../src/cli/usage-error.js"
+import { unknownCommand, usageMessage } from "../src/cli/usage-message.js"
 import { ConfigFile } from "../src/config/config-file.js"
 import { describeDecodeError } from "../src/domain/decode-issues.js"
 import { ExitCode } from "../src/domain/report.js"
@@ -112,20 +115,44 @@ const usage = (mode: Mode, given: string) =>
     yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.usage))
   })
 
-const run = Command.run(rootCommand, { name: "blctx", version: VERSION })
-
 const descriptors = subcommands.map((command) => command.descriptor)
 const names = commandNames(descriptors)
 
-/** Help is blctx's own (`src/cli/help.ts`): plain unless colors are on, exit 0. */
+/**
+ * The command tree run with @effect/cli's own error printing silenced: what it prints about a
+ * command line it cannot parse (bare, unprefixed, before blctx could word it) is reported once by
+ * `usage` instead, from the ValidationError it fails with. The commands' own stderr is untouched:
+ * their handlers run with the console as it was.
+ */
+const runQuietly = (args: ReadonlyArray<string>) =>
+  Console.consoleWith((console) => {
+    const tree = Command.transformHandler(rootCommand, (handler) => Console.withConsole(handler, console))
+    const run = Command.run(tree, { name: "blctx", version: VERSION })
+    return Console.withConsole(run(args), { ...console, error: () => Effect.void })
+  })
+
+/** What a failed parse says: one line naming the argument (`src/cli/usage-message.ts`). */
+const parseFailure = (mode: Mode, rest: ReadonlyArray<string>, e: ValidationError.ValidationError) =>
+  usage(mode, usageMessage(docText(e.error), { args: rest, names, descriptors }))
+
+/**
+ * Help is blctx's own (`src/cli/help.ts`): plain unless colors are on, exit 0. With `--json` it is
+ * one JSON document too, `{"version", "help": TEXT}` with the plain text, so a script reading stdout as
+ * JSON gets the same help a person reads instead of a parse error.
+ */
 const help = (mode: Mode, topic: HelpTopic) => {
   const style = mode.color ? ansiStyle : plainStyle
-  if (topic._tag === "Root") return Console.log(renderRootHelp(rootCommand.descriptor, descriptors, VERSION, style))
+  const print = (text: string) =>
+    Console.log(mode.json ? stringifyForTerminal({ version: VERSION, help: text }, undefined) : text)
+  if (topic._tag === "Root") return print(renderRootHelp(rootCommand.descriptor, descriptors, VERSION, style))
   const descriptor = topic._tag === "Command" ? descriptors[names.indexOf(topic.name)] : undefined
   return descriptor === undefined
-    ? usage(mode, `unknown command '${topic.name}'; blctx --help lists the commands`)
-    : Console.log(renderCommandHelp(descriptor, style))
+    ? usage(mode, unknownCommand(topic.name))
+    : print(renderCommandHelp(descriptor, style))
 }
+
+/** `--version`: the bare version, or `{"version": ...}` with `--json`. */
+const version = (mode: Mode) => Console.log(mode.json ? stringifyForTerminal({ version: VERSION }, undefined) : VERSION)
 
 /**
  * Anything no command handled (a defect, an unexpected error) is reported, not dumped: one line on
@@ -164,6 +191,8 @@ const unexpected = (mode: Mode, cause: Cause.Cause<unknown>) =>
 export const runCli = (entry: CliEntry): void => {
   // Everything blctx creates is private to this user, with no window where it is not.
   process.umask(0o077)
+  // A reader that goes away (`blctx status | head -2`) ends the command quietly (exit 141).
+  endQuietlyOnClosedStdout()
 
   const { flags, rest } = extractGlobalFlags(process.argv.slice(2))
   const mode = decideOutputMode({
@@ -183,23 +212,24 @@ export const runCli = (entry: CliEntry): void => {
   })
 
   const topic = findHelpTopic(rest, names)
+  const first = rest[0] ?? ""
   const program =
     topic !== undefined
       ? help(mode, topic).pipe(Effect.provide(ExitStatusLive))
-      : run([process.argv[0] ?? "node", process.argv[1] ?? "blctx", ...rest]).pipe(
-          Effect.catchTag("CliUsageError", (e) => usage(mode, e.message)),
-          Effect.catchIf(ValidationError.isValidationError, (e) =>
-            // @effect/cli has already printed what was wrong; the exit code tells scripts it was usage.
-            mode.json
-              ? usage(mode, HelpDoc.toAnsiText(e.error).trim())
-              : ExitStatus.pipe(Effect.flatMap((s) => s.set(ExitCode.usage)))
-          ),
-          Effect.provide(mainLayer(entry, mode)),
-          // Log lines go to stderr: stdout carries the command's output (one JSON document with --json).
-          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
-          // Whatever help the library still prints leaves its built-in options out.
-          Effect.provide(CliConfig.layer(helpCliConfig))
-        )
+      : rest.length === 1 && first === "--version"
+        ? version(mode)
+        : // The root takes no options of its own: anything but a command first is a usage error.
+          !names.includes(first)
+          ? usage(mode, unknownCommand(first)).pipe(Effect.provide(ExitStatusLive))
+          : runQuietly([process.argv[0] ?? "node", process.argv[1] ?? "blctx", ...rest]).pipe(
+              Effect.catchTag("CliUsageError", (e) => usage(mode, e.message)),
+              Effect.catchIf(ValidationError.isValidationError, (e) => parseFailure(mode, rest, e)),
+              Effect.provide(mainLayer(entry, mode)),
+              // Log lines go to stderr: stdout carries the command's output (one JSON document with --json).
+              Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
+              // Whatever help the library still prints leaves its built-in options out.
+              Effect.provide(CliConfig.layer(helpCliConfig))
+            )
 
   NodeRuntime.runMain(
     program.pipe(

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { endQuietlyOnClosedStdout } from "../src/cli/closed-stdout.js"
+import { extractGlobalFlags } from "../src/cli/global-flags.js"
 import { pathBeforeNpmExec } from "../src/cli/npm-exec-path.js"
 import { VERSION } from "../src/version.js"
 
@@ -6,14 +8,18 @@ import { VERSION } from "../src/version.js"
 // one npm exec starts us with (its node_modules/.bin folders first).
 const personPath = pathBeforeNpmExec(process.env)
 if (personPath !== undefined) process.env.PATH = personPath
+// A reader that goes away (`blctx status | head -2`) ends every command quietly (exit 141).
+endQuietlyOnClosedStdout()
 
 // `blctx --version` is answered before anything else loads, so it costs a bare Node start. A
 // `search` it fully understands is tried on the effect-free fast path (src/cli/fast-search.ts, a
 // small chunk of the bundle); every other command, and every search the fast path cannot answer
 // (any failure but a daemon silent past the deadline), loads the CLI (a separate chunk) on demand.
 const args = process.argv.slice(2)
-if (args.length === 1 && args[0] === "--version") {
-  process.stdout.write(`${VERSION}\n`)
+const { flags, rest } = extractGlobalFlags(args)
+if (rest.length === 1 && rest[0] === "--version") {
+  // As the full CLI prints it (`version` in cli-main.ts): one JSON document with --json.
+  process.stdout.write(flags.json ? `${JSON.stringify({ version: VERSION }, null, 2)}\n` : `${VERSION}\n`)
 } else {
   // Deliberately silent: whatever goes wrong on the fast path, the full CLI answers (and reports).
   const fast = args.includes("search")

@@ -9,8 +9,10 @@ import { renderFile, renderList } from "../explore/render-explore-text.js"
 import { stringifyForTerminal } from "../explore/terminal-json.js"
 import { sanitizeForTerminal } from "../installer/render-text.js"
 import { Paths } from "../paths/paths.js"
+import { UNBOUNDED } from "../retrieval/read-bounds.js"
 import { defaultTargets, targetsUnder } from "../transcripts/discovery.js"
-import { TRANSCRIPT_FORMATS } from "../transcripts/formats/registry.js"
+import { describeHomes, describeSessionFolders, TRANSCRIPT_FORMATS } from "../transcripts/formats/registry.js"
+import { boundedOption, choiceOption } from "./checked-options.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
@@ -27,38 +29,28 @@ const path = Args.text({ name: "path" }).pipe(
   ),
   Args.optional
 )
-const view = Options.choice("view", ["messages", "raw", "preview"] as const).pipe(
-  Options.withDescription(
-    "What to show of PATH: messages (every candidate message, injected context included), raw (every record with its type and decision) or preview (the proposed index decisions, with reasons). Default: the conversation, turn by turn."
-  ),
-  Options.optional
-)
+const view = choiceOption(
+  "view",
+  ["messages", "raw", "preview"],
+  "What to show of PATH: messages (every candidate message, injected context included), raw (every record with its type and decision) or preview (the proposed index decisions, with reasons). Default: the conversation, turn by turn."
+).pipe(Options.optional)
 const details = Options.boolean("details").pipe(
   Options.withDescription("With --view preview, the decision for every record; with --view raw, every record's values.")
 )
-const startLine = Options.integer("start-line").pipe(
-  Options.withPseudoName("LINE"),
-  Options.withDescription(
-    "Start at this line of PATH (1 is the first); every page ends with the --start-line of the next. Default: 1."
-  ),
-  Options.optional
-)
-const limit = Options.integer("limit").pipe(
-  Options.withPseudoName("N"),
-  Options.withDescription(
-    `How many to show: transcripts in the list (default ${DEFAULT_LIST_LIMIT}); for PATH, records with --view raw or messages and complete turns otherwise (default ${DEFAULT_FILE_LIMIT}).`
-  ),
-  Options.optional
-)
-/** Each format's session folders relative to its home: `Codex: sessions and archived_sessions`. */
-const folders = TRANSCRIPT_FORMATS.map(
-  (f) =>
-    `${f.label}: ${f
-      .sessionFolders("/")
-      .map((folder) => NodePath.relative("/", folder.path))
-      .join(" and ")}`
-).join("; ")
-const homes = TRANSCRIPT_FORMATS.map((f) => `${f.label}: ${f.homeHint}`).join("; ")
+/** A line number or a count: 1 or more (explore pages through a file, so no upper bound). */
+const POSITIVE = { min: 1, max: UNBOUNDED } as const
+const startLine = boundedOption(
+  "start-line",
+  POSITIVE,
+  "Start at this line of PATH (1 is the first); every page ends with the --start-line of the next. Default: 1."
+).pipe(Options.withPseudoName("LINE"), Options.optional)
+const limit = boundedOption(
+  "limit",
+  POSITIVE,
+  `How many to show: transcripts in the list (default ${DEFAULT_LIST_LIMIT}); for PATH, records with --view raw or messages and complete turns otherwise (default ${DEFAULT_FILE_LIMIT}).`
+).pipe(Options.optional)
+const folders = describeSessionFolders()
+const homes = describeHomes()
 
 const root = Options.text("root").pipe(
   Options.withPseudoName("AGENT_HOME"),
@@ -68,15 +60,11 @@ const root = Options.text("root").pipe(
   Options.optional
 )
 
-const agent = Options.choice(
+const agent = choiceOption(
   "agent",
-  TRANSCRIPT_FORMATS.map((f) => f.agent)
-).pipe(
-  Options.withDescription(
-    `List only this agent's transcripts (${TRANSCRIPT_FORMATS.map((f) => `${f.agent}: ${f.label}`).join(", ")}). Default: every agent. Only without PATH.`
-  ),
-  Options.optional
-)
+  TRANSCRIPT_FORMATS.map((f) => f.agent),
+  `List only this agent's transcripts (${TRANSCRIPT_FORMATS.map((f) => `${f.agent}: ${f.label}`).join(", ")}). Default: every agent. Only without PATH.`
+).pipe(Options.optional)
 
 const usage = (message: string) => Effect.fail(new CliUsageError({ message }))
 

@@ -22,6 +22,8 @@ import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
+import { choiceOption, TIME_FORMS, timeOption } from "./checked-options.js"
+import { CLOSED_STDOUT_EXIT, isClosedPipe } from "./closed-stdout.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
@@ -46,7 +48,11 @@ const failed = Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))
 const writeStdout = (text: string) =>
   Effect.async<void, StdoutClosed>((resume) => {
     process.stdout.write(text, (error) =>
-      resume(error == null ? Effect.void : Effect.fail(new StdoutClosed({ reason: error.message })))
+      resume(
+        error == null
+          ? Effect.void
+          : Effect.fail(new StdoutClosed({ reason: error.message, closed: isClosedPipe(error) }))
+      )
     )
   })
 
@@ -63,7 +69,11 @@ const stdoutErrorsHandled = Effect.acquireRelease(
   (ignore) => Effect.sync(() => process.stdout.off("error", ignore))
 )
 
-class StdoutClosed extends Data.TaggedError("StdoutClosed")<{ readonly reason: string }> {
+class StdoutClosed extends Data.TaggedError("StdoutClosed")<{
+  readonly reason: string
+  /** The reader went away (EPIPE): the program ends quietly (`closed-stdout.ts`), not with an error. */
+  readonly closed: boolean
+}> {
   override get message() {
     return `could not write the export to stdout: ${this.reason}`
   }
@@ -81,30 +91,29 @@ class UnreadableExport extends Data.TaggedError("UnreadableExport")<{
 
 // ---- export ------------------------------------------------------------------------------------
 
-const TIME_FORMAT =
-  "TIME is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM; without an offset it is UTC."
-const since = Options.text("since").pipe(
-  Options.withPseudoName("TIME"),
-  Options.withDescription(
-    `Only from this time on (inclusive): transcript messages of that time, and notes with a revision written then (with their whole history). ${TIME_FORMAT}`
-  ),
+const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
+const since = timeOption(
+  "since",
+  `Only from this time on (inclusive): transcript messages of that time, and notes with a revision written then (with their whole history). ${TIME_FORMAT}`
+).pipe(Options.optional)
+const until = timeOption("until", `Only before this time (exclusive), as --since. ${TIME_FORMAT}`).pipe(
   Options.optional
 )
-const until = Options.text("until").pipe(
-  Options.withPseudoName("TIME"),
-  Options.withDescription(`Only before this time (exclusive), as --since. ${TIME_FORMAT}`),
-  Options.optional
-)
-const agent = Options.choice("agent", KNOWN_AGENTS).pipe(
-  Options.withDescription(
-    "Only this agent's transcript messages: codex (Codex) or claude (Claude Code). Notes stay unless their session belongs to another agent. Default: every agent."
-  ),
-  Options.optional
-)
+const agent = choiceOption(
+  "agent",
+  KNOWN_AGENTS,
+  "Only this agent's transcript messages: codex (Codex) or claude (Claude Code). Notes stay unless their session belongs to another agent. Default: every agent."
+).pipe(Options.optional)
 
-/** Export failures go to stderr only: stdout is the JSONL stream, never a JSON error document. */
+/**
+ * Export failures go to stderr only: stdout is the JSONL stream, never a JSON error document. A
+ * reader that went away (`blctx export | head`) is no failure to report: exit 141, quietly, as
+ * every command does (`closed-stdout.ts`).
+ */
 const reportExportFailure = (error: Error) =>
-  Console.error(`blctx: ${sanitizeForTerminal(error.message)}`).pipe(Effect.zipRight(failed))
+  error instanceof StdoutClosed && error.closed
+    ? Effect.flatMap(ExitStatus, (s) => s.set(CLOSED_STDOUT_EXIT))
+    : Console.error(`blctx: ${sanitizeForTerminal(error.message)}`).pipe(Effect.zipRight(failed))
 
 /** One line of the file; text a terminal could act on is escaped (valid JSON all the same). */
 const jsonLine = (line: ExportLine) => `${stringifyForTerminal(encodeExportValue(line), 0)}\n`
@@ -155,17 +164,37 @@ const defined = <T extends Record<string, unknown>>(record: T) =>
     [K in keyof T]: Exclude<T[K], undefined>
   }
 
+/**
+ * `--json` promises one JSON document; an export is a stream of them (JSON lines), which
+ * import-notes reads line by line. Wrapping it in one array would hold the whole history in
+ * memory and make a file import-notes could not read, so `--json` is refused instead.
+ */
+const refuseJson = Effect.flatMap(OutputMode, (mode) =>
+  mode.json
+    ? Effect.fail(
+        new CliUsageError({
+          message:
+            "export writes JSON lines (one JSON document per line, as import-notes reads them), never one document; leave out --json"
+        })
+      )
+    : Effect.void
+)
+
 export const exportCommand = Command.make("export", { since, until, agent }, (o) =>
-  withDaemon((client) =>
-    runExport(
-      client,
-      defined({
-        since: Option.getOrUndefined(o.since),
-        until: Option.getOrUndefined(o.until),
-        agent: Option.getOrUndefined(o.agent)
-      })
+  refuseJson.pipe(
+    Effect.zipRight(
+      withDaemon((client) =>
+        runExport(
+          client,
+          defined({
+            since: Option.getOrUndefined(o.since),
+            until: Option.getOrUndefined(o.until),
+            agent: Option.getOrUndefined(o.agent)
+          })
+        )
+      ).pipe(Effect.catchAll(reportExportFailure))
     )
-  ).pipe(Effect.catchAll(reportExportFailure))
+  )
 ).pipe(
   Command.withDescription(
     commandDescription(

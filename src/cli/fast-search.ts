@@ -7,6 +7,7 @@ import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-typ
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
 import { KNOWN_AGENTS } from "../retrieval/known-agents.js"
+import { type NumberBound, SEARCH_BOUNDS, withinBound } from "../retrieval/read-bounds.js"
 import { notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
@@ -41,18 +42,18 @@ export type FastSearchRequest = Required<Omit<SearchRequest, "filters">> & {
 }
 
 /** A canonical integer (no sign, no leading zero, no exponent) within bounds, or undefined. */
-const integerIn = (text: string, min: number, max: number): number | undefined => {
+const integerIn = (text: string, bound: NumberBound): number | undefined => {
   if (!/^(0|[1-9][0-9]{0,5})$/.test(text)) return undefined
   const n = Number(text)
-  return n >= min && n <= max ? n : undefined
+  return withinBound(n, bound) ? n : undefined
 }
 const oneOf = (choices: ReadonlyArray<string>) => (text: string) => (choices.includes(text) ? text : undefined)
 const anyText = (text: string) => text
 
 /** The search options with a value (`src/cli/history-commands.ts`); `--pretty` is not among them. */
 const OPTIONS: Readonly<Record<string, (value: string) => string | number | undefined>> = {
-  "--limit": (t) => integerIn(t, 1, 100),
-  "--offset": (t) => integerIn(t, 0, 10_000),
+  "--limit": (t) => integerIn(t, SEARCH_BOUNDS.limit),
+  "--offset": (t) => integerIn(t, SEARCH_BOUNDS.offset),
   "--project": anyText,
   "--session": anyText,
   "--since": anyText,
@@ -84,8 +85,8 @@ export const recognizeSearch = (argv: ReadonlyArray<string>, stdoutTty: boolean)
   const words: Array<string> = []
   const seen = new Set<string>()
   const filters: Mutable<SearchFilters> = {}
-  let limit = 10
-  let offset = 0
+  let limit: number = SEARCH_BOUNDS.limit.fallback
+  let offset: number = SEARCH_BOUNDS.offset.fallback
   for (let i = 1; i < rest.length; i++) {
     const token = rest[i] as string
     if (!token.startsWith("-")) {

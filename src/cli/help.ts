@@ -100,6 +100,9 @@ const paragraphs = (doc: HelpDoc.HelpDoc): ReadonlyArray<string> =>
     }
   })
 
+/** A help document (a validation error's message) as one line of plain text. */
+export const docText = (doc: HelpDoc.HelpDoc): string => paragraphs(doc).join(" ").replace(/\s+/g, " ").trim()
+
 /** A usage element: the command's name, an argument or an option, as written in a usage line. */
 interface Element {
   readonly kind: "command" | "argument" | "option"
@@ -392,6 +395,26 @@ export const renderRootHelp = (
     "Run blctx COMMAND --help for a command's arguments and options."
   ].join("\n")
 }
+
+/** The unwrapped `Named` usage of an optional or repeated element. */
+const namedOf = (usage: Usage.Usage): Extract<Usage.Usage, { _tag: "Named" }> | undefined =>
+  usage._tag === "Named"
+    ? usage
+    : usage._tag === "Optional" || usage._tag === "Repeated"
+      ? namedOf(usage.usage)
+      : undefined
+
+/** A command's arguments that take one of several values (`<target>`: codex, claude), for usage errors. */
+export const argumentChoices = (
+  descriptor: Descriptor
+): ReadonlyArray<{ readonly name: string; readonly choices: ReadonlyArray<string> }> =>
+  concatenated(CommandDescriptor.getUsage(descriptor)).flatMap((part) => {
+    const named = namedOf(part)
+    const name = named?.names[0] ?? ""
+    if (named === undefined || !name.startsWith("<") || Option.isNone(named.acceptedValues)) return []
+    const choices = named.acceptedValues.value.split(" | ")
+    return choices.length > 1 ? [{ name, choices }] : []
+  })
 
 /** The names `findHelpTopic` accepts as commands. */
 export const commandNames = (commands: ReadonlyArray<Descriptor>): ReadonlyArray<string> => commands.map(descriptorName)

@@ -9,9 +9,12 @@ import { ansiStyle, plainStyle, progressBar } from "../installer/render-text.js"
 import { JobId, type JobView } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
 import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
+import { CONTEXT_BOUNDS, type NumberBound, RECENT_BOUNDS, SEARCH_BOUNDS, UNBOUNDED } from "../retrieval/read-bounds.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } from "../transcripts/discovery.js"
+import { agentLabels, describeHomes, describeSessionFolders } from "../transcripts/formats/registry.js"
+import { boundedOption, choiceOption, rangeProblem, TIME_FORMS, timeOption } from "./checked-options.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { renderContext, renderJob, renderRecent, renderSearch, renderStatus } from "./history-render.js"
@@ -51,12 +54,16 @@ export const emit = <A>(
 export const withDaemon = <A, E extends Error>(use: (client: BlctxClient) => Effect.Effect<A, E>) =>
   Effect.suspend(() => ensureDaemon(CALL_TIMEOUT, use, { reachWithin: Duration.millis(remainingOfCommandDeadline()) }))
 
-/** A failed request: the message on stderr, one JSON document on stdout, exit 1. */
-const reportFailure = (error: Error) =>
+/**
+ * A failed request: the message on stderr, exit 1; and, where the answer would have been JSON
+ * (`--json`, or stdout not a terminal without `--pretty`), one JSON document on stdout. With
+ * `--pretty` a person reads text, so the error is only the line on stderr.
+ */
+const reportFailure = (error: Error, wantPretty: boolean) =>
   Effect.gen(function* () {
     yield* Console.error(`blctx: ${sanitizeForTerminal(error.message)}`)
     const mode = yield* OutputMode
-    if (mode.json || process.stdout.isTTY !== true) {
+    if (mode.json || (!wantPretty && process.stdout.isTTY !== true)) {
       const tag = "_tag" in error ? String(error._tag) : "Error"
       const details = error instanceof UnindexablePaths ? { paths: error.paths } : {}
       const document = { error: { _tag: tag, message: error.message, ...details }, exit_code: ExitCode.failed }
@@ -66,21 +73,22 @@ const reportFailure = (error: Error) =>
     yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))
   })
 
-export const handled = <E extends Error, R>(effect: Effect.Effect<void, E, R>) =>
-  effect.pipe(Effect.catchAll((e) => (e instanceof CliUsageError ? Effect.fail(e) : reportFailure(e))))
+/** A command's failures reported (`reportFailure`); usage errors go on to the program (exit 2). */
+export const handled = <E extends Error, R>(effect: Effect.Effect<void, E, R>, wantPretty: boolean) =>
+  effect.pipe(Effect.catchAll((e) => (e instanceof CliUsageError ? Effect.fail(e) : reportFailure(e, wantPretty))))
 
 // ---- index -----------------------------------------------------------------------------------
 
 const indexPaths = Args.text({ name: "path" }).pipe(
   Args.withDescription(
-    "Transcript files to index, each an existing regular file (symbolic links are refused). Without any, every transcript under CODEX_HOME is indexed."
+    `Transcript files to index (${agentLabels()}), each an existing regular file (symbolic links are refused). Without any, every transcript of every agent is indexed, each under its agent's home (${describeHomes()}).`
   ),
   Args.repeated
 )
 const root = Options.text("root").pipe(
-  Options.withPseudoName("CODEX_HOME"),
+  Options.withPseudoName("AGENT_HOME"),
   Options.withDescription(
-    "Index every active and archived transcript of this Codex home (its sessions and archived_sessions). Default: $CODEX_HOME, or ~/.codex. Not with PATH."
+    `Index every transcript under this agent home instead, each agent's in its own folders (${describeSessionFolders()}). Default: each agent's own home. Not with PATH.`
   ),
   Options.optional
 )
@@ -161,7 +169,8 @@ export const indexCommand = Command.make("index", { paths: indexPaths, root, wai
       if (job.state === "failed" || job.state === "cancelled" || job.state === "superseded") {
         yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))
       }
-    })
+    }),
+    o.pretty
   )
 ).pipe(
   Command.withDescription(
@@ -192,7 +201,8 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
           const job = yield* withDaemon((client) => client.jobStatus(jobId))
           yield* emit(job, (j) => ({ job: j }), renderJob, o.pretty)
         })
-    })
+    }),
+    o.pretty
   )
 ).pipe(
   Command.withDescription(
@@ -205,46 +215,42 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
 
 // ---- search, recent, context -------------------------------------------------------------------
 
-const limit = (fallback: number, max: number, what: string) =>
-  Options.integer("limit").pipe(
-    Options.withPseudoName("N"),
-    Options.withDescription(`How many ${what} to return, 1 to ${max}. Default: ${fallback}.`),
-    Options.withDefault(fallback)
+/** The range in a description: `1 to 100`, or `0 or more`. */
+const range = (bound: NumberBound) =>
+  bound.max === UNBOUNDED ? `${bound.min} or more` : `${bound.min} to ${bound.max}`
+
+const limit = (bound: NumberBound & { readonly fallback: number }, what: string) =>
+  boundedOption("limit", bound, `How many ${what} to return, ${range(bound)}. Default: ${bound.fallback}.`).pipe(
+    Options.withDefault(bound.fallback)
   )
-const offset = (what: string) =>
-  Options.integer("offset").pipe(
-    Options.withPseudoName("N"),
-    Options.withDescription(
-      `Skip this many ${what} first, to get the next page (an answer's next_offset says where it continues). Default: 0.`
-    ),
-    Options.withDefault(0)
-  )
+const offset = (bound: NumberBound & { readonly fallback: number }, what: string) =>
+  boundedOption(
+    "offset",
+    bound,
+    `Skip this many ${what} first, to get the next page (an answer's next_offset says where it continues). Default: ${bound.fallback}.`
+  ).pipe(Options.withDefault(bound.fallback))
 const project = Options.text("project").pipe(
   Options.withPseudoName("DIR"),
   Options.withDescription("Only sessions whose working directory is DIR or a directory below it."),
   Options.optional
 )
-const TIME_FORMAT =
-  "TIME is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM; without an offset it is UTC."
-const since = Options.text("since").pipe(
-  Options.withPseudoName("TIME"),
-  Options.withDescription(`Only from this time on (inclusive). ${TIME_FORMAT}`),
-  Options.optional
-)
-const until = Options.text("until").pipe(
-  Options.withPseudoName("TIME"),
-  Options.withDescription(`Only before this time (exclusive). ${TIME_FORMAT}`),
-  Options.optional
-)
+const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
+const since = timeOption("since", `Only from this time on (inclusive). ${TIME_FORMAT}`).pipe(Options.optional)
+const until = timeOption("until", `Only before this time (exclusive). ${TIME_FORMAT}`).pipe(Options.optional)
 /** `--agent`: the known agents are the choices, so a misspelt one is a usage error listing them. */
 const agent = (what: string) =>
-  Options.choice("agent", KNOWN_AGENTS).pipe(
-    Options.withDescription(
-      `Only ${what} of this agent: codex (Codex) or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
-    ),
-    Options.optional
-  )
+  choiceOption(
+    "agent",
+    KNOWN_AGENTS,
+    `Only ${what} of this agent: codex (Codex) or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
+  ).pipe(Options.optional)
 const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
+
+/** An empty `[--since, --until)` range is a usage error, found before the daemon is asked. */
+const checkRange = (since: Option.Option<string>, until: Option.Option<string>) => {
+  const problem = rangeProblem(optional(since), optional(until))
+  return problem === undefined ? Effect.void : Effect.fail(new CliUsageError({ message: problem }))
+}
 const defined = <T extends Record<string, unknown>>(record: T) =>
   Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as {
     [K in keyof T]: Exclude<T[K], undefined>
@@ -257,8 +263,8 @@ export const searchCommand = Command.make(
       Args.withDescription("The words to look for; several words form one query (quotes are not needed)."),
       Args.repeated
     ),
-    limit: limit(10, 100, "results"),
-    offset: offset("results"),
+    limit: limit(SEARCH_BOUNDS.limit, "results"),
+    offset: offset(SEARCH_BOUNDS.offset, "results"),
     project,
     session: Options.text("session").pipe(
       Options.withPseudoName("ID"),
@@ -267,12 +273,11 @@ export const searchCommand = Command.make(
     ),
     since,
     until,
-    sourceType: Options.choice("source-type", KNOWN_SOURCE_TYPES).pipe(
-      Options.withDescription(
-        "Only this kind of text: codex_transcript or claude_transcript (messages read from your Codex or Claude Code transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
-      ),
-      Options.optional
-    ),
+    sourceType: choiceOption(
+      "source-type",
+      KNOWN_SOURCE_TYPES,
+      "Only this kind of text: codex_transcript or claude_transcript (messages read from your Codex or Claude Code transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
+    ).pipe(Options.optional),
     agent: agent("results"),
     pretty
   },
@@ -281,6 +286,7 @@ export const searchCommand = Command.make(
       Effect.gen(function* () {
         const query = o.query.join(" ").trim()
         if (query === "") return yield* new CliUsageError({ message: "give a search query" })
+        yield* checkRange(o.since, o.until)
         const response = yield* withDaemon((client) =>
           client.search({
             query,
@@ -297,7 +303,8 @@ export const searchCommand = Command.make(
           })
         )
         yield* emit(response, (r) => r, renderSearch, o.pretty)
-      })
+      }),
+      o.pretty
     )
 ).pipe(
   Command.withDescription(
@@ -311,22 +318,26 @@ export const searchCommand = Command.make(
 export const recentCommand = Command.make(
   "recent",
   {
-    days: Options.float("days").pipe(
-      Options.withPseudoName("N"),
-      Options.withDescription("Only turns active in the last N days (fractions such as 0.5 work). Not with --since."),
-      Options.optional
-    ),
+    days: boundedOption(
+      "days",
+      RECENT_BOUNDS.days,
+      `Only turns active in the last N days, up to ${RECENT_BOUNDS.days.max} (fractions such as 0.5 work). Not with --since.`
+    ).pipe(Options.optional),
     since,
     until,
     project,
     agent: agent("turns"),
-    limit: limit(20, 200, "turns"),
-    offset: offset("turns"),
+    limit: limit(RECENT_BOUNDS.limit, "turns"),
+    offset: offset(RECENT_BOUNDS.offset, "turns"),
     pretty
   },
   (o) =>
     handled(
       Effect.gen(function* () {
+        if (Option.isSome(o.days) && Option.isSome(o.since)) {
+          return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
+        }
+        yield* checkRange(o.since, o.until)
         const response = yield* withDaemon((client) =>
           client.recent(
             defined({
@@ -341,7 +352,8 @@ export const recentCommand = Command.make(
           )
         )
         yield* emit(response, (r) => r, renderRecent, o.pretty)
-      })
+      }),
+      o.pretty
     )
 ).pipe(
   Command.withDescription(
@@ -358,27 +370,22 @@ export const contextCommand = Command.make(
     contextId: Args.text({ name: "context-id" }).pipe(
       Args.withDescription("The context_id of a result of blctx search or blctx recent.")
     ),
-    offset: Options.integer("offset").pipe(
-      Options.withPseudoName("N"),
-      Options.withDescription(
-        "The first message to return, by its position in the session (0 is the first message). Default: the first message of the result's turn."
-      ),
-      Options.optional
-    ),
-    limit: limit(20, 200, "messages"),
-    charOffset: Options.integer("char-offset").pipe(
-      Options.withPseudoName("N"),
-      Options.withDescription(
-        "Start this many characters into the first message (default 0), to continue a message an answer cut off: pass its next_char_offset."
-      ),
-      Options.withDefault(0)
-    ),
-    agent: Options.choice("agent", KNOWN_AGENTS).pipe(
-      Options.withDescription(
-        "Answer only when the result comes from this agent's history (codex or claude), or is a note no other agent's session wrote; otherwise fail saying whose it is."
-      ),
-      Options.optional
-    ),
+    offset: boundedOption(
+      "offset",
+      CONTEXT_BOUNDS.offset,
+      "The first message to return, by its position in the session (0 is the first message). Default: the first message of the result's turn."
+    ).pipe(Options.optional),
+    limit: limit(CONTEXT_BOUNDS.limit, "messages"),
+    charOffset: boundedOption(
+      "char-offset",
+      CONTEXT_BOUNDS.char_offset,
+      `Start this many characters into the first message (default ${CONTEXT_BOUNDS.char_offset.fallback}), to continue a message an answer cut off: pass its next_char_offset.`
+    ).pipe(Options.withDefault(CONTEXT_BOUNDS.char_offset.fallback)),
+    agent: choiceOption(
+      "agent",
+      KNOWN_AGENTS,
+      "Answer only when the result comes from this agent's history (codex or claude), or is a note no other agent's session wrote; otherwise fail saying whose it is."
+    ).pipe(Options.optional),
     pretty
   },
   (o) =>
@@ -396,7 +403,8 @@ export const contextCommand = Command.make(
           )
         )
         yield* emit(response, (r) => r, renderContext, o.pretty)
-      })
+      }),
+      o.pretty
     )
 ).pipe(
   Command.withDescription(

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest"
 import { CaptureStatus, noCapture } from "../capture/capture-status.js"
 import { plainStyle } from "../installer/render-text.js"
 import { jobViewOf } from "../jobs/job-view.test-support.js"
-import { renderCapture, renderJob, renderProgress } from "./history-render.js"
+import { TranscriptSpan } from "../retrieval/contract.js"
+import { RecentResponse, RecentTurn, TurnMessage } from "../retrieval/recent.js"
+import { renderCapture, renderJob, renderProgress, renderRecent } from "./history-render.js"
 
 const job = (over: Parameters<typeof jobViewOf>[0]) =>
   jobViewOf({ kind: "repair", progress_done: 6, progress_total: 6, ...over })
@@ -49,5 +51,60 @@ describe("capture in index-status", () => {
       "capture: 12 hook events (2 SessionStart, 5 UserPromptSubmit, 4 Stop, 1 SessionEnd); 2 sessions indexed, 1 pending, 1 awaiting a transcript path, 1 errors; last event 2026-03-01 10:00:00Z
         last error: /home/a/.codex/sessions/x.jsonl no longer exists"
     `)
+  })
+})
+
+describe("recent --pretty", () => {
+  const message = (context_id: string, role: string, text: string) =>
+    new TurnMessage({
+      context_id,
+      role,
+      kind: "message",
+      timestamp: "2026-03-01T10:00:00.000Z",
+      text,
+      text_truncated: false,
+      source_type: "codex_transcript",
+      agent: "codex",
+      source: new TranscriptSpan({
+        agent: "codex",
+        path: "/h/.codex/sessions/a.jsonl",
+        line: 3,
+        byte_start: 10,
+        byte_end: 90
+      })
+    })
+  const answer = new RecentResponse({
+    since: null,
+    until: null,
+    project: null,
+    agent: null,
+    turns: [
+      new RecentTurn({
+        session_id: "019a0000-0000-7000-8000-000000000001",
+        turn_id: null,
+        turn_number: 1,
+        project: "/home/dev/app",
+        first_activity: "2026-03-01T10:00:00.000Z",
+        last_activity: "2026-03-01T10:01:00.000Z",
+        message_count: 2,
+        messages: [
+          message("c17", "user", "Why does the build fail?"),
+          message("c18", "assistant", "A missing import.")
+        ],
+        messages_not_shown: 0
+      })
+    ],
+    offset: 0,
+    limit: 20,
+    next_offset: null,
+    truncated: false,
+    returned_chars: 40,
+    unknown_timestamps: 0
+  })
+
+  it("shows each turn's context id, for blctx context", () => {
+    const header = renderRecent(answer, plainStyle).split("\n")[1] ?? ""
+    expect(header).toContain("019a0000-0000-7000-8000-000000000001")
+    expect(header).toMatch(/context c17$/)
   })
 })

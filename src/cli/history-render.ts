@@ -64,8 +64,10 @@ export const renderRecent = (answer: RecentResponse, style: Style): string => {
   const lines = [style.bold(`${r.turns.length} turns`) + style.dim(` (${r.since ?? "…"} to ${r.until ?? "now"})`)]
   for (const turn of r.turns) {
     const first = turn.messages[0]
+    // The turn's first context id: `blctx context ID` shows the turn and what follows it.
+    const cite = first === undefined ? "" : `  context ${first.context_id}`
     lines.push(
-      `${style.bold(when(turn.last_activity))}  ${first === undefined ? "" : `${whose(first)}  `}${style.dim(turn.project ?? "no project")}  ${style.dim(turn.session_id ?? "")}`
+      `${style.bold(when(turn.last_activity))}  ${first === undefined ? "" : `${whose(first)}  `}${style.dim(turn.project ?? "no project")}  ${style.dim(`${turn.session_id ?? ""}${cite}`)}`
     )
     for (const m of turn.messages) lines.push(`   ${m.role === "user" ? "›" : "‹"} ${oneLine(m.text, 200)}`)
     if (turn.messages_not_shown > 0) lines.push(style.dim(`   … ${turn.messages_not_shown} more messages`))

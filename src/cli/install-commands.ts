@@ -5,6 +5,8 @@ import { AGENT_TARGETS, type AgentTarget, STEP_IDS, type StepId, targetOfStep } 
 import { type RunRequest, runSteps, validateRequest } from "../installer/engine.js"
 import type { HooksChoice } from "../installer/step.js"
 import { checklistFor, readInstalledTargets } from "../installer/steps/registry.js"
+import { agentLabel } from "../transcripts/formats/registry.js"
+import { choiceOption } from "./checked-options.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
@@ -17,12 +19,8 @@ const agent = Args.choice(
 )
 const target = (description: string) => agent.pipe(Args.withDescription(description))
 
-/** How the agents are named in help and prompts. */
-const AGENT_NAMES: Readonly<Record<AgentTarget, string>> = { codex: "Codex", claude: "Claude Code" }
-
 const HISTORY_STEPS = "session_discovery, history_index and history_retrieval"
-const step = (description: string) =>
-  Options.choice("step", STEP_IDS).pipe(Options.withDescription(description), Options.optional)
+const step = (description: string) => choiceOption("step", STEP_IDS, description).pipe(Options.optional)
 const noHistory = (description: string) => Options.boolean("no-history").pipe(Options.withDescription(description))
 const hooks = Options.boolean("hooks").pipe(
   Options.withDescription(
@@ -52,7 +50,7 @@ const decideHooks = (flags: { hooks: boolean; noHooks: boolean }, target: AgentT
     if (!mode.interactive) return "default" as HooksChoice
     const prompter = yield* Prompter
     const yes = yield* prompter.confirm(
-      `Install the optional ${AGENT_NAMES[target]} hooks (capture new sessions and notes)?`,
+      `Install the optional ${agentLabel(target)} hooks (capture new sessions and notes)?`,
       true
     )
     return (yes ? "install" : "decline") as HooksChoice
@@ -136,7 +134,8 @@ const verifyCommand = (
           selected: selected(o.step),
           noHistory: o.noHistory,
           purge: false,
-          hooks: "install"
+          hooks: "install",
+          targetNamed: Option.isSome(o.target)
         })
       )
   ).pipe(Command.withDescription(description))

@@ -2,6 +2,8 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, Schema } from "effect"
 import { quoteValue } from "../domain/decode-issues.js"
 import { NoteHistoryRequest } from "../notes/notes-contract.js"
+import { LIST_NOTES_BOUNDS } from "../retrieval/read-bounds.js"
+import { boundedOption } from "./checked-options.js"
 import { commandDescription } from "./help.js"
 import { emit, handled, pretty, withDaemon } from "./history-commands.js"
 import { renderNoteHistory, renderNoteShow, renderNotesList } from "./notes-render.js"
@@ -25,16 +27,16 @@ const historyRequest = (id: string) =>
 const listCommand = Command.make(
   "list",
   {
-    limit: Options.integer("limit").pipe(
-      Options.withPseudoName("N"),
-      Options.withDescription("At most N notes (1 to 200). Default: 20."),
-      Options.withDefault(20)
-    ),
-    offset: Options.integer("offset").pipe(
-      Options.withPseudoName("N"),
-      Options.withDescription("Skip the first N notes, to page on (next_offset). Default: 0."),
-      Options.withDefault(0)
-    ),
+    limit: boundedOption(
+      "limit",
+      LIST_NOTES_BOUNDS.limit,
+      `At most N notes (${LIST_NOTES_BOUNDS.limit.min} to ${LIST_NOTES_BOUNDS.limit.max}). Default: ${LIST_NOTES_BOUNDS.limit.fallback}.`
+    ).pipe(Options.withDefault(LIST_NOTES_BOUNDS.limit.fallback)),
+    offset: boundedOption(
+      "offset",
+      LIST_NOTES_BOUNDS.offset,
+      `Skip the first N notes, to page on (next_offset). Default: ${LIST_NOTES_BOUNDS.offset.fallback}.`
+    ).pipe(Options.withDefault(LIST_NOTES_BOUNDS.offset.fallback)),
     project: Options.text("project").pipe(
       Options.withPseudoName("DIR"),
       Options.withDescription("Only notes of this project directory or a directory under it."),
@@ -50,8 +52,6 @@ const listCommand = Command.make(
   (o) =>
     handled(
       Effect.gen(function* () {
-        if (o.limit < 1 || o.limit > 200) return yield* new CliUsageError({ message: "--limit is 1 to 200" })
-        if (o.offset < 0) return yield* new CliUsageError({ message: "--offset is 0 or more" })
         const response = yield* withDaemon((client) =>
           client.listNotes({
             limit: o.limit,
@@ -61,7 +61,8 @@ const listCommand = Command.make(
           })
         )
         yield* emit(response, (r) => r, renderNotesList, o.pretty)
-      })
+      }),
+      o.pretty
     )
 ).pipe(
   Command.withDescription(
@@ -81,7 +82,8 @@ const showCommand = Command.make("show", { noteId, pretty }, (o) =>
         renderNoteShow,
         o.pretty
       )
-    })
+    }),
+    o.pretty
   )
 ).pipe(Command.withDescription("The note's current revision in full, with its metadata and how many revisions it has."))
 
@@ -91,7 +93,8 @@ const historyCommand = Command.make("history", { noteId, pretty }, (o) =>
       const request = yield* historyRequest(o.noteId)
       const history = yield* withDaemon((client) => client.noteHistory(request))
       yield* emit(history, (h) => h, renderNoteHistory, o.pretty)
-    })
+    }),
+    o.pretty
   )
 ).pipe(Command.withDescription("Every revision of the note, oldest first, with its time, authorship and session."))
 

@@ -69,7 +69,12 @@ describe("notes rendering (--pretty)", () => {
       next_offset: 20
     })
     const text = renderNotesList(list, plainStyle)
-    expect(text).toContain("1 notes")
+    expect(text.split("\n")[0]).toBe("1 note (newest change first)")
+    const none = renderNotesList(
+      new ListNotesResponse({ notes: [], offset: 0, limit: 20, next_offset: null }),
+      plainStyle
+    )
+    expect(none.split("\n")[0]).toBe("0 notes (newest change first)")
     expect(text).toContain("revision 2  [billing]")
     expect(text).toContain(`note ${NOTE}`)
     expect(text).not.toContain("\u001b[31m")

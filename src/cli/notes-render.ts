@@ -19,7 +19,8 @@ const tagList = (tags: ReadonlyArray<string>) => (tags.length === 0 ? "" : `  [$
 
 export const renderNotesList = (answer: ListNotesResponse, style: Style): string => {
   const r = sanitizeDeep(answer)
-  const lines = [style.bold(`${r.notes.length} notes`) + style.dim(" (newest change first)")]
+  const count = `${r.notes.length} ${r.notes.length === 1 ? "note" : "notes"}`
+  const lines = [style.bold(count) + style.dim(" (newest change first)")]
   for (const note of r.notes) {
     lines.push(
       `${style.bold(when(note.updated_at))}  ${note.kind}  revision ${note.current_revision}${tagList(note.tags)}  ${style.dim(note.project ?? "no project")}`

@@ -1,4 +1,5 @@
 import { Command, HelpDoc } from "@effect/cli"
+import { agentLabels } from "../transcripts/formats/registry.js"
 import { exploreCommand } from "./explore-command.js"
 import { exportCommand, importNotesCommand } from "./export-commands.js"
 import { forgetCommand } from "./forget-command.js"
@@ -30,7 +31,7 @@ export const subcommands = [
 export const rootCommand = Command.make("blctx").pipe(
   Command.withDescription(
     HelpDoc.p(
-      "Persistent, private context for coding agents: blctx indexes your own Codex transcripts on your own machine and hands that history back to the agent, with exact source citations. Nothing leaves the machine."
+      `Persistent, private context for coding agents: blctx indexes your own ${agentLabels()} transcripts on your own machine and hands that history back to the agent, with exact source citations. Nothing leaves the machine.`
     )
   ),
   Command.withSubcommands(subcommands)

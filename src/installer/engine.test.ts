@@ -277,3 +277,29 @@ describe("runSteps", () => {
     })
   )
 })
+
+describe("the checklist's heading", () => {
+  it.effect("is the command and agent run, or the agents a status of every installed one covers", () =>
+    Effect.gen(function* () {
+      const headings: Array<string> = []
+      const renderer = Layer.succeed(Renderer, {
+        begin: (_command, _rows, heading) => Effect.sync(() => headings.push(heading)),
+        started: () => Effect.void,
+        progress: () => Effect.void,
+        finished: () => Effect.void,
+        end: () => Effect.void
+      })
+      const run = (over: Partial<RunRequest>) => runSteps(makeSteps([]), request(over)).pipe(Effect.provide(renderer))
+      yield* run({ targets: ["claude"] })
+      yield* run({ command: "doctor", targets: ["claude"], targetNamed: true })
+      yield* run({ command: "status", targets: ["codex", "claude"], targetNamed: false })
+      yield* run({ command: "uninstall", targets: ["claude"] })
+      expect(headings).toEqual([
+        "blctx install claude",
+        "blctx doctor claude",
+        "blctx status (Codex and Claude Code)",
+        "blctx uninstall claude"
+      ])
+    })
+  )
+})

@@ -1,6 +1,7 @@
 import { Cause, Data, Effect, Either, Option } from "effect"
 import { Check, ExitCode, Report, type ReportCommand } from "../domain/report.js"
 import { type AgentTarget, displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
+import { checklistHeading } from "./render-text.js"
 import { Renderer } from "./renderer.js"
 import { type HooksChoice, type Step, StepFailure, type StepOutcome, type StepRun } from "./step.js"
 
@@ -13,6 +14,11 @@ export interface RunRequest {
   readonly hooks: HooksChoice
   /** The agents the checklist is for (`blctx install <target>`); codex when not said. */
   readonly targets?: ReadonlyArray<AgentTarget>
+  /**
+   * Whether the command line named the target (`blctx status claude`), rather than status or
+   * doctor taking every installed one (`blctx status`): the checklist's heading says which.
+   */
+  readonly targetNamed?: boolean
 }
 
 /** A request the engine refuses before running anything (exit code 2). */
@@ -141,7 +147,8 @@ export const runSteps = <R>(
     const selected = [...selectSteps(steps, request)].sort((a, b) => displayIndex(a.id) - displayIndex(b.id))
     yield* renderer.begin(
       request.command,
-      selected.map((s) => ({ id: s.id, title: s.title }))
+      selected.map((s) => ({ id: s.id, title: s.title })),
+      checklistHeading(request.command, request.targets ?? ["codex"], request.targetNamed ?? true)
     )
     // Uninstall tears down in reverse: the service stops before the data step gives up ownership.
     const order = request.command === "uninstall" ? [...selected].reverse() : selected

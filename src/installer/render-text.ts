@@ -1,5 +1,6 @@
-import { type Check, ExitCode, type Report } from "../domain/report.js"
+import { type Check, ExitCode, type Report, type ReportCommand } from "../domain/report.js"
 import { sanitizeForTerminal } from "../terminal/sanitize.js"
+import { agentLabel } from "../transcripts/formats/registry.js"
 import type { StepProgress } from "./step.js"
 
 /** ANSI styling, or none at all: the same layout either way. */
@@ -53,6 +54,16 @@ export const progressBar = (progress: StepProgress, width = 20): string => {
   const filled = Math.round(f * width)
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.floor(f * 100)}% ${progress.label}`
 }
+
+/**
+ * The first line of a checklist: the command as it was run, `blctx install claude`, or for a
+ * status or doctor of every installed agent, the agents it covers, `blctx status (Codex and
+ * Claude Code)`. Agents are named from their transcript format, where each is declared.
+ */
+export const checklistHeading = (command: ReportCommand, targets: ReadonlyArray<string>, named: boolean): string =>
+  named && targets.length === 1
+    ? `blctx ${command} ${targets[0]}`
+    : `blctx ${command} (${targets.map(agentLabel).join(" and ")})`
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 

@@ -15,7 +15,8 @@ export interface PlannedRow {
 export class Renderer extends Context.Tag("blctx/Renderer")<
   Renderer,
   {
-    readonly begin: (command: ReportCommand, rows: ReadonlyArray<PlannedRow>) => Effect.Effect<void>
+    /** `heading`: the command as run, `blctx install claude` (`checklistHeading`). */
+    readonly begin: (command: ReportCommand, rows: ReadonlyArray<PlannedRow>, heading: string) => Effect.Effect<void>
     readonly started: (id: StepId) => Effect.Effect<void>
     readonly progress: (id: StepId, progress: StepProgress) => Effect.Effect<void>
     readonly finished: (check: Check) => Effect.Effect<void>

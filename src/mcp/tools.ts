@@ -11,6 +11,7 @@ import type {
 import { ContextRequest } from "../retrieval/context.js"
 import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
+import { CONTEXT_BOUNDS, RECENT_BOUNDS, SEARCH_BOUNDS } from "../retrieval/read-bounds.js"
 import { RecentRequest } from "../retrieval/recent.js"
 import type { BlctxClient } from "../rpc/client.js"
 import type { DaemonBusy, DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
@@ -39,7 +40,7 @@ export const SEARCH_TOOL_DEFAULT_LIMIT = 5
 
 /**
  * `search`'s arguments: the daemon's `SearchRequest`, with only the default limit changed. The
- * limit keeps its own schema (integer, 1 to 100) and gains a JSON Schema `default`.
+ * limit keeps its own schema (an integer within SEARCH_BOUNDS.limit) and gains a JSON Schema `default`.
  */
 export const SearchToolRequest = Schema.Struct({
   ...SearchRequest.fields,
@@ -173,7 +174,7 @@ const searchTool = readTool({
   title: "Search your coding history",
   description: [
     "Search the person's own coding-agent history (past Codex and Claude Code sessions and notes, indexed locally by blctx) for passages about a topic, best match first.",
-    `Returns up to \`limit\` results (default ${SEARCH_TOOL_DEFAULT_LIMIT}, at most 100). Each has its text (secrets redacted; escaped as below), a citation in \`source\` (the transcript file with line and byte range, or a note's current revision, whose \`revisions\` above 1 means older ones exist: note_history lists them), project (working directory), timestamp, score, and a \`context_id\` to pass to the \`context\` tool for the surrounding messages.`,
+    `Returns up to \`limit\` results (default ${SEARCH_TOOL_DEFAULT_LIMIT}, at most ${SEARCH_BOUNDS.limit.max}). Each has its text (secrets redacted; escaped as below), a citation in \`source\` (the transcript file with line and byte range, or a note's current revision, whose \`revisions\` above 1 means older ones exist: note_history lists them), project (working directory), timestamp, score, and a \`context_id\` to pass to the \`context\` tool for the surrounding messages.`,
     SESSIONS,
     "`query_mode` says how it matched: `lexical` (words, BM25) or `hybrid` (words and meaning); `query_mode_reason` says why it is lexical.",
     "Optional `filters`: `project` (a directory and everything below it), `session` (a session id), `since`/`until`, `source_type`, `agent`.",
@@ -197,7 +198,7 @@ const recentTool = readTool({
     "List the most recent turns of the person's coding-agent sessions, newest activity first: each turn's session, project, first and last activity, and up to 20 of its messages with their text, a citation in `source` and a `context_id` for the `context` tool.",
     "Choose the window with `days` (the last N days; fractions work) or `since`/`until` (not `days` with `since`); without them, from the beginning. `project` keeps one directory and everything below it.",
     AGENTS,
-    `\`limit\` turns (default 20, at most 200); \`next_offset\`, passed as \`offset\`, continues. At most ${BUDGET} characters of text per answer (\`truncated\`, \`text_truncated\`, \`messages_not_shown\`).`,
+    `\`limit\` turns (default ${RECENT_BOUNDS.limit.fallback}, at most ${RECENT_BOUNDS.limit.max}); \`next_offset\`, passed as \`offset\`, continues. At most ${BUDGET} characters of text per answer (\`truncated\`, \`text_truncated\`, \`messages_not_shown\`).`,
     "Each message says its `agent` and `source_type`; turns name their session as `source_session_id` (transcripts) or `context_session_id` (notes).",
     UTC,
     "A message whose time is unknown never falls in a bounded window (`unknown_timestamps` counts them). An empty `turns` list means nothing happened in the window: an answer, not an error.",
@@ -215,7 +216,7 @@ const contextTool = readTool({
   title: "Messages around a result",
   description: [
     "Show the messages around a `search` or `recent` result: pass its `context_id`.",
-    "By default the result's whole turn and what follows it in the session (`limit` messages, default 20, at most 200), each with its text, role, timestamp, `agent`, `source_type` and citation in `source`; `is_anchor` marks the result itself.",
+    `By default the result's whole turn and what follows it in the session (\`limit\` messages, default ${CONTEXT_BOUNDS.limit.fallback}, at most ${CONTEXT_BOUNDS.limit.max}), each with its text, role, timestamp, \`agent\`, \`source_type\` and citation in \`source\`; \`is_anchor\` marks the result itself.`,
     "With `agent` (`codex` or `claude`), a context_id from another agent's history is an invalid_query error instead of an answer.",
     `At most ${BUDGET} characters of text per answer: when \`truncated\`, call again with \`next_offset\` as \`offset\` and \`next_char_offset\` (when set) as \`char_offset\` to continue exactly where it stopped.`,
     "The session is `source_session_id` for a transcript, `context_session_id` for an authored update.",

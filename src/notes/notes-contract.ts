@@ -1,5 +1,7 @@
 import { type ParseResult, Schema } from "effect"
 import { BoundedPath } from "../retrieval/contract.js"
+import { LIST_NOTES_BOUNDS } from "../retrieval/read-bounds.js"
+import { boundedWithFallback } from "../retrieval/read-bounds-schema.js"
 
 /**
  * Authored updates: notes an agent logs on purpose (visible progress, decisions), in a session
@@ -301,8 +303,8 @@ export class NoteHistoryResponse extends Schema.Class<NoteHistoryResponse>("Note
 export const ListNotesRequest = Schema.Struct({
   project: Schema.optional(BoundedPath),
   session_id: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
-  offset: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 1_000_000)), { default: () => 0 })
+  limit: boundedWithFallback(LIST_NOTES_BOUNDS.limit),
+  offset: boundedWithFallback(LIST_NOTES_BOUNDS.offset)
 })
 export type ListNotesRequest = typeof ListNotesRequest.Type
 

@@ -11,6 +11,8 @@ import {
   sourceLocationOf
 } from "./contract.js"
 import { NOTE_REVISIONS } from "./current-revision.js"
+import { CONTEXT_BOUNDS } from "./read-bounds.js"
+import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}
@@ -69,10 +71,10 @@ export const ContextRequest = Schema.Struct({
   /** A `context_id` from a search or recent answer. */
   context_id: Schema.String.pipe(Schema.maxLength(40)),
   /** First message (0-based index in the session); defaults to the first message of the anchor's turn. */
-  offset: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
-  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
+  offset: Schema.optional(boundedNumber(CONTEXT_BOUNDS.offset)),
+  limit: boundedWithFallback(CONTEXT_BOUNDS.limit),
   /** Character offset inside the first message returned. */
-  char_offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 }),
+  char_offset: boundedWithFallback(CONTEXT_BOUNDS.char_offset),
   /** Answer only when the context id's source passes this agent filter (as search's `agent`). */
   agent: Schema.optional(AgentFilter)
 })

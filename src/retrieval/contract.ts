@@ -1,6 +1,8 @@
 import { Schema } from "effect"
 import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
 import { AgentFilter, KNOWN_AGENTS } from "./agent-filter.js"
+import { SEARCH_BOUNDS } from "./read-bounds.js"
+import { boundedWithFallback } from "./read-bounds-schema.js"
 
 /** Every response caps the text it returns at this many characters and says when it did. */
 export const RESPONSE_TEXT_BUDGET = 24_000
@@ -166,8 +168,8 @@ export type SearchFilters = typeof SearchFilters.Type
 export const SearchRequest = Schema.Struct({
   query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
   filters: Schema.optionalWith(SearchFilters, { default: () => ({}) }),
-  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 100)), { default: () => 10 }),
-  offset: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10_000)), { default: () => 0 })
+  limit: boundedWithFallback(SEARCH_BOUNDS.limit),
+  offset: boundedWithFallback(SEARCH_BOUNDS.offset)
 })
 export type SearchRequest = typeof SearchRequest.Type
 

@@ -25,7 +25,10 @@ export const invalidQuery = (e: QueryRejection): InvalidQuery => {
     case "TimeRangeError":
       return new InvalidQuery({
         reason: `${e.input}: ${e.message}`,
-        remediation: "Dates are YYYY-MM-DD or ISO 8601 date-times; without an offset they mean UTC."
+        // A message that already lists the accepted forms is not followed by them again.
+        remediation: e.message.startsWith("expected")
+          ? "Pass the time in one of those forms."
+          : "Dates are YYYY-MM-DD or ISO 8601 date-times; without an offset they mean UTC."
       })
     case "ContextNotFound":
       return new InvalidQuery({

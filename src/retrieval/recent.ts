@@ -13,6 +13,8 @@ import {
   sourceLocationOf
 } from "./contract.js"
 import { CURRENT_REVISION } from "./current-revision.js"
+import { RECENT_BOUNDS } from "./read-bounds.js"
+import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
 
@@ -46,13 +48,13 @@ export class RecentTurn extends Schema.Class<RecentTurn>("RecentTurn")({
 
 /** Recent activity: a day count or a `[since, until)` range, optionally one project and one agent. */
 export const RecentRequest = Schema.Struct({
-  days: Schema.optional(Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(36_500))),
+  days: Schema.optional(boundedNumber(RECENT_BOUNDS.days)),
   since: Schema.optional(BoundedDate),
   until: Schema.optional(BoundedDate),
   project: Schema.optional(BoundedPath),
   agent: Schema.optional(AgentFilter),
-  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 200)), { default: () => 20 }),
-  offset: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 })
+  limit: boundedWithFallback(RECENT_BOUNDS.limit),
+  offset: boundedWithFallback(RECENT_BOUNDS.offset)
 })
 export type RecentRequest = typeof RecentRequest.Type
 

@@ -10,6 +10,7 @@ import {
   NEWEST_COUNT,
   type SnapshotHome
 } from "../../transcripts/discovery-snapshot.js"
+import { TRANSCRIPT_FORMATS } from "../../transcripts/formats/registry.js"
 import { fail, type Step, type StepFailure } from "../step.js"
 
 const PRIVATE_FILE = 0o600
@@ -149,7 +150,7 @@ export const sessionDiscoveryStep = Effect.gen(function* () {
 
   const step: Step = {
     id: "session_discovery",
-    title: "Codex session discovery",
+    title: `Session discovery (${TRANSCRIPT_FORMATS.map((f) => f.label).join(", ")})`,
     requires: ["data_directory"],
     install: () => install(),
     verify: () => verify(),

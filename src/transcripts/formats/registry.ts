@@ -10,6 +10,31 @@ import type { TranscriptFormat } from "./transcript-format.js"
  */
 export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat, claudeFormat]
 
+/** An agent's name for people (`claude` → `Claude Code`), from its format: declared once, there. */
+export const agentLabel = (agent: string): string => TRANSCRIPT_FORMATS.find((f) => f.agent === agent)?.label ?? agent
+
+/** The agents whose transcripts this build reads, for people: `Codex and Claude Code`. */
+export const agentLabels = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string => {
+  const labels = formats.map((f) => f.label)
+  return labels.length <= 1 ? (labels[0] ?? "") : `${labels.slice(0, -1).join(", ")} and ${labels.at(-1)}`
+}
+
+/** Where each agent's home is, for help texts: `Codex: $CODEX_HOME, or ~/.codex; Claude Code: …`. */
+export const describeHomes = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string =>
+  formats.map((f) => `${f.label}: ${f.homeHint}`).join("; ")
+
+/** Each format's session folders relative to its home: `Codex: sessions and archived_sessions; …`. */
+export const describeSessionFolders = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string =>
+  formats
+    .map(
+      (f) =>
+        `${f.label}: ${f
+          .sessionFolders("/")
+          .map((folder) => folder.path.slice(1))
+          .join(" and ")}`
+    )
+    .join("; ")
+
 /** How much of a file's start `formatFor` is given: enough for any format's first record to show. */
 export const PROBE_BYTES = 64 * 1024
 
