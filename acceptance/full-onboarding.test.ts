@@ -1,13 +1,12 @@
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import xterm from "@xterm/headless"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
 import { check, historyFixtures, placeSession, type Report, reportRun } from "./support/installer-report.js"
 import { builtProgram, runProcess } from "./support/isolated-home.js"
 import { type ModelServer, modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 import { pathWithCodex } from "./support/real-codex.js"
+import { runAtTerminal, screenOf, shellLine } from "./support/terminal.js"
 
 /**
  * Full onboarding, green: in an isolated home with the real `codex`, the detached supervisor and
@@ -80,71 +79,6 @@ const snapshot = (dir: string): ReadonlyMap<string, Buffer> =>
       .map((path) => [path, Fs.readFileSync(path)])
   )
 
-const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`
-
-/**
- * Runs a command under a real pseudo-terminal (util-linux `script`), so blctx sees a TTY on stdin
- * and stdout exactly as at a person's keyboard. `answer` is typed once its question has appeared.
- * Returns the exit code and every byte the terminal received.
- */
-const runAtTerminal = (
-  command: ReadonlyArray<string>,
-  env: NodeJS.ProcessEnv,
-  answer: { readonly question: string; readonly reply: string }
-) =>
-  new Promise<{ readonly code: number | null; readonly output: string }>((resolve, reject) => {
-    const child = spawn(
-      "script",
-      ["--quiet", "--return", "--flush", "--command", command.map(shellQuote).join(" "), "/dev/null"],
-      {
-        env,
-        stdio: ["pipe", "pipe", "pipe"]
-      }
-    )
-    let output = ""
-    let answered = false
-    const timer = setTimeout(() => child.kill("SIGKILL"), scaled(300_000))
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      output += d
-      if (!answered && output.includes(answer.question)) {
-        answered = true
-        child.stdin.write(answer.reply)
-      }
-    })
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      output += d
-    })
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, output })
-    })
-  })
-
-/**
- * What a terminal of this size shows after receiving `output` (scrollback and screen), as logical
- * lines: a line the terminal wrapped is joined back.
- */
-const screenOf = (output: string, columns: number, rows: number) =>
-  new Promise<string>((resolve) => {
-    const term = new xterm.Terminal({ cols: columns, rows, allowProposedApi: true, scrollback: 10_000 })
-    term.write(output, () => {
-      const buffer = term.buffer.active
-      const lines: Array<string> = []
-      for (let i = 0; i < buffer.length; i++) {
-        const line = buffer.getLine(i)
-        if (line === undefined) continue
-        const text = line.translateToString(false)
-        if (line.isWrapped && lines.length > 0) lines.push(`${lines.pop() ?? ""}${text}`)
-        else lines.push(text)
-      }
-      for (let i = 0; i < lines.length; i++) lines[i] = lines[i]?.trimEnd() ?? ""
-      while (lines.at(-1) === "") lines.pop()
-      term.dispose()
-      resolve(lines.join("\n"))
-    })
-  })
-
 describe.skipIf(data === undefined)(
   "full onboarding with the real codex, the detached supervisor and the tiny model",
   () => {
@@ -196,9 +130,9 @@ describe.skipIf(data === undefined)(
         // 4. Reinstall as a person would, at a terminal, answering yes to the optional hooks.
         const { NO_COLOR: _noColor, ...personal } = h.env
         const terminal = await runAtTerminal(
-          [process.execPath, builtProgram("cli"), "install", "codex"],
+          shellLine([process.execPath, builtProgram("cli"), "install", "codex"]),
           { ...personal, ...withCodex(), TERM: "xterm-256color" },
-          { question: "[Y/n]", reply: "y\r" }
+          [{ question: "[Y/n]", reply: "y\r" }]
         )
         const screen = await screenOf(terminal.output, 80, 24)
         console.log(`blctx install codex at a terminal (exit ${terminal.code}), as the terminal shows it:\n${screen}`)
