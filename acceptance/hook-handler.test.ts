@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import type { HookEventName } from "../src/capture/hook-event.js"
 import { type HookHome, makeHookHome, payloadFor } from "../src/capture/hook-home.test-support.js"
@@ -27,10 +27,18 @@ interface Run {
 const runHandler = (
   argv: ReadonlyArray<string>,
   stdin: string,
-  options: { readonly killAfterMs?: number } = {}
+  options: {
+    readonly killAfterMs?: number
+    readonly nodeArgs?: ReadonlyArray<string>
+    readonly env?: NodeJS.ProcessEnv
+  } = {}
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [handler, ...argv], { cwd: "/", stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), handler, ...argv], {
+      cwd: "/",
+      stdio: ["pipe", "pipe", "pipe"],
+      ...(options.env === undefined ? {} : { env: options.env })
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
@@ -100,6 +108,38 @@ describe("blctx-hook, the bundled handler", () => {
         .map((r) => r.event)
         .sort()
     ).toEqual(["SessionEnd", "SessionStart", "Stop"])
+  })
+
+  it("a Stop of a bound session loads no socket, crypto, stream or timing module: Node's start-up and file writes only", async () => {
+    // The modules Node loads after the preload (its own start-up is the same for every process);
+    // stdin, stdout and stderr are pipes, as under Codex and Claude Code.
+    const listFile = NodePath.join(home.root, "modules.txt")
+    const preload = NodePath.join(home.root, "module-list.mjs")
+    writeFileSync(
+      preload,
+      `import { writeFileSync } from "node:fs"
+const before = new Set(process.moduleLoadList)
+process.on("exit", () => writeFileSync(${JSON.stringify(listFile)}, process.moduleLoadList.filter((m) => !before.has(m)).join("\\n")))
+`
+    )
+    expect((await run("SessionStart", payloadFor("SessionStart", home))).code).toBe(0)
+    const stop = await runHandler(home.argv("Stop"), JSON.stringify(payloadFor("Stop", home)), {
+      nodeArgs: ["--import", pathToFileURL(preload).href]
+    })
+    expect(receiptOf(stop)).toBe("blctx-hook: Stop captured captured")
+    const loaded = readFileSync(listFile, "utf8").split("\n")
+    const heavy = loaded.filter((m) =>
+      /^NativeModule (net|crypto|stream|tty|perf_hooks|internal\/crypto\/.*|internal\/perf\/.*|internal\/streams\/.*)$/.test(
+        m
+      )
+    )
+    expect(heavy).toEqual([])
+    expect(
+      home
+        .spooled()
+        .map((r) => r.event)
+        .sort()
+    ).toEqual(["SessionStart", "Stop"])
   })
 
   it("50 concurrent first events of one session agree on one binding", async () => {
