@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -25,16 +26,52 @@ interface Run extends RunResult {
   readonly effectLoaded: boolean
 }
 
+/** The home's environment, without a COLUMNS of the caller's, plus `extra`. */
+const envWith = (extra: NodeJS.ProcessEnv) => {
+  const { COLUMNS: _columns, NO_COLOR: _noColor, ...env } = h.env
+  return { ...env, ...extra }
+}
+
 /** Runs `node --import <trace> <program> ...args` in the home; says whether effect was loaded. */
-const run = async (program: string, args: ReadonlyArray<string>): Promise<Run> => {
+const run = async (program: string, args: ReadonlyArray<string>, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> => {
   const trace = NodePath.join(h.home, `trace-${runs++}`)
   const result = await runProcess(process.execPath, ["--import", pathToFileURL(traceModule).href, program, ...args], {
-    env: { ...h.env, BLCTX_TEST_EFFECT_TRACE: trace }
+    env: envWith({ ...extraEnv, BLCTX_TEST_EFFECT_TRACE: trace })
   })
   return { ...result, effectLoaded: Fs.readFileSync(trace, "utf8") === "true" }
 }
-const fast = (args: ReadonlyArray<string>) => run(bundledProgram("blctx"), args)
-const full = (args: ReadonlyArray<string>) => run(fullCli, args)
+const fast = (args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) => run(bundledProgram("blctx"), args, env)
+const full = (args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) => run(fullCli, args, env)
+
+const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`
+
+/**
+ * The same run at a pseudo-terminal of `columns` columns (util-linux `script`), with no COLUMNS in
+ * the environment: stdout is a TTY whose width only the terminal knows. Returns what the terminal
+ * received (its line ends are CR LF).
+ */
+const atTerminal = (program: string, args: ReadonlyArray<string>, columns: number): Promise<Run> =>
+  new Promise((resolve, reject) => {
+    const trace = NodePath.join(h.home, `trace-${runs++}`)
+    const node = [process.execPath, "--import", pathToFileURL(traceModule).href, program, ...args]
+    const command = `stty cols ${columns} rows 50; exec ${node.map(shellQuote).join(" ")}`
+    const child = spawn("script", ["--quiet", "--return", "--command", command, "/dev/null"], {
+      env: envWith({ BLCTX_TEST_EFFECT_TRACE: trace }),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d
+    })
+    child.on("error", reject)
+    child.on("close", (code) =>
+      resolve({ code, stdout, stderr, effectLoaded: Fs.readFileSync(trace, "utf8") === "true" })
+    )
+  })
 
 beforeAll(async () => {
   h = makeDaemonHome("detached")
@@ -90,9 +127,59 @@ describe("blctx search on the fast path", () => {
     expect(JSON.parse(quick.stdout)).toMatchObject({ query: expect.any(String), results: expect.any(Array) })
   })
 
+  const readable: ReadonlyArray<ReadonlyArray<string>> = [
+    ["search", "blue-green", "rollout", "--pretty"],
+    ["search", "--pretty", "deploy", "--limit", "4", "--no-color", "--agent", "codex"],
+    ["search", "--limit", "3", "--pretty", "--", "--deploy", "--offset", "staging"],
+    ["search", "zzzz-no-such-word-anywhere", "--pretty"],
+    ["search", "--limit", "5", "--", "--rollout"],
+    ["--json", "search", "rollout", "--pretty", "--", "--json"]
+  ]
+  it.each(readable.flatMap((args) => [80, 200].map((columns) => [args, columns] as const)))(
+    "%j at COLUMNS=%i: the full CLI's bytes, without loading effect",
+    async (args, columns) => {
+      const env = { COLUMNS: String(columns) }
+      const [quick, slow] = await Promise.all([fast(args, env), full(args, env)])
+      expect(slow.effectLoaded).toBe(true)
+      expect(slow.code, slow.stderr).toBe(0)
+      expect(quick.effectLoaded, quick.stderr).toBe(false)
+      expect(quick.code).toBe(0)
+      expect(quick.stderr).toBe("")
+      expect(quick.stdout).toBe(slow.stdout)
+      if (args.includes("--pretty") && !args.includes("--json")) {
+        expect(quick.stdout).toMatch(/^\d+ results for "/)
+        for (const line of quick.stdout.split("\n")) {
+          // Only a token wider than the terminal (a transcript path) may stand alone past it.
+          if (line.length > columns) expect(line.trim().split(/\s+/), line).toHaveLength(1)
+        }
+      }
+    }
+  )
+
+  it.each([80, 200])(
+    "at a %i-column terminal, the readable default in color: the full CLI's bytes",
+    async (columns) => {
+      const args = ["search", "deploy", "rollout", "--limit", "3"]
+      const [quick, slow] = await Promise.all([
+        atTerminal(bundledProgram("blctx"), args, columns),
+        atTerminal(fullCli, args, columns)
+      ])
+      expect(slow.effectLoaded).toBe(true)
+      expect(slow.code, slow.stdout).toBe(0)
+      expect(quick.effectLoaded, quick.stdout).toBe(false)
+      expect(quick.stdout).toBe(slow.stdout)
+      expect(quick.stdout).toContain("\u001b[1m")
+      expect(quick.stdout).toContain("results for")
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: colors are not columns
+      const lines = quick.stdout.replace(/\u001b\[[0-9;]*m/g, "").split("\r\n")
+      for (const line of lines) if (line.length > columns) expect(line.trim().split(/\s+/), line).toHaveLength(1)
+      if (columns === 80) expect(lines.length).toBeGreaterThan(6)
+    }
+  )
+
   it("leaves what it does not fully understand to the full CLI", async () => {
     for (const args of [
-      ["search", "rollout", "--pretty"],
+      ["search", "rollout", "--pretty", "false"],
       ["search", "rollout", "--limit=2"],
       ["search", "--help"]
     ]) {

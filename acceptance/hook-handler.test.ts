@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
@@ -7,14 +7,11 @@ import type { HookEventName } from "../src/capture/hook-event.js"
 import { type HookHome, makeHookHome, payloadFor } from "../src/capture/hook-home.test-support.js"
 import { exitSuccess, listenRecallServer, sampleRecallResponse } from "../src/capture/recall-server.test-support.js"
 
+const bin = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "dist", "bin")
 /** The bundled handler Codex runs: what `npm run build` writes to dist/bin/. */
-const handler = NodePath.resolve(
-  NodePath.dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "dist",
-  "bin",
-  "blctx-hook.mjs"
-)
+const handler = NodePath.join(bin, "blctx-hook.cjs")
+/** What hooks registered by an earlier blctx run: it runs the same handler. */
+const olderEntry = NodePath.join(bin, "blctx-hook.mjs")
 
 interface Run {
   readonly code: number | null
@@ -27,10 +24,20 @@ interface Run {
 const runHandler = (
   argv: ReadonlyArray<string>,
   stdin: string,
-  options: { readonly killAfterMs?: number } = {}
+  options: {
+    readonly killAfterMs?: number
+    readonly nodeArgs?: ReadonlyArray<string>
+    readonly env?: NodeJS.ProcessEnv
+    /** The file node runs: the handler, unless a test runs another entry. */
+    readonly entry?: string
+  } = {}
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [handler, ...argv], { cwd: "/", stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.entry ?? handler, ...argv], {
+      cwd: "/",
+      stdio: ["pipe", "pipe", "pipe"],
+      ...(options.env === undefined ? {} : { env: options.env })
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
@@ -94,12 +101,47 @@ describe("blctx-hook, the bundled handler", () => {
       expect(result).toMatchObject({ code: 0, stdout: "" })
       expect(receiptOf(result)).toBe(`blctx-hook: ${event} captured captured`)
     }
+    // A hook registered by an earlier blctx (blctx-hook.mjs) runs the same handler.
+    const older = await runHandler(home.argv("Stop"), JSON.stringify(payloadFor("Stop", home)), { entry: olderEntry })
+    expect(older).toMatchObject({ code: 0, stdout: "" })
+    expect(receiptOf(older)).toBe("blctx-hook: Stop captured captured")
     expect(
       home
         .spooled()
         .map((r) => r.event)
         .sort()
-    ).toEqual(["SessionEnd", "SessionStart", "Stop"])
+    ).toEqual(["SessionEnd", "SessionStart", "Stop", "Stop"])
+  })
+
+  it("a Stop of a bound session loads no module beyond Node's own start-up", async () => {
+    // The modules Node loads after a CommonJS preload (which loads none itself: Node's start-up is
+    // the same for every process); stdin, stdout and stderr are pipes, as under Codex and Claude Code.
+    const listFile = NodePath.join(home.root, "modules.txt")
+    const preload = NodePath.join(home.root, "module-list.cjs")
+    writeFileSync(
+      preload,
+      `const { writeFileSync } = require("node:fs")
+const before = new Set(process.moduleLoadList)
+process.on("exit", () => writeFileSync(${JSON.stringify(listFile)}, process.moduleLoadList.filter((m) => !before.has(m)).join("\\n")))
+`
+    )
+    expect((await run("SessionStart", payloadFor("SessionStart", home))).code).toBe(0)
+    const stop = await runHandler(home.argv("Stop"), JSON.stringify(payloadFor("Stop", home)), {
+      nodeArgs: ["--require", preload]
+    })
+    expect(receiptOf(stop)).toBe("blctx-hook: Stop captured captured")
+    // Not the ESM loader, streams, sockets, crypto or performance timing: nothing at all.
+    expect(
+      readFileSync(listFile, "utf8")
+        .split("\n")
+        .filter((m) => m !== "")
+    ).toEqual([])
+    expect(
+      home
+        .spooled()
+        .map((r) => r.event)
+        .sort()
+    ).toEqual(["SessionStart", "Stop"])
   })
 
   it("50 concurrent first events of one session agree on one binding", async () => {

@@ -10,16 +10,16 @@ const exec = promisify(execFile)
 const here = NodePath.dirname(fileURLToPath(import.meta.url))
 const cli = NodePath.join(here, "..", "programs", "cli.js")
 /** The codex CLI of this package's dependencies: codex_hooks asks it for the hooks it loads. */
-const codexBin = NodePath.join(here, "..", "..", "node_modules", ".bin")
+export const codexBin = NodePath.join(here, "..", "..", "node_modules", ".bin")
 
 const RUNS = 40
-const EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"] as const
-type EventName = (typeof EVENTS)[number]
+export const EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"] as const
+export type EventName = (typeof EVENTS)[number]
 
 const msSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 
 /** Runs a shell command line as Codex runs a hook (`sh -c`), feeding `stdin`; resolves its wall time and stdout. */
-const timeCommand = (command: string, stdin: string, env: NodeJS.ProcessEnv) =>
+export const timeCommand = (command: string, stdin: string, env: NodeJS.ProcessEnv) =>
   new Promise<{ readonly ms: number; readonly stdout: string; readonly code: number | null }>((resolve, reject) => {
     const start = process.hrtime.bigint()
     const child = spawn("/bin/sh", ["-c", command], { env, stdio: ["pipe", "pipe", "ignore"] })
@@ -38,7 +38,7 @@ const figures = (times: ReadonlyArray<number>) => {
 }
 
 /** The commands codex_hooks registered, by event, read back from the Codex hooks file. */
-const registeredCommands = (codexHome: string): Record<EventName, string> => {
+export const registeredCommands = (codexHome: string): Record<EventName, string> => {
   const file = JSON.parse(readFileSync(NodePath.join(codexHome, "hooks.json"), "utf8")) as {
     hooks: Record<string, ReadonlyArray<{ hooks: ReadonlyArray<{ command: string }> }>>
   }
@@ -52,7 +52,7 @@ const registeredCommands = (codexHome: string): Record<EventName, string> => {
   return Object.fromEntries(EVENTS.map((e) => [e, commandOf(e)])) as Record<EventName, string>
 }
 
-const payload = (event: EventName, codexHome: string, round: number) =>
+export const payload = (event: EventName, codexHome: string, round: number) =>
   JSON.stringify({
     session_id: `bench-session-${round % 4}`,
     transcript_path: NodePath.join(codexHome, "sessions", "2026", "01", "01", `rollout-bench-${round % 4}.jsonl`),

@@ -77,7 +77,7 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     cli: self,
     daemon: entry.daemon ?? NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
     mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs"),
-    hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs"),
+    hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.cjs"),
     skill: NodePath.join(packageRoot, "skills", "base-layer-context", "SKILL.md")
   })
   const RendererLive = mode.json ? JsonRendererLive : mode.color ? TtyRendererLive : PlainRendererLive

@@ -24,7 +24,9 @@ if (rest.length === 1 && rest[0] === "--version") {
   // Deliberately silent: whatever goes wrong on the fast path, the full CLI answers (and reports).
   const fast = args.includes("search")
     ? await import("../src/cli/fast-search.js")
-        .then((m) => m.fastSearch(args, process.env, process.stdout.isTTY === true))
+        .then((m) =>
+          m.fastSearch(args, process.env, { isTTY: process.stdout.isTTY === true, columns: process.stdout.columns })
+        )
         .catch(() => undefined)
     : undefined
   if (fast !== undefined) {

@@ -50,7 +50,7 @@ const ProgramPathsLive = Layer.succeed(ProgramPaths, {
   cli: NodePath.join(packageRoot, "dist", "bin", "blctx.mjs"),
   daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
   mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs"),
-  hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.mjs"),
+  hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.cjs"),
   skill: NodePath.join(packageRoot, "skills", "base-layer-context", "SKILL.md")
 })
 

@@ -1,6 +1,6 @@
 // Bundles the command-line entry points into single files: Node starts one pre-linked module
 // far faster than the hundreds of ESM files behind `effect`, and a CLI is started for every use.
-import { rmSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { build } from "esbuild"
 import { hookBundleViolations } from "../dist/src/capture/hook-import-policy.js"
 import { fastPathViolations } from "../dist/src/cli/fast-path-import-policy.js"
@@ -63,26 +63,33 @@ await build({
 })
 
 // The Codex hook handler, alone: it starts at every prompt, so its graph is Node's builtins,
-// valibot and effect-free modules, and the build fails if anything else slips in.
+// valibot and effect-free modules, and the build fails if anything else slips in. CommonJS: an
+// ES module entry starts Node's ESM loader, and importing a builtin as an ES module builds its
+// facade (node:fs's loads the stream and fs/promises modules), about 40 modules a turn's Stop
+// otherwise never loads. blctx-hook.mjs stays for hooks registered before, and runs the same file.
 const hook = await build({
   bundle: true,
   platform: "node",
   target: "node20",
-  format: "esm",
+  format: "cjs",
   minify: true,
   sourcemap: true,
   logLevel: "warning",
   metafile: true,
   entryPoints: { "blctx-hook": "dist/programs/hook.js" },
-  outExtension: { ".js": ".mjs" },
+  outExtension: { ".js": ".cjs" },
   outdir: "dist/bin"
 })
 const violations = hookBundleViolations(hook.metafile)
 if (violations.length > 0) {
   throw new Error(
-    `dist/bin/blctx-hook.mjs must load only Node builtins, valibot and effect-free modules; it ${violations.join("; ")}`
+    `dist/bin/blctx-hook.cjs must load only Node builtins, valibot and effect-free modules; it ${violations.join("; ")}`
   )
 }
+writeFileSync(
+  "dist/bin/blctx-hook.mjs",
+  '// Hooks registered by an earlier blctx name this file; the handler is blctx-hook.cjs.\nimport "./blctx-hook.cjs"\n'
+)
 
 // Test programs, bundled from their sources into a folder the published package leaves out
 // (package.json `files`): the CLI with the fake systemd composed in, and the fake manager itself.

@@ -1,8 +1,9 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as v from "valibot"
 import { MAX_EVENT_SESSION_ID_CHARS, MAX_HOOK_PATH_CHARS } from "./hook-event.js"
+import { sha256Hex } from "./sha256.js"
+import { uniqueSuffix } from "./unique-name.js"
 
 /**
  * blctx's own identity for an agent's session: a binding key (what the agent passes to
@@ -24,9 +25,13 @@ export class BindingError extends Error {
   override readonly name = "BindingError"
 }
 
-/** The binding's file name: the pair hashed, so any session id is a safe, fixed-length name. */
+/**
+ * The binding's file name: the pair hashed (SHA-256), so any session id is a safe, fixed-length
+ * name. Hashed in JavaScript (`sha256.ts`): every hook event computes it, and node:crypto would
+ * cost each one more start-up time than the rest of its work.
+ */
 export const bindingFileName = (agentHome: string, eventSessionId: string) =>
-  `${createHash("sha256").update(`${agentHome}\0${eventSessionId}`).digest("hex")}.json`
+  `${sha256Hex(`${agentHome}\0${eventSessionId}`)}.json`
 
 /** A binding larger than this is not one of ours. */
 const MAX_BINDING_BYTES = 16_384
@@ -77,13 +82,14 @@ export const bindingFor = (bindingsDir: string, agentHome: string, eventSessionI
   if (existing !== undefined) return existing
 
   const fresh: Binding = {
-    binding_key: randomUUID(),
-    session_uuid: randomUUID(),
+    // Only a session's first event gets here; the global Web Crypto is loaded on that first use.
+    binding_key: globalThis.crypto.randomUUID(),
+    session_uuid: globalThis.crypto.randomUUID(),
     agent_home: agentHome,
     event_session_id: eventSessionId,
     created_at: now.toISOString()
   }
-  const temp = NodePath.join(bindingsDir, `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`)
+  const temp = NodePath.join(bindingsDir, `.${name}.${process.pid}.${uniqueSuffix()}.tmp`)
   try {
     Fs.writeFileSync(temp, JSON.stringify(fresh), { flag: "wx", mode: 0o600 })
     Fs.linkSync(temp, path)

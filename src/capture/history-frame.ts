@@ -1,5 +1,3 @@
-import { randomBytes } from "node:crypto"
-
 /**
  * The one frame around history handed to an agent: the prompt hook's recall and the MCP tools'
  * text alike. Recalled text is data (what was said, or what an agent once noted), so each excerpt
@@ -22,7 +20,9 @@ import { randomBytes } from "node:crypto"
 export const FRAME_NAME = "blctx-history"
 
 /** A fresh nonce: 64 random bits, hex. */
-export const newNonce = (): string => randomBytes(8).toString("hex")
+export const newNonce = (): string =>
+  // The global Web Crypto, loaded on first use: a hook that frames nothing (Stop) never loads it.
+  Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("")
 
 /**
  * Where the scan stops: markup starts (`<`, `>`, `&`), line breaks (a role may start the next

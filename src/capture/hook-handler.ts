@@ -10,7 +10,7 @@ import { type HookEvent, MAX_EVENT_BYTES } from "./hook-event.js"
 import { APP_DIR, openGate } from "./hook-gate.js"
 import { decodeHookPayload } from "./hook-payload.js"
 import type { ReceiptReason } from "./hook-receipt.js"
-import { readBoundedInput } from "./hook-stdin.js"
+import { readBoundedFd, readBoundedInput } from "./hook-stdin.js"
 import { ensurePrivateDir, privateDirState } from "./private-dir.js"
 import { askPromptRecall, type RecallResult } from "./prompt-recall-client.js"
 import { readPromptRecallSettings } from "./prompt-recall-settings.js"
@@ -107,19 +107,28 @@ const startRecall = (args: HookArgs, prompt: string | undefined, startedAt: numb
   )
 }
 
+/**
+ * One hook run. `stdin` is a stream, or a file descriptor read without loading Node's streams (the
+ * hook program passes fd 0). `startedAt` says when the recall deadline starts, on
+ * `performance.now()`'s clock (0 is this process's start); it is asked only by a prompt's recall,
+ * so the other events never load Node's performance timing.
+ */
 export const runHook = async (
   argv: ReadonlyArray<string>,
-  stdin: Readable,
+  stdin: Readable | number,
   now: () => Date = () => new Date(),
-  /** When the deadline starts, on `performance.now()`'s clock: 0 is this process's start. */
-  startedAt: number = performance.now()
+  startedAt?: () => number
 ): Promise<HookRunResult> => {
+  // Without `startedAt`, the deadline starts now: this call's time, read on performance's clock later.
+  const entered = Date.now()
+  const deadlineStart = startedAt ?? (() => performance.now() - (Date.now() - entered))
   const parsed = parseHookArgv(argv)
   if (!parsed.ok) return { event: argv[0] ?? "", reason: "bad_arguments" }
   const args = parsed.args
   const only = (reason: ReceiptReason): HookRunResult => ({ event: args.event, reason })
 
-  const input = await readBoundedInput(stdin, { maxBytes: MAX_EVENT_BYTES, deadlineMs: STDIN_DEADLINE_MS })
+  const limits = { maxBytes: MAX_EVENT_BYTES, deadlineMs: STDIN_DEADLINE_MS }
+  const input = await (typeof stdin === "number" ? readBoundedFd(stdin, limits) : readBoundedInput(stdin, limits))
   if (!input.ok) return only(input.reason)
   const payload = decodeHookPayload(input.bytes, args.event)
   if (!payload.ok) return only(payload.reason)
@@ -128,7 +137,8 @@ export const runHook = async (
   const gate = openGate(args.stateHome, args.installationId, args.generation)
   if (!gate.open) return only(gate.reason)
 
-  const recall = event.hook_event_name === "UserPromptSubmit" ? startRecall(args, event.prompt, startedAt) : undefined
+  const recall =
+    event.hook_event_name === "UserPromptSubmit" ? startRecall(args, event.prompt, deadlineStart()) : undefined
   const captured = capture(args, event, gate.agent, gate.agentHome, now())
   if (!captured.ok) return only(captured.reason)
 

@@ -1,3 +1,4 @@
+import * as Fs from "node:fs"
 import type { Readable } from "node:stream"
 
 export type StdinResult =
@@ -25,19 +26,43 @@ export const isWholeJsonObject = (bytes: Buffer): boolean => {
   }
 }
 
+/** Input as it arrives: what it amounts to once it passes the cap or holds one whole JSON object. */
+const gatherer = (maxBytes: number) => {
+  const chunks: Array<Buffer> = []
+  let size = 0
+  return {
+    add: (bytes: Buffer): StdinResult | undefined => {
+      size += bytes.length
+      if (size > maxBytes) return { ok: false, reason: "payload_too_large" }
+      chunks.push(bytes)
+      if (!endsWithBrace(bytes)) return undefined
+      const whole = Buffer.concat(chunks, size)
+      return isWholeJsonObject(whole) ? { ok: true, bytes: whole } : undefined
+    },
+    all: (): StdinResult => ({ ok: true, bytes: Buffer.concat(chunks, size) })
+  }
+}
+
+export interface InputLimits {
+  readonly maxBytes: number
+  readonly deadlineMs: number
+}
+
+/**
+ * The deadline: timers run before I/O in Node's loop, so on a machine busy enough to starve this
+ * process past it, input that arrived meanwhile is still taken (setImmediate runs after I/O).
+ */
+const startDeadline = (deadlineMs: number, expire: () => void) => setTimeout(() => setImmediate(expire), deadlineMs)
+
 /**
  * Reads stdin until it ends or already holds one whole JSON object (a caller that writes the
  * document but keeps the pipe open must not cost the agent the deadline), giving up once it
  * passes `maxBytes` (refused unread beyond that) or has not completed within `deadlineMs`.
  * Stops reading either way.
  */
-export const readBoundedInput = (
-  input: Readable,
-  options: { readonly maxBytes: number; readonly deadlineMs: number }
-): Promise<StdinResult> =>
+export const readBoundedInput = (input: Readable, options: InputLimits): Promise<StdinResult> =>
   new Promise((resolve) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
+    const gathered = gatherer(options.maxBytes)
     let settled = false
     const finish = (result: StdinResult) => {
       if (settled) return
@@ -50,24 +75,55 @@ export const readBoundedInput = (
       resolve(result)
     }
     const onData = (chunk: Buffer | string) => {
-      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk
-      size += bytes.length
-      if (size > options.maxBytes) return finish({ ok: false, reason: "payload_too_large" })
-      chunks.push(bytes)
-      if (!endsWithBrace(bytes)) return
-      const whole = Buffer.concat(chunks, size)
-      if (isWholeJsonObject(whole)) finish({ ok: true, bytes: whole })
+      const result = gathered.add(typeof chunk === "string" ? Buffer.from(chunk) : chunk)
+      if (result !== undefined) finish(result)
     }
-    const onEnd = () => finish({ ok: true, bytes: Buffer.concat(chunks, size) })
+    const onEnd = () => finish(gathered.all())
     // A closed or unreadable stdin is an empty document, which the decoder refuses.
     const onError = () => finish({ ok: true, bytes: Buffer.alloc(0) })
-    // Timers run before I/O in Node's loop: on a machine busy enough to starve this process past
-    // the deadline, input that arrived meanwhile is still taken (setImmediate runs after I/O).
-    const timer = setTimeout(
-      () => setImmediate(() => finish({ ok: false, reason: "stdin_timeout" })),
-      options.deadlineMs
-    )
+    const timer = startDeadline(options.deadlineMs, () => finish({ ok: false, reason: "stdin_timeout" }))
     input.on("data", onData)
     input.on("end", onEnd)
     input.on("error", onError)
+  })
+
+/** How long to wait before reading again a descriptor that had nothing yet (a non-blocking pipe). */
+const RETRY_MS = 5
+const CHUNK_BYTES = 65_536
+
+/**
+ * `readBoundedInput` on a file descriptor (the hook's stdin, fd 0), with the same limits and
+ * answers, read with `fs.read`: `process.stdin` would load Node's socket and stream modules (a pipe
+ * is a net.Socket), which cost the hook more start-up time than its whole work. A read still
+ * pending at the end is left behind: the hook exits right after.
+ */
+export const readBoundedFd = (fd: number, options: InputLimits): Promise<StdinResult> =>
+  new Promise((resolve) => {
+    const gathered = gatherer(options.maxBytes)
+    let settled = false
+    const finish = (result: StdinResult) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve(result)
+    }
+    const next = () => {
+      if (settled) return
+      const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
+      Fs.read(fd, buffer, 0, CHUNK_BYTES, null, (error, bytesRead) => {
+        if (settled) return
+        if (error !== null) {
+          // Nothing yet on a non-blocking descriptor: look again soon; any other failure reads as empty.
+          if (error.code === "EAGAIN") setTimeout(next, RETRY_MS)
+          else finish({ ok: true, bytes: Buffer.alloc(0) })
+          return
+        }
+        if (bytesRead === 0) return finish(gathered.all())
+        const result = gathered.add(buffer.subarray(0, bytesRead))
+        if (result !== undefined) finish(result)
+        else next()
+      })
+    }
+    const timer = startDeadline(options.deadlineMs, () => finish({ ok: false, reason: "stdin_timeout" }))
+    next()
   })

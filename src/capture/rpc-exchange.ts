@@ -1,4 +1,3 @@
-import * as Net from "node:net"
 import type { FromServerEncoded, RequestEncoded } from "@effect/rpc/RpcMessage"
 
 /**
@@ -70,7 +69,12 @@ const judgeLine = (line: string): ExchangeOutcome | undefined => {
   }
 }
 
-/** Sends `request` over the socket at `socketPath` and reads lines until its answer; never rejects. */
+/**
+ * Sends `request` over the socket at `socketPath` and reads lines until its answer; never rejects.
+ * `node:net` is loaded here, on first use, not with the module: the hook's other events (a turn's
+ * Stop, a session's end) never open a socket, and loading it would cost each of them start-up
+ * time. The deadline runs from the call, so loading it comes out of the deadline too.
+ */
 export const rpcExchange = (
   socketPath: string,
   request: RpcRequest,
@@ -79,28 +83,34 @@ export const rpcExchange = (
   new Promise((resolve) => {
     let settled = false
     let buffer = ""
-    const socket = Net.createConnection({ path: socketPath })
+    let socket: { readonly destroy: () => void } | undefined
     const done = (outcome: ExchangeOutcome) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
-      socket.destroy()
+      socket?.destroy()
       resolve(outcome)
     }
     const timer = setTimeout(() => done({ _tag: "Timeout" }), limits.deadlineMs)
-    socket.setEncoding("utf8")
-    socket.on("error", () => done({ _tag: "Unavailable" }))
-    socket.on("close", () => done({ _tag: "Unavailable" }))
-    socket.on("data", (chunk: string) => {
-      buffer += chunk
-      let newline = buffer.indexOf("\n")
-      while (newline !== -1) {
-        const outcome = judgeLine(buffer.slice(0, newline))
-        if (outcome !== undefined) return done(outcome)
-        buffer = buffer.slice(newline + 1)
-        newline = buffer.indexOf("\n")
-      }
-      if (buffer.length > limits.maxLineChars) done({ _tag: "MalformedAnswer" })
-    })
-    socket.write(requestLine(request))
+    const exchange = (Net: typeof import("node:net")) => {
+      if (settled) return
+      const connection = Net.createConnection({ path: socketPath })
+      socket = connection
+      connection.setEncoding("utf8")
+      connection.on("error", () => done({ _tag: "Unavailable" }))
+      connection.on("close", () => done({ _tag: "Unavailable" }))
+      connection.on("data", (chunk: string) => {
+        buffer += chunk
+        let newline = buffer.indexOf("\n")
+        while (newline !== -1) {
+          const outcome = judgeLine(buffer.slice(0, newline))
+          if (outcome !== undefined) return done(outcome)
+          buffer = buffer.slice(newline + 1)
+          newline = buffer.indexOf("\n")
+        }
+        if (buffer.length > limits.maxLineChars) done({ _tag: "MalformedAnswer" })
+      })
+      connection.write(requestLine(request))
+    }
+    import("node:net").then(exchange, () => done({ _tag: "Unavailable" }))
   })

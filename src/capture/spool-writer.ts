@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import type { CaptureRecord } from "./capture-record.js"
+import { uniqueSuffix } from "./unique-name.js"
 
 /**
  * The spool's file names. A record's final name is `<received-ms>-<pid>-<random>.json`, so names
@@ -11,8 +11,7 @@ import type { CaptureRecord } from "./capture-record.js"
 export const SPOOL_RECORD_PATTERN = /^\d+-\d+-[0-9a-f]+\.json$/
 export const isSpoolTempName = (name: string) => name.startsWith(".") && name.endsWith(".tmp")
 
-export const spoolRecordName = (receivedMs: number) =>
-  `${receivedMs}-${process.pid}-${randomBytes(8).toString("hex")}.json`
+export const spoolRecordName = (receivedMs: number) => `${receivedMs}-${process.pid}-${uniqueSuffix()}.json`
 
 /**
  * Writes one record into the spool atomically: whole into a temp file in the same directory

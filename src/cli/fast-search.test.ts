@@ -11,7 +11,11 @@ import { DaemonUnavailable } from "../rpc/errors.js"
 import { notAnsweringReason, notAnsweringRemediation } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
-import { askSearch, fastSearch, installedSocket, recognizeSearch } from "./fast-search.js"
+import { ansiStyle, plainStyle } from "../terminal/style.js"
+import { askSearch, fastSearch, installedSocket, printAnswer, recognizeSearch, type Terminal } from "./fast-search.js"
+import { renderSearch } from "./search-render.js"
+
+const pipe: Terminal = { isTTY: false, columns: undefined }
 
 let dir: string
 beforeEach(() => {
@@ -52,15 +56,33 @@ describe("recognizeSearch: what the fast path answers", () => {
     ],
     [["search", "q", "--limit", "100", "--offset", "10000"], { query: "q", limit: 100, offset: 10_000, filters: {} }]
   ])("%j", (argv, expected) => {
-    const request = recognizeSearch(argv, false)
+    const request = recognizeSearch(argv)?.request
     expect(request).toEqual(expected)
     // What it sends, the daemon's schema decodes to the same request.
     expect(Schema.decodeUnknownSync(SearchRequest)(request)).toEqual(expected)
   })
 
-  it("takes --json for a terminal, and otherwise needs stdout not to be one", () => {
-    expect(recognizeSearch(["search", "q", "--json"], true)).toEqual({ query: "q", ...defaults })
-    expect(recognizeSearch(["search", "q"], true)).toBeUndefined()
+  it("reads the output flags; readable output is answered too, at a terminal or with --pretty", () => {
+    const plain = { json: false, noColor: false, pretty: false }
+    expect(recognizeSearch(["search", "q", "--json"])).toEqual({
+      request: { query: "q", ...defaults },
+      flags: { ...plain, json: true }
+    })
+    expect(recognizeSearch(["search", "q"])).toEqual({ request: { query: "q", ...defaults }, flags: plain })
+    expect(recognizeSearch(["search", "--pretty", "q", "--no-color"])).toEqual({
+      request: { query: "q", ...defaults },
+      flags: { ...plain, pretty: true, noColor: true }
+    })
+  })
+
+  it("takes every argument after -- as a word of the query, as the full CLI does", () => {
+    expect(recognizeSearch(["search", "--limit", "5", "--", "--q", "--limit", "x", "--", "--json"])).toEqual({
+      request: { query: "--q --limit x -- --json", limit: 5, offset: 0, filters: {} },
+      flags: { json: false, noColor: false, pretty: false }
+    })
+    expect(recognizeSearch(["search", "rollout", "--pretty", "--", "deploy"])?.request.query).toBe("rollout deploy")
+    expect(recognizeSearch(["search", "--"])).toBeUndefined()
+    expect(recognizeSearch(["search", "--", " "])).toBeUndefined()
   })
 
   it.each([
@@ -69,10 +91,13 @@ describe("recognizeSearch: what the fast path answers", () => {
     [["search"]],
     [["search", "  "]],
     [["search", "q", ""]],
-    [["search", "q", "--pretty"]],
     [["search", "q", "--help"]],
     [["search", "-h"]],
-    [["search", "--", "q"]],
+    // @effect/cli reads a boolean's value from the next argument; --pretty twice makes a word of the second.
+    [["search", "q", "--pretty", "false"]],
+    [["search", "q", "--pretty", "yes"]],
+    [["search", "q", "--pretty", "--pretty"]],
+    [["search", "q", "--pretty=true"]],
     [["search", "-x"]],
     [["search", "q", "--limit=5"]],
     [["search", "q", "--limit"]],
@@ -91,7 +116,7 @@ describe("recognizeSearch: what the fast path answers", () => {
     [["recent"]],
     [["q", "search"]]
   ])("falls back for %j", (argv) => {
-    expect(recognizeSearch(argv, false)).toBeUndefined()
+    expect(recognizeSearch(argv)).toBeUndefined()
   })
 })
 
@@ -220,7 +245,10 @@ describe("askSearch", () => {
     const server = await listenRecallServer(socketPath(), (r) => `{"_tag":"Pong"}\n${exitSuccess(r.id, withExtra)}`)
     try {
       const result = await askSearch(socketPath(), request, 5_000)
-      expect(result).toEqual({ ok: true, stdout: fullCliOutput(withExtra) })
+      expect(result.ok).toBe(true)
+      expect(result.ok && printAnswer(result.answer, { readable: false, color: false, width: undefined })).toBe(
+        fullCliOutput(withExtra)
+      )
       expect(server.received).toEqual([{ id: "1", tag: "Search", payload: request }])
       expect(Schema.decodeUnknownSync(SearchRequest)(server.received[0]?.payload)).toEqual(request)
     } finally {
@@ -279,17 +307,46 @@ describe("fastSearch", () => {
     const wire = JSON.parse(JSON.stringify(sampleSearchResponse))
     const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), (r) => exitSuccess(r.id, wire))
     try {
-      expect(await fastSearch(["search", "q"], env, false)).toBeUndefined()
+      expect(await fastSearch(["search", "q"], env, pipe)).toBeUndefined()
       Fs.writeFileSync(NodePath.join(stateDir, "installation.json"), JSON.stringify({ state: "active" }), {
         mode: 0o600
       })
-      expect(await fastSearch(["search", "q"], env, false)).toEqual({
+      expect(await fastSearch(["search", "q"], env, pipe)).toEqual({
         stdout: fullCliOutput(wire),
         stderr: "",
         exitCode: 0
       })
-      expect(await fastSearch(["search", "q", "--pretty"], env, false)).toBeUndefined()
+      expect(await fastSearch(["search", "q", "--pretty", "false"], env, pipe)).toBeUndefined()
       expect(server.received).toHaveLength(1)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("prints readable text as the full CLI's emit does: --pretty or a terminal, its colors and its width", async () => {
+    const stateDir = NodePath.join(dir, "s", "blctx")
+    Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+    Fs.writeFileSync(NodePath.join(stateDir, "installation.json"), JSON.stringify({ state: "active" }), { mode: 0o600 })
+    const env = { HOME: dir, XDG_STATE_HOME: NodePath.join(dir, "s") }
+    const wire = JSON.parse(JSON.stringify(sampleSearchResponse))
+    const decoded = Schema.decodeUnknownSync(SearchResponse)(wire)
+    const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), (r) => exitSuccess(r.id, wire))
+    const stdoutOf = async (argv: ReadonlyArray<string>, e: NodeJS.ProcessEnv, terminal: Terminal) =>
+      (await fastSearch(argv, e, terminal))?.stdout
+    const tty = { isTTY: true, columns: 100 }
+    try {
+      expect(await stdoutOf(["search", "q", "--pretty"], env, pipe)).toBe(`${renderSearch(decoded, plainStyle)}\n`)
+      expect(await stdoutOf(["search", "q", "--pretty"], { ...env, COLUMNS: "80" }, pipe)).toBe(
+        `${renderSearch(decoded, plainStyle, 80)}\n`
+      )
+      expect(await stdoutOf(["search", "q"], env, tty)).toBe(`${renderSearch(decoded, ansiStyle, 100)}\n`)
+      expect(await stdoutOf(["search", "q", "--no-color"], env, tty)).toBe(
+        `${renderSearch(decoded, plainStyle, 100)}\n`
+      )
+      expect(await stdoutOf(["search", "q"], { ...env, NO_COLOR: "1" }, tty)).toBe(
+        `${renderSearch(decoded, plainStyle, 100)}\n`
+      )
+      expect(await stdoutOf(["search", "q", "--json", "--pretty"], env, tty)).toBe(fullCliOutput(wire))
     } finally {
       await server.close()
     }
@@ -303,7 +360,11 @@ describe("fastSearch", () => {
     Fs.writeFileSync(NodePath.join(stateDir, "blctxd.pid"), "4242\n", { mode: 0o600 })
     const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), () => undefined)
     try {
-      const output = await fastSearch(["search", "q"], env, false, 200)
+      // At a terminal without --json, the full CLI prints the error on stderr only.
+      const atTerminal = await fastSearch(["search", "q"], env, { isTTY: true, columns: 80 }, 200)
+      expect(atTerminal?.stdout).toBe("")
+      expect(atTerminal?.exitCode).toBe(1)
+      const output = await fastSearch(["search", "q"], env, pipe, 200)
       expect(output?.exitCode).toBe(1)
       expect(output?.stderr).toContain("blctxd (pid 4242) is not answering: it may be stopped or overloaded")
       expect(output?.stderr).toContain("kill -CONT 4242")

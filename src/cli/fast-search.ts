@@ -11,15 +11,20 @@ import { type NumberBound, SEARCH_BOUNDS, withinBound } from "../retrieval/read-
 import { notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
+import { ansiStyle, plainStyle } from "../terminal/style.js"
 import { extractGlobalFlags } from "./global-flags.js"
 import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
+import { outputWidth, wantsColor, wantsReadable } from "./output-choice.js"
+import { renderSearch } from "./search-render.js"
 
 /**
  * `blctx search` without `effect`: loading the CLI chunk (effect, @effect/cli, @effect/rpc) costs
  * most of a second, a search a few milliseconds. For a command line this module fully understands,
- * in JSON mode, it sends one raw @effect/rpc NDJSON `Search` frame over the daemon's socket
- * (`src/capture/rpc-exchange.ts`, shared with the hook's prompt recall), decodes the answer with
- * valibot and returns exactly the text the full CLI would print. Anything else, and any failure
+ * JSON or readable (`--pretty`, the default at a terminal), it sends one raw @effect/rpc NDJSON
+ * `Search` frame over the daemon's socket (`src/capture/rpc-exchange.ts`, shared with the hook's
+ * prompt recall), decodes the answer with valibot and returns exactly the text the full CLI would
+ * print: the readable rendering is the full CLI's own (`search-render.ts`), chosen, colored and
+ * wrapped by the same rules (`output-choice.ts`). Anything else, and any failure
  * (no manifest, no socket, a refusal, an error answer, a malformed one), is `undefined`: the
  * caller then runs the full CLI, which starts the daemon on demand and prints the canonical answer
  * or error. Search only reads, so asking twice is safe. The one exception is no answer by the
@@ -70,28 +75,57 @@ const FILTER_KEYS: Readonly<Record<string, keyof SearchFilters>> = {
   "--agent": "agent"
 }
 
+/** The output flags of a search command line (`output-choice.ts` turns them into a format). */
+export interface SearchFlags {
+  readonly json: boolean
+  readonly noColor: boolean
+  readonly pretty: boolean
+}
+
+/** What a command line the fast path understands asks for: the request and how to print it. */
+export interface SearchLine {
+  readonly request: FastSearchRequest
+  readonly flags: SearchFlags
+}
+
+/** The values @effect/cli takes as a boolean option's value when they follow it (`--pretty false`). */
+const BOOLEAN_VALUES = new Set(["true", "1", "y", "yes", "on", "false", "0", "n", "no", "off"])
+
 /**
  * The search this command line asks for, when the fast path may answer it: `search WORD… [OPTION
- * VALUE]…` in any order, with `--json`/`--no-color` anywhere, printing JSON (`--json`, or stdout
- * not a terminal). Deliberately narrower than @effect/cli: every option at most once, as
- * `--name value`, values and words neither empty nor starting with `-`, integers canonical and in
- * range. Anything else (`--pretty`, `--help`, `--`, `--limit=5`, an unknown flag, a TTY) is
- * undefined and left to the full CLI, which owns usage errors and help.
+ * VALUE]… [--pretty] [-- WORD…]` in any order, with `--json`/`--no-color` anywhere before `--`.
+ * After `--` every argument is a word, as @effect/cli reads it (the way to search for text that
+ * starts with `-`). Deliberately narrower than @effect/cli before `--`: every option at most once,
+ * as `--name value`, values and words neither empty nor starting with `-`, integers canonical and
+ * in range, `--pretty` not followed by a value @effect/cli would read as its boolean. Anything else
+ * (`--help`, `--limit=5`, `--pretty false`, an unknown flag) is undefined and left to the full CLI,
+ * which owns usage errors and help.
  */
-export const recognizeSearch = (argv: ReadonlyArray<string>, stdoutTty: boolean): FastSearchRequest | undefined => {
+export const recognizeSearch = (argv: ReadonlyArray<string>): SearchLine | undefined => {
   const { flags, rest } = extractGlobalFlags(argv)
-  if (!flags.json && stdoutTty) return undefined
   if (rest[0] !== "search") return undefined
   const words: Array<string> = []
   const seen = new Set<string>()
   const filters: Mutable<SearchFilters> = {}
   let limit: number = SEARCH_BOUNDS.limit.fallback
   let offset: number = SEARCH_BOUNDS.offset.fallback
+  let pretty = false
+  let wordsOnly = false
   for (let i = 1; i < rest.length; i++) {
     const token = rest[i] as string
-    if (!token.startsWith("-")) {
+    if (wordsOnly || !token.startsWith("-")) {
       if (token.trim() === "") return undefined
       words.push(token)
+      continue
+    }
+    if (token === "--") {
+      wordsOnly = true
+      continue
+    }
+    if (token === "--pretty") {
+      const next = rest[i + 1]
+      if (pretty || (next !== undefined && BOOLEAN_VALUES.has(next))) return undefined
+      pretty = true
       continue
     }
     const parse = OPTIONS[token]
@@ -110,7 +144,7 @@ export const recognizeSearch = (argv: ReadonlyArray<string>, stdoutTty: boolean)
   // As the full CLI builds it: the words joined by spaces, trimmed.
   const query = words.join(" ").trim()
   if (query === "") return undefined
-  return { query, limit, offset, filters }
+  return { request: { query, limit, offset, filters }, flags: { ...flags, pretty } }
 }
 
 // ---- the answer ---------------------------------------------------------------------------------
@@ -181,7 +215,7 @@ export type AnswerMatchesEncoding = Assert<
 // ---- the exchange -------------------------------------------------------------------------------
 
 export type FastResult =
-  | { readonly ok: true; readonly stdout: string }
+  | { readonly ok: true; readonly answer: SearchAnswer }
   | {
       readonly ok: false
       readonly reason: "not_installed" | "unavailable" | "timeout" | "error_answer" | "malformed_answer"
@@ -193,10 +227,7 @@ const fastResultOf = (outcome: ExchangeOutcome): FastResult => {
   switch (outcome._tag) {
     case "Success": {
       const answer = v.safeParse(SearchAnswer, outcome.value)
-      // What the full CLI's `emit` prints in JSON mode (Console.log adds the newline).
-      return answer.success
-        ? { ok: true, stdout: `${stringifyForTerminal(answer.output)}\n` }
-        : { ok: false, reason: "malformed_answer" }
+      return answer.success ? { ok: true, answer: answer.output } : { ok: false, reason: "malformed_answer" }
     }
     case "ErrorAnswer":
       return { ok: false, reason: "error_answer" }
@@ -208,6 +239,35 @@ const fastResultOf = (outcome: ExchangeOutcome): FastResult => {
       return { ok: false, reason: "unavailable" }
   }
 }
+
+/** How an answer is printed: readable text (in color, wrapped to a width) or JSON. */
+export interface OutputFormat {
+  readonly readable: boolean
+  readonly color: boolean
+  readonly width: number | undefined
+}
+
+/** stdout as the process sees it: whether it is a terminal, and its width when it is one. */
+export interface Terminal {
+  readonly isTTY: boolean
+  readonly columns: number | undefined
+}
+
+/** The format the full CLI's `emit` would choose for these flags, this terminal and environment. */
+export const outputFormat = (flags: SearchFlags, terminal: Terminal, env: NodeJS.ProcessEnv): OutputFormat => {
+  const facts = { stdoutTty: terminal.isTTY, columns: terminal.columns, env }
+  return {
+    readable: wantsReadable(flags.json, flags.pretty, terminal.isTTY),
+    color: wantsColor(flags, facts),
+    width: outputWidth(facts)
+  }
+}
+
+/** What the full CLI's `emit` prints for the answer (Console.log adds the newline). */
+export const printAnswer = (answer: SearchAnswer, format: OutputFormat): string =>
+  format.readable
+    ? `${renderSearch(answer, format.color ? ansiStyle : plainStyle, format.width)}\n`
+    : `${stringifyForTerminal(answer)}\n`
 
 /** One `Search` request over the socket, bounded by `deadlineMs` from connecting to the answer. */
 export const askSearch = (socketPath: string, request: FastSearchRequest, deadlineMs: number): Promise<FastResult> =>
@@ -246,12 +306,14 @@ export interface FastOutput {
  * `DaemonUnavailable` (not_answering) message on stderr and, in JSON mode, the error document
  * on stdout (`reportFailure` in `history-commands.ts`).
  */
-export const notAnsweringOutput = (socket: string): FastOutput => {
+export const notAnsweringOutput = (socket: string, flags: SearchFlags, terminal: Terminal): FastOutput => {
   const pid = recordedPidBeside(socket)
   const message = `blctx daemon at ${socket} is unavailable: ${notAnsweringReason(pid)}. ${notAnsweringRemediation(pid)}`
   const document = { error: { _tag: "DaemonUnavailable", message }, exit_code: 1 }
+  // Like `reportFailure`: the document only for JSON, or when stdout is not a terminal.
+  const withDocument = flags.json || !terminal.isTTY
   return {
-    stdout: `${stringifyForTerminal(document, undefined)}\n`,
+    stdout: withDocument ? `${stringifyForTerminal(document, undefined)}\n` : "",
     stderr: `blctx: ${sanitizeForTerminal(message)}\n`,
     exitCode: 1
   }
@@ -264,14 +326,15 @@ export const notAnsweringOutput = (socket: string): FastOutput => {
 export const fastSearch = async (
   argv: ReadonlyArray<string>,
   env: NodeJS.ProcessEnv,
-  stdoutTty: boolean,
+  terminal: Terminal,
   deadlineMs: number = HISTORY_CALL_TIMEOUT_MS
 ): Promise<FastOutput | undefined> => {
-  const request = recognizeSearch(argv, stdoutTty)
-  if (request === undefined) return undefined
+  const line = recognizeSearch(argv)
+  if (line === undefined) return undefined
   const socket = installedSocket(env)
   if (typeof socket !== "string") return undefined
-  const result = await askSearch(socket, request, deadlineMs)
-  if (result.ok) return { stdout: result.stdout, stderr: "", exitCode: 0 }
-  return result.reason === "timeout" ? notAnsweringOutput(socket) : undefined
+  const result = await askSearch(socket, line.request, deadlineMs)
+  if (result.ok)
+    return { stdout: printAnswer(result.answer, outputFormat(line.flags, terminal, env)), stderr: "", exitCode: 0 }
+  return result.reason === "timeout" ? notAnsweringOutput(socket, line.flags, terminal) : undefined
 }

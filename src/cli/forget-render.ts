@@ -1,7 +1,7 @@
 import type { ForgetPreviewResponse, ForgetResponse } from "../forget/forget-contract.js"
 import type { plainStyle } from "../installer/render-text.js"
-import { describeSource } from "../retrieval/contract.js"
 import { sanitizeForTerminal } from "../terminal/sanitize.js"
+import { describeSource } from "./search-render.js"
 
 type Style = typeof plainStyle
 

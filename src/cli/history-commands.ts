@@ -17,10 +17,12 @@ import { agentLabels, describeHomes, describeSessionFolders } from "../transcrip
 import { boundedOption, choiceOption, rangeProblem, TIME_FORMS, timeOption } from "./checked-options.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
-import { renderContext, renderJob, renderRecent, renderSearch, renderStatus } from "./history-render.js"
+import { renderContext, renderJob, renderRecent, renderStatus } from "./history-render.js"
 import { HISTORY_CALL_TIMEOUT_MS, remainingOfCommandDeadline } from "./history-timeout.js"
 import { checkTranscriptPaths, UnindexablePaths } from "./index-paths.js"
+import { outputWidth, wantsReadable } from "./output-choice.js"
 import { OutputMode } from "./output-mode.js"
+import { renderSearch } from "./search-render.js"
 import { CliUsageError } from "./usage-error.js"
 
 /** Every call of a history command answers within this, or says why not (busy, not answering). */
@@ -32,18 +34,24 @@ export const pretty = Options.boolean("pretty").pipe(
   Options.withDescription("Print a readable table instead of JSON (the default when stdout is a terminal).")
 )
 
-/** JSON unless `--pretty` (or a TTY without `--json`). */
+/**
+ * JSON unless `--pretty` (or a TTY without `--json`). A readable rendering is given the width to
+ * wrap to (`output-choice.ts`, as the search fast path decides it); most ignore it.
+ */
 export const emit = <A>(
   value: A,
   encode: (a: A) => unknown,
-  render: (a: A, style: typeof plainStyle) => string,
+  render: (a: A, style: typeof plainStyle, width: number | undefined) => string,
   wantPretty: boolean
 ) =>
   Effect.gen(function* () {
     const mode = yield* OutputMode
-    const readable = !mode.json && (wantPretty || process.stdout.isTTY === true)
+    const stdoutTty = process.stdout.isTTY === true
+    const width = outputWidth({ stdoutTty, columns: process.stdout.columns, env: process.env })
     yield* Console.log(
-      readable ? render(value, mode.color ? ansiStyle : plainStyle) : stringifyForTerminal(encode(value))
+      wantsReadable(mode.json, wantPretty, stdoutTty)
+        ? render(value, mode.color ? ansiStyle : plainStyle, width)
+        : stringifyForTerminal(encode(value))
     )
   })
 

@@ -3,61 +3,15 @@ import type { Style } from "../installer/render-text.js"
 import type { JobView } from "../jobs/job.js"
 import type { ContextResponse } from "../retrieval/context.js"
 import type { ContextStatusResponse } from "../retrieval/context-status.js"
-import { describeSource, type SearchResponse } from "../retrieval/contract.js"
 import type { RecentResponse } from "../retrieval/recent.js"
 import { sanitizeDeep, sanitizeForTerminal } from "../terminal/sanitize.js"
+import { oneLine, when, whose } from "./search-render.js"
 
 /**
  * Readable renderings of history answers (`--pretty` or a TTY). JSON stays the default for scripts.
  * Each renderer first passes the whole answer through `sanitizeDeep`, so no field — text,
  * timestamp, cwd, project, path, id — can reach the terminal with a control character in it.
  */
-
-const oneLine = (text: string, max = 400) => {
-  const flat = sanitizeForTerminal(text.replace(/\s+/g, " ").trim())
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
-
-/** Marks every query word in `text` (case-insensitive, whole words). */
-export const highlight = (text: string, query: string, style: Style): string => {
-  const words = [...new Set(query.match(/[\p{L}\p{N}_]+/gu) ?? [])].filter((w) => w.length > 1)
-  if (words.length === 0) return text
-  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-  return text.replace(new RegExp(`\\b(${escaped.join("|")})\\b`, "giu"), (m) => style.yellow(style.bold(m)))
-}
-
-const when = (ts: string | null) => (ts === null ? "unknown time" : ts.replace("T", " ").replace(/\.\d+Z$|Z$/, "Z"))
-
-/** Whose history a result is: its agent, or `note` for a note no agent is recorded for. */
-const whose = (item: { readonly agent: string | null; readonly source_type: string }) =>
-  item.source_type === "authored_update" ? (item.agent === null ? "note" : `note/${item.agent}`) : (item.agent ?? "?")
-
-const scoreLabel = (kind: string, value: number) =>
-  kind === "similarity"
-    ? `similarity ${value.toFixed(3)}`
-    : kind === "bm25"
-      ? `bm25 ${value.toFixed(2)}`
-      : `fused ${value.toFixed(4)}`
-
-export const renderSearch = (answer: SearchResponse, style: Style): string => {
-  const r = sanitizeDeep(answer)
-  const lines = [
-    style.bold(`${r.results.length} results for "${sanitizeForTerminal(r.query)}"`) +
-      ` (${r.query_mode}${r.query_mode_reason === null ? "" : `: ${sanitizeForTerminal(r.query_mode_reason)}`})`
-  ]
-  r.results.forEach((hit, i) => {
-    lines.push(
-      `${style.bold(`${r.offset + i + 1}.`)} ${when(hit.timestamp)}  ${whose(hit)}  ${hit.role}/${hit.kind}  ${style.dim(hit.project ?? "no project")}  ${style.dim(scoreLabel(hit.score.kind, hit.score.value))}`
-    )
-    lines.push(
-      `   ${highlight(oneLine(hit.text), r.query, style)}${hit.text_truncated ? style.dim(" [truncated]") : ""}`
-    )
-    lines.push(style.dim(`   ${sanitizeForTerminal(describeSource(hit.source))}  context ${hit.context_id}`))
-  })
-  if (r.truncated) lines.push(style.yellow("Text was cut at the 24,000-character response budget."))
-  if (r.next_offset !== null) lines.push(style.dim(`More: --offset ${r.next_offset}`))
-  return lines.join("\n")
-}
 
 export const renderRecent = (answer: RecentResponse, style: Style): string => {
   const r = sanitizeDeep(answer)

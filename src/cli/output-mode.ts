@@ -1,5 +1,6 @@
 import { Context } from "effect"
 import type { GlobalFlags } from "./global-flags.js"
+import { wantsColor } from "./output-choice.js"
 
 /** How this invocation talks to its caller: decided once from flags and the terminal. */
 export class OutputMode extends Context.Tag("blctx/OutputMode")<
@@ -24,6 +25,10 @@ export const decideOutputMode = (input: {
   readonly noColorEnv: string | undefined
 }): Context.Tag.Service<OutputMode> => ({
   json: input.flags.json,
-  color: !input.flags.json && !input.flags.noColor && input.stdoutTty && (input.noColorEnv ?? "") === "",
+  color: wantsColor(input.flags, {
+    stdoutTty: input.stdoutTty,
+    columns: undefined,
+    env: { NO_COLOR: input.noColorEnv }
+  }),
   interactive: !input.flags.json && input.stdoutTty && input.stdinTty
 })

@@ -1,29 +1,12 @@
 import { type Check, ExitCode, type Report, type ReportCommand } from "../domain/report.js"
+import { cells, displayWidth } from "../terminal/display-width.js"
 import { sanitizeForTerminal } from "../terminal/sanitize.js"
+import type { Style } from "../terminal/style.js"
 import { agentLabel } from "../transcripts/formats/registry.js"
 import type { StepProgress } from "./step.js"
 
-/** ANSI styling, or none at all: the same layout either way. */
-export interface Style {
-  readonly green: (s: string) => string
-  readonly red: (s: string) => string
-  readonly yellow: (s: string) => string
-  readonly dim: (s: string) => string
-  readonly bold: (s: string) => string
-}
-
-const wrap = (open: number, close: number) => (s: string) => `\u001b[${open}m${s}\u001b[${close}m`
-export const ansiStyle: Style = {
-  green: wrap(32, 39),
-  red: wrap(31, 39),
-  yellow: wrap(33, 39),
-  dim: wrap(2, 22),
-  bold: wrap(1, 22)
-}
-const same = (s: string) => s
-export const plainStyle: Style = { green: same, red: same, yellow: same, dim: same, bold: same }
-
 export { sanitizeForTerminal } from "../terminal/sanitize.js"
+export { ansiStyle, plainStyle, type Style } from "../terminal/style.js"
 
 const symbols = { passed: "✓", failed: "✗", blocked: "–", skipped: "–" } as const
 
@@ -102,42 +85,7 @@ export const summaryLine = (report: Report, style: Style): string => {
   }
 }
 
-/** A CSI escape sequence (colors and cursor movement), which takes no room on screen. */
-const CSI = new RegExp(`${String.fromCharCode(0x1b)}\\[[0-?]*[ -/]*[@-~]`, "y")
-
-/**
- * How many columns a character may take, erring wide: printable ASCII takes one, and anything
- * else is counted as two, because East Asian wide, fullwidth and emoji characters take two and
- * "ambiguous" ones (○, –, …, many symbols) take two in some terminals and locales.
- */
-const cellWidth = (codePoint: number): number => (codePoint >= 0x20 && codePoint < 0x7f ? 1 : 2)
-
-/** Splits styled text into escape sequences (no width) and characters (with their width). */
-const cells = function* (text: string): Generator<{ readonly text: string; readonly width: number }> {
-  let i = 0
-  while (i < text.length) {
-    if (text.charCodeAt(i) === 0x1b) {
-      CSI.lastIndex = i
-      const m = CSI.exec(text)
-      if (m !== null) {
-        yield { text: m[0], width: 0 }
-        i += m[0].length
-        continue
-      }
-    }
-    const codePoint = text.codePointAt(i) ?? 0
-    const ch = String.fromCodePoint(codePoint)
-    yield { text: ch, width: cellWidth(codePoint) }
-    i += ch.length
-  }
-}
-
-/** The columns styled text takes at most on one line of a terminal (escape sequences take none). */
-export const displayWidth = (text: string): number => {
-  let width = 0
-  for (const cell of cells(text)) width += cell.width
-  return width
-}
+export { displayWidth } from "../terminal/display-width.js"
 
 const ELLIPSIS = "…"
 

@@ -104,19 +104,19 @@ export const sourceLocationOf = (row: ProvenanceRow): SourceLocation =>
         byte_end: row.byte_end ?? 0
       })
 
-/** One line naming where a passage came from, for people: `PATH:LINE bytes A-B` or the note's revision. */
-export const describeSource = (source: SourceLocation): string =>
-  source.kind === "transcript_span"
-    ? `${source.path}:${source.line}  bytes ${source.byte_start}-${source.byte_end}`
-    : `note ${source.note_id} revision ${source.revision}${source.revision > 1 ? ` (${source.revision - 1} older in note_history)` : ""}`
-
 /**
  * How a result was scored. `similarity` is cosine similarity (not confidence); `bm25` is
  * SQLite's BM25 (lower is better, as SQLite reports it); `fused` is reciprocal rank fusion,
  * comparable only within one response and never a percentage.
  */
 export const ScoreKind = Schema.Literal("similarity", "bm25", "fused")
-export class Score extends Schema.Class<Score>("Score")({ kind: ScoreKind, value: Schema.Number }) {}
+export class Score extends Schema.Class<Score>("Score")({
+  kind: ScoreKind,
+  value: Schema.Number.annotations({
+    description:
+      "The score as `kind` computes it: similarity is cosine similarity (higher is better); bm25 is SQLite FTS5's bm25(), negative, lower (more negative) is better; fused is reciprocal rank fusion (higher is better), comparable only within one response"
+  })
+}) {}
 
 export class SearchHit extends Schema.Class<SearchHit>("SearchHit")({
   /** Pass to `blctx context` (or the MCP `context` tool) to see the surrounding messages. */

@@ -44,7 +44,7 @@ const eventsOf = (entries: ReadonlyArray<{ readonly event: string }>) => entries
 
 /**
  * The optional Claude Code lifecycle hooks (SessionStart, UserPromptSubmit, Stop, SessionEnd),
- * running the same handler as Codex's (`dist/bin/blctx-hook.mjs`) so Claude Code sessions are
+ * running the same handler as Codex's (`dist/bin/blctx-hook.cjs`) so Claude Code sessions are
  * captured as they happen and prompts get recalled history. The handler knows it runs for Claude
  * Code from the generation in its command: the manifest's `claude_hooks` record holds it.
  *
