@@ -4,6 +4,7 @@ import { Command, CommandExecutor } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Config, Duration, Effect, Layer, Option } from "effect"
+import { OWN_CALL_VARIABLE } from "../src/capture/hook-command.js"
 import {
   CLAUDE_BIN_VARIABLE,
   ClaudeCli,
@@ -30,11 +31,16 @@ const VERSION_TIMEOUT = Duration.seconds(15)
  */
 const PASSED_VARIABLES = ["PATH", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"] as const
 
-/** Turn off what a configuration command does not need: update checks, telemetry, colour. */
+/**
+ * Turn off what a configuration command does not need: update checks, telemetry, colour. And
+ * blctx's own hooks: Claude Code runs SessionStart and SessionEnd even for `claude mcp get`, and
+ * the handler captures nothing when it sees OWN_CALL_VARIABLE (src/capture/hook-command.ts).
+ */
 const QUIET = {
   DISABLE_AUTOUPDATER: "1",
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  NO_COLOR: "1"
+  NO_COLOR: "1",
+  [OWN_CALL_VARIABLE]: "1"
 } as const
 
 const isExecutableFile = (path: string) => {

@@ -4,7 +4,7 @@ import * as v from "valibot"
 import { type Binding, bindingFor } from "./binding-store.js"
 import { bindingsDirIn, captureDirIn, spoolDirIn } from "./capture-paths.js"
 import { CAPTURE_RECORD_VERSION, type CaptureAgent, CaptureRecord } from "./capture-record.js"
-import { type HookArgs, parseHookArgv } from "./hook-command.js"
+import { type HookArgs, isOwnCall, parseHookArgv } from "./hook-command.js"
 import { hookOutput, recallContext, sessionStartContext } from "./hook-context.js"
 import { type HookEvent, MAX_EVENT_BYTES } from "./hook-event.js"
 import { APP_DIR, openGate } from "./hook-gate.js"
@@ -112,12 +112,15 @@ export const runHook = async (
   stdin: Readable,
   now: () => Date = () => new Date(),
   /** When the deadline starts, on `performance.now()`'s clock: 0 is this process's start. */
-  startedAt: number = performance.now()
+  startedAt: number = performance.now(),
+  env: Readonly<Record<string, string | undefined>> = process.env
 ): Promise<HookRunResult> => {
   const parsed = parseHookArgv(argv)
   if (!parsed.ok) return { event: argv[0] ?? "", reason: "bad_arguments" }
   const args = parsed.args
   const only = (reason: ReceiptReason): HookRunResult => ({ event: args.event, reason })
+  // blctx's own `claude mcp get` fires SessionStart/SessionEnd: nothing of it is a session to capture.
+  if (isOwnCall(env)) return only("own_call")
 
   const input = await readBoundedInput(stdin, { maxBytes: MAX_EVENT_BYTES, deadlineMs: STDIN_DEADLINE_MS })
   if (!input.ok) return only(input.reason)
