@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
+import { checkOf, type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
 import { claudeHomeOf, claudeSettingsOf, requireClaude } from "./support/real-claude.js"
 
 /**
@@ -39,12 +39,21 @@ const sessionStartCommand = (h: DaemonHome) => {
 
 describe("the agent CLIs blctx runs itself", () => {
   it(
-    "claude mcp add/get under install and status capture nothing, and purge removes what a real session captured",
+    "status asks claude once; claude mcp add/get under install and status capture nothing; purge removes what a real session captured",
     async () => {
-      const claude = requireClaude()
       const h = makeDaemonHome("detached")
       home = h
-      const env = { BLCTX_CLAUDE_BIN: claude }
+      // The real claude behind a wrapper that counts what blctx asks it.
+      const calls = NodePath.join(h.home, "claude-calls.log")
+      const wrapper = NodePath.join(h.home, "claude")
+      Fs.writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec '${requireClaude()}' "$@"\n`, { mode: 0o700 })
+      const env = { BLCTX_CLAUDE_BIN: wrapper }
+      const mcpGets = () =>
+        Fs.existsSync(calls)
+          ? Fs.readFileSync(calls, "utf8")
+              .split("\n")
+              .filter((l) => l.startsWith("mcp get")).length
+          : 0
       Fs.mkdirSync(claudeHomeOf(h), { recursive: true, mode: 0o700 })
       const hooks = await h.blctx(["install", "claude", "--step", "claude_hooks", "--hooks", "--json"], { env })
       expect(hooks.code, hooks.stdout + hooks.stderr).toBe(0)
@@ -52,8 +61,14 @@ describe("the agent CLIs blctx runs itself", () => {
       // Both run claude (mcp add, mcp get), which fires the SessionStart and SessionEnd hooks just installed.
       const register = await h.blctx(["install", "claude", "--step", "claude_mcp", "--json"], { env })
       expect(register.code, register.stdout + register.stderr).toBe(0)
-      const status = await h.blctx(["status", "claude", "--step", "claude_mcp", "--json"], { env })
-      expect(status.code, status.stdout + status.stderr).toBe(0)
+      const service = await h.blctx(["install", "claude", "--step", "service_health", "--json"], { env })
+      expect(service.code, service.stdout + service.stderr).toBe(0)
+      // claude_mcp and mcp_health both need Claude's view of the registration: one `claude mcp get` serves both.
+      const before = mcpGets()
+      const status = await h.blctx(["status", "claude", "--json"], { env })
+      for (const id of ["claude_mcp", "mcp_health"])
+        expect(checkOf(status.stdout, id).status, status.stdout).toBe("passed")
+      expect(mcpGets() - before).toBe(1)
       const capture = NodePath.join(h.xdg.data, "blctx", "capture")
       expect(filesUnder(capture)).toEqual([])
 

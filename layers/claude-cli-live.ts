@@ -14,6 +14,7 @@ import {
   type ClaudeStdioServer,
   parseMcpGet
 } from "../src/claude/claude-cli.js"
+import { shareClaudeAnswers } from "../src/installer/shared-answers.js"
 import { Paths } from "../src/paths/paths.js"
 import { findOnPath } from "./codex-launcher.js"
 import { type CommandResult, runCommand } from "./daemon-process-table.js"
@@ -160,7 +161,9 @@ export const makeClaudeCliLive = Layer.effect(
 )
 
 /** The live Claude Code CLI with Node's process launcher; needs `Paths`. */
-export const ClaudeCliLive = makeClaudeCliLive.pipe(
+export const ClaudeCliLive = Layer.effect(ClaudeCli, Effect.flatMap(ClaudeCli, shareClaudeAnswers)).pipe(
+  // One `mcp get` per home and name for the whole command: steps share its answer (src/installer/shared-answers.ts).
+  Layer.provide(makeClaudeCliLive),
   Layer.provide(NodeCommandExecutor.layer),
   Layer.provide(NodeFileSystem.layer)
 )
