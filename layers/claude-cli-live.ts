@@ -160,10 +160,16 @@ export const makeClaudeCliLive = Layer.effect(
   })
 )
 
-/** The live Claude Code CLI with Node's process launcher; needs `Paths`. */
-export const ClaudeCliLive = Layer.effect(ClaudeCli, Effect.flatMap(ClaudeCli, shareClaudeAnswers)).pipe(
-  // One `mcp get` per home and name for the whole command: steps share its answer (src/installer/shared-answers.ts).
-  Layer.provide(makeClaudeCliLive),
+/** Every call asks claude itself: for a layer that outlives one command (tests that change Claude's config between calls). */
+export const ClaudeCliEveryCall = makeClaudeCliLive.pipe(
   Layer.provide(NodeCommandExecutor.layer),
   Layer.provide(NodeFileSystem.layer)
+)
+
+/**
+ * The live Claude Code CLI with Node's process launcher, for one command: one `mcp get` per home
+ * and name serves every step (src/installer/shared-answers.ts). Needs `Paths`.
+ */
+export const ClaudeCliLive = Layer.effect(ClaudeCli, Effect.flatMap(ClaudeCli, shareClaudeAnswers)).pipe(
+  Layer.provide(ClaudeCliEveryCall)
 )
