@@ -184,7 +184,9 @@ const runChecked = <R>(
 
 /**
  * Runs the checklist: prerequisites before dependents, a failed prerequisite blocks its
- * dependents without running them, and `status`/`doctor` never call `install`.
+ * dependents without running them, and `status`/`doctor` never call `install`. Status and doctor
+ * run independent checks at once; install and uninstall one step at a time. The report lists the
+ * checks in display order whatever order they finished in.
  */
 export const runSteps = <R>(
   steps: ReadonlyArray<Step<R>>,
