@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs"
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
@@ -56,8 +56,11 @@ describe("codex_mcp with the real codex in an isolated CODEX_HOME", () => {
       ["codex_mcp", "passed"]
     ])
     const config = NodePath.join(codexHome, "config.toml")
-    expect(checkOf(install.stdout, "codex_mcp").detail).toBe(
-      `registered ${NAME} in ${config} (${bundledProgram("blctx-mcp")}, installation ${home.installationId()})`
+    // `codex mcp add other` wrote config.toml first, so blctx keeps a backup before Codex rewrites it.
+    expect(checkOf(install.stdout, "codex_mcp").detail).toMatch(
+      new RegExp(
+        `^registered ${NAME} in ${config} \\(${bundledProgram("blctx-mcp")}, installation ${home.installationId()}\\); .* the original is kept at ${config}\\.blctx-backup-`
+      )
     )
 
     const registered = await get(NAME)
@@ -84,10 +87,10 @@ describe("codex_mcp with the real codex in an isolated CODEX_HOME", () => {
 
     const uninstall = await blctx(["uninstall", "codex", "--json"])
     expect(uninstall.code, uninstall.stdout).toBe(0)
-    expect(checkOf(uninstall.stdout, "codex_mcp")).toMatchObject({
-      status: "passed",
-      detail: `removed ${NAME} from ${config}`
-    })
+    expect(checkOf(uninstall.stdout, "codex_mcp").status).toBe("passed")
+    expect(checkOf(uninstall.stdout, "codex_mcp").detail).toMatch(
+      new RegExp(`^removed ${NAME} from ${config}; kept the config.toml backups .*${config}\\.blctx-backup-`)
+    )
     expect(await get(NAME)).toBeUndefined()
     expect(await get("other")).toEqual(other)
 
@@ -97,6 +100,35 @@ describe("codex_mcp with the real codex in an isolated CODEX_HOME", () => {
     expect(checkOf(twice.stdout, "codex_mcp").detail).toBe(
       "nothing to remove: blctx has no MCP server registered with Codex"
     )
+  })
+
+  it("codex mcp add rewrites config.toml: install says so, keeps a backup of the original bytes and puts the mode back", async () => {
+    const { codexHome, blctx, get } = setUp()
+    const config = NodePath.join(codexHome, "config.toml")
+    const original = '# my Codex settings\nmodel = "o3" # the one I like\n\n# keep this\n[tui]\nnotifications = true\n'
+    writeFileSync(config, original)
+    chmodSync(config, 0o644)
+
+    const install = await blctx(["install", "codex", "--step", "codex_mcp", "--json"])
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    expect(await get(NAME)).toMatchObject({ name: NAME, enabled: true })
+    expect(statSync(config).mode & 0o777).toBe(0o644)
+    const backups = readdirSync(codexHome).filter((f) => f.startsWith("config.toml.blctx-backup-"))
+    expect(backups).toHaveLength(1)
+    const backup = NodePath.join(codexHome, backups[0] as string)
+    expect(readFileSync(backup, "utf8")).toBe(original)
+    expect(statSync(backup).mode & 0o777).toBe(0o644)
+    expect(statSync(backup).uid).toBe(process.getuid?.())
+    const detail = checkOf(install.stdout, "codex_mcp").detail
+    expect(detail).toContain(backup)
+    expect(detail).toMatch(/comments/)
+
+    // Uninstall (codex mcp remove rewrites it again) never deletes a backup, and says where they are.
+    const uninstall = await blctx(["uninstall", "codex", "--json"])
+    expect(uninstall.code, uninstall.stdout).toBe(0)
+    expect(readFileSync(backup, "utf8")).toBe(original)
+    expect(statSync(config).mode & 0o777).toBe(0o644)
+    expect(checkOf(uninstall.stdout, "codex_mcp").detail).toContain(backup)
   })
 
   it("refuses an entry of the same name it did not register, and leaves it as it was", async () => {

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { connect } from "../src/rpc/client.js"
 import { codexBin, EVENTS, type EventName, payload, registeredCommands, timeCommand } from "./hooks.bench.js"
 import { benchHome, figure, line, percentile, timeMany } from "./measure.js"
+import { runStatusBench } from "./status.bench.js"
 import { writeSyntheticHistory } from "./synthetic-history.js"
 
 const exec = promisify(execFile)
@@ -158,4 +159,6 @@ export const run = async () => {
     await exec(process.execPath, [blctx, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
     dispose()
   }
+  // `blctx status` for both agents, in its own home (bench/status.bench.ts).
+  await runStatusBench()
 }

@@ -4,6 +4,7 @@ import { Command, CommandExecutor } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Config, Duration, Effect, Layer, Option } from "effect"
+import { OWN_CALL_VARIABLE } from "../src/capture/hook-command.js"
 import {
   CLAUDE_BIN_VARIABLE,
   ClaudeCli,
@@ -13,6 +14,7 @@ import {
   type ClaudeStdioServer,
   parseMcpGet
 } from "../src/claude/claude-cli.js"
+import { shareClaudeAnswers } from "../src/installer/shared-answers.js"
 import { Paths } from "../src/paths/paths.js"
 import { findOnPath } from "./codex-launcher.js"
 import { type CommandResult, runCommand } from "./daemon-process-table.js"
@@ -30,11 +32,16 @@ const VERSION_TIMEOUT = Duration.seconds(15)
  */
 const PASSED_VARIABLES = ["PATH", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"] as const
 
-/** Turn off what a configuration command does not need: update checks, telemetry, colour. */
+/**
+ * Turn off what a configuration command does not need: update checks, telemetry, colour. And
+ * blctx's own hooks: Claude Code runs SessionStart and SessionEnd even for `claude mcp get`, and
+ * the handler captures nothing when it sees OWN_CALL_VARIABLE (src/capture/hook-command.ts).
+ */
 const QUIET = {
   DISABLE_AUTOUPDATER: "1",
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  NO_COLOR: "1"
+  NO_COLOR: "1",
+  [OWN_CALL_VARIABLE]: "1"
 } as const
 
 const isExecutableFile = (path: string) => {
@@ -153,8 +160,16 @@ export const makeClaudeCliLive = Layer.effect(
   })
 )
 
-/** The live Claude Code CLI with Node's process launcher; needs `Paths`. */
-export const ClaudeCliLive = makeClaudeCliLive.pipe(
+/** Every call asks claude itself: for a layer that outlives one command (tests that change Claude's config between calls). */
+export const ClaudeCliEveryCall = makeClaudeCliLive.pipe(
   Layer.provide(NodeCommandExecutor.layer),
   Layer.provide(NodeFileSystem.layer)
+)
+
+/**
+ * The live Claude Code CLI with Node's process launcher, for one command: one `mcp get` per home
+ * and name serves every step (src/installer/shared-answers.ts). Needs `Paths`.
+ */
+export const ClaudeCliLive = Layer.effect(ClaudeCli, Effect.flatMap(ClaudeCli, shareClaudeAnswers)).pipe(
+  Layer.provide(ClaudeCliEveryCall)
 )

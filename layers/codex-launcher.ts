@@ -2,6 +2,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Command } from "@effect/platform"
 import { Config, Effect, Option } from "effect"
+import { OWN_CALL_VARIABLE } from "../src/capture/hook-command.js"
 import { CodexNotFound } from "../src/codex/codex-cli.js"
 import { Paths } from "../src/paths/paths.js"
 
@@ -46,11 +47,15 @@ export const makeCodexLauncher = Effect.gen(function* () {
     })
   })
 
+  /** Hooks this codex fires see OWN_CALL_VARIABLE and capture nothing (src/capture/hook-command.ts). */
   const environment = (codexHome: string) => {
-    if (NodePath.resolve(codexHome) !== defaultHome) return { env: { CODEX_HOME: codexHome }, extendEnv: true }
+    const own = { [OWN_CALL_VARIABLE]: "1" }
+    if (NodePath.resolve(codexHome) !== defaultHome) {
+      return { env: { CODEX_HOME: codexHome, ...own }, extendEnv: true }
+    }
     // Codex finds its default home through HOME: the same HOME blctx resolved it from.
     const { CODEX_HOME: _unset, ...rest } = process.env
-    return { env: { ...rest, HOME: paths.home }, extendEnv: false }
+    return { env: { ...rest, HOME: paths.home, ...own }, extendEnv: false }
   }
 
   /** `codex ARGS...` for the Codex home, not started yet. */

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import xterm from "@xterm/headless"
-import { Duration, Effect, Layer, Queue, Stream, TestClock } from "effect"
+import { Deferred, Duration, Effect, Layer, Queue, Stream, TestClock } from "effect"
 import type { Report, ReportCommand } from "../src/domain/report.js"
 import type { StepId } from "../src/domain/step-id.js"
 import { runSteps } from "../src/installer/engine.js"
 import { checkLines, plainStyle, summaryLine } from "../src/installer/render-text.js"
 import { TerminalSink } from "../src/installer/renderer.js"
 import { fail, type Step, type StepProgress } from "../src/installer/step.js"
-import { TtyRenderer } from "./terminal-renderer.js"
+import { PlainRenderer, TtyRenderer } from "./terminal-renderer.js"
 
 /**
  * An emulated terminal (xterm.js) behind the renderer's TerminalSink: what the renderer writes is
@@ -425,4 +425,44 @@ describe("TtyRenderer on an emulated terminal", () => {
       })
     )
   }
+})
+
+describe("PlainRenderer", () => {
+  it.live("prints each row once, in display order, when checks finish out of order", () =>
+    Effect.gen(function* () {
+      const written: Array<string> = []
+      const sink = Layer.succeed(TerminalSink, {
+        write: (text) => Effect.sync(() => void written.push(text)),
+        size: Effect.succeed({ columns: 80, rows: 24 }),
+        resized: Stream.empty
+      })
+      // codex_mcp finishes only after claude_mcp, which comes later in display order.
+      const claudeDone = yield* Deferred.make<void>()
+      const step = (id: StepId, verify: Step["verify"]): Step => ({
+        id,
+        title: id,
+        requires: [],
+        install: verify,
+        verify,
+        uninstall: verify
+      })
+      const steps = [
+        step("codex_mcp", () => Effect.as(Deferred.await(claudeDone), { detail: "codex ok" })),
+        step("claude_mcp", () => Effect.as(Deferred.succeed(claudeDone, undefined), { detail: "claude ok" }))
+      ]
+      yield* runSteps(steps, {
+        command: "status",
+        selected: null,
+        noHistory: false,
+        purge: false,
+        hooks: "default"
+      }).pipe(Effect.provide(PlainRenderer.pipe(Layer.provide(sink))), Effect.timeout("5 seconds"))
+      const lines = written.join("").split("\n")
+      const codex = lines.findIndex((l) => l.includes("codex ok"))
+      const claude = lines.findIndex((l) => l.includes("claude ok"))
+      expect(codex).toBeGreaterThan(0)
+      expect(claude).toBe(codex + 1)
+      expect(lines.filter((l) => l.includes(" ok"))).toHaveLength(2)
+    })
+  )
 })

@@ -26,14 +26,58 @@ export const JsonRendererLive = Layer.succeed(Renderer, {
   end: (report) => write(`${JSON.stringify(encodeReport(report), null, 2)}\n`)
 })
 
-/** `--no-color` or no TTY: one plain line per finished step, no animation, no escape codes. */
-export const PlainRendererLive = Layer.succeed(Renderer, {
-  begin: (_command, _rows, heading) => write(`${sanitizeForTerminal(heading)}\n`),
-  started: () => Effect.void,
-  progress: () => Effect.void,
-  finished: (check) => write(`${checkLines(check, plainStyle, true).join("\n")}\n`),
-  end: (report) => write(`${summaryLine(report, plainStyle)}\n`)
-})
+/** What the plain renderer has still to print: the planned rows not printed yet, in display order. */
+interface PlainQueue {
+  readonly waiting: ReadonlyArray<StepId>
+  readonly finished: ReadonlyMap<StepId, Check>
+}
+
+/** Takes the finished rows at the head of the queue, in display order. */
+const takeReady = (queue: PlainQueue): readonly [ReadonlyArray<Check>, PlainQueue] => {
+  const ready: Array<Check> = []
+  let at = 0
+  for (; at < queue.waiting.length; at++) {
+    const check = queue.finished.get(queue.waiting[at] as StepId)
+    if (check === undefined) break
+    ready.push(check)
+  }
+  return [ready, { waiting: queue.waiting.slice(at), finished: queue.finished }]
+}
+
+/**
+ * `--no-color` or no TTY: one plain line per step, no animation, no escape codes. Status and
+ * doctor run checks at once, so a row is held until every row above it is printed: the lines
+ * always come in display order.
+ */
+export const PlainRenderer = Layer.effect(
+  Renderer,
+  Effect.gen(function* () {
+    const sink = yield* TerminalSink
+    const write = sink.write
+    const queue = yield* Ref.make<PlainQueue>({ waiting: [], finished: new Map() })
+    const lines = (check: Check) => `${checkLines(check, plainStyle, true).join("\n")}\n`
+    return {
+      begin: (_command, rows, heading) =>
+        Effect.zipRight(
+          Ref.set(queue, { waiting: rows.map((r) => r.id), finished: new Map() }),
+          write(`${sanitizeForTerminal(heading)}\n`)
+        ),
+      started: () => Effect.void,
+      progress: () => Effect.void,
+      finished: (check) =>
+        Effect.flatMap(
+          Ref.modify(queue, (q) => {
+            const known = q.waiting.includes(check.id)
+            return known
+              ? takeReady({ waiting: q.waiting, finished: new Map(q.finished).set(check.id, check) })
+              : [[check], q]
+          }),
+          (ready) => (ready.length === 0 ? Effect.void : write(ready.map(lines).join("")))
+        ),
+      end: (report) => write(`${summaryLine(report, plainStyle)}\n`)
+    }
+  })
+)
 
 type RowState =
   | { readonly _tag: "pending"; readonly row: PlannedRow }
@@ -198,3 +242,5 @@ export const StdoutTerminalSinkLive = Layer.succeed(TerminalSink, {
 })
 
 export const TtyRendererLive = TtyRenderer.pipe(Layer.provide(StdoutTerminalSinkLive))
+
+export const PlainRendererLive = PlainRenderer.pipe(Layer.provide(StdoutTerminalSinkLive))

@@ -17,6 +17,17 @@ export interface HookArgs {
   readonly stateHome: string
 }
 
+/**
+ * Set (to "1") on the agent CLIs blctx runs itself (`claude mcp get`, `codex mcp add`, the Codex
+ * app server...). Claude Code runs its SessionStart and SessionEnd hooks even for those
+ * configuration commands, and their environment reaches the hooks: a handler that sees it exits
+ * at once, so blctx's own checks never look like a person's use of the agent.
+ */
+export const OWN_CALL_VARIABLE = "BLCTX_OWN_AGENT_CALL"
+
+/** Whether this hook runs inside an agent CLI that blctx itself started. */
+export const isOwnCall = (env: Readonly<Record<string, string | undefined>>) => env[OWN_CALL_VARIABLE] === "1"
+
 const FLAGS = {
   "installation-id": "installationId",
   generation: "generation",

@@ -2,6 +2,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { PassThrough } from "node:stream"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { OWN_CALL_VARIABLE } from "./hook-command.js"
 import type { HookEventName } from "./hook-event.js"
 import { runHook } from "./hook-handler.js"
 import { type HookHome, makeHookHome, manifestFor, payloadFor, stdinOf } from "./hook-home.test-support.js"
@@ -78,6 +79,34 @@ describe("the hook handler refuses bad input, spooling nothing and printing noth
       reason: "bad_arguments"
     })
     expect(await runHook([], stdin)).toEqual({ event: "", reason: "bad_arguments" })
+  })
+})
+
+describe("an agent CLI blctx runs itself", () => {
+  it(`${OWN_CALL_VARIABLE}=1 → own_call: nothing bound, nothing spooled, nothing printed`, async () => {
+    for (const event of ["SessionStart", "SessionEnd"] as const) {
+      const result = await runHook(
+        home.argv(event),
+        stdinOf(JSON.stringify(payloadFor(event, home))),
+        () => new Date(),
+        () => 0,
+        { [OWN_CALL_VARIABLE]: "1" }
+      )
+      expect(result).toEqual({ event, reason: "own_call" })
+    }
+    expect(home.spoolEntries()).toEqual([])
+    expect(Fs.existsSync(NodePath.join(home.dataDir, "capture"))).toBe(false)
+  })
+
+  it("any other value of the variable captures as usual", async () => {
+    const result = await runHook(
+      home.argv("Stop"),
+      stdinOf(JSON.stringify(payloadFor("Stop", home))),
+      () => new Date(),
+      () => 0,
+      { [OWN_CALL_VARIABLE]: "" }
+    )
+    expect(result.reason).toBe("captured")
   })
 })
 

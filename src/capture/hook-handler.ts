@@ -4,7 +4,7 @@ import * as v from "valibot"
 import { type Binding, bindingFor } from "./binding-store.js"
 import { bindingsDirIn, captureDirIn, spoolDirIn } from "./capture-paths.js"
 import { CAPTURE_RECORD_VERSION, type CaptureAgent, CaptureRecord } from "./capture-record.js"
-import { type HookArgs, parseHookArgv } from "./hook-command.js"
+import { type HookArgs, isOwnCall, parseHookArgv } from "./hook-command.js"
 import { hookOutput, recallContext, sessionStartContext } from "./hook-context.js"
 import { type HookEvent, MAX_EVENT_BYTES } from "./hook-event.js"
 import { APP_DIR, openGate } from "./hook-gate.js"
@@ -117,7 +117,8 @@ export const runHook = async (
   argv: ReadonlyArray<string>,
   stdin: Readable | number,
   now: () => Date = () => new Date(),
-  startedAt?: () => number
+  startedAt?: () => number,
+  env: Readonly<Record<string, string | undefined>> = process.env
 ): Promise<HookRunResult> => {
   // Without `startedAt`, the deadline starts now: this call's time, read on performance's clock later.
   const entered = Date.now()
@@ -126,6 +127,8 @@ export const runHook = async (
   if (!parsed.ok) return { event: argv[0] ?? "", reason: "bad_arguments" }
   const args = parsed.args
   const only = (reason: ReceiptReason): HookRunResult => ({ event: args.event, reason })
+  // blctx's own `claude mcp get` fires SessionStart/SessionEnd: nothing of it is a session to capture.
+  if (isOwnCall(env)) return only("own_call")
 
   const limits = { maxBytes: MAX_EVENT_BYTES, deadlineMs: STDIN_DEADLINE_MS }
   const input = await (typeof stdin === "number" ? readBoundedFd(stdin, limits) : readBoundedInput(stdin, limits))

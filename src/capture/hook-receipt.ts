@@ -21,6 +21,8 @@ const OUTCOME_OF = {
   inactive: "skipped",
   other_installation: "skipped",
   stale_generation: "skipped",
+  // An agent CLI blctx ran itself (a status check), not a person's session.
+  own_call: "skipped",
   // Nothing was spooled, because of the input or this machine.
   bad_arguments: "failed",
   bad_payload: "failed",

@@ -4,7 +4,9 @@ import type { ReportCommand } from "../domain/report.js"
 import { AGENT_TARGETS, type AgentTarget, STEP_IDS, type StepId, targetOfStep } from "../domain/step-id.js"
 import { type RunRequest, runSteps, validateRequest } from "../installer/engine.js"
 import type { HooksChoice } from "../installer/step.js"
+import { readAnsweredHooks } from "../installer/steps/hooks-manifest.js"
 import { checklistFor, readInstalledTargets } from "../installer/steps/registry.js"
+import type { HooksDecision } from "../ownership/manifest.js"
 import { agentLabel } from "../transcripts/formats/registry.js"
 import { choiceOption } from "./checked-options.js"
 import { ExitStatus } from "./exit-status.js"
@@ -38,7 +40,16 @@ const purge = Options.boolean("purge").pipe(
   )
 )
 
-const decideHooks = (flags: { hooks: boolean; noHooks: boolean }, target: AgentTarget) =>
+/**
+ * The hooks choice of an install: the flag; else, at a terminal, the person's answer, asked once
+ * (`answered` is what an earlier install recorded, which stands until a flag changes it); else the
+ * recorded choice or the default.
+ */
+export const decideHooks = (
+  flags: { hooks: boolean; noHooks: boolean },
+  target: AgentTarget,
+  answered: Option.Option<HooksDecision>
+) =>
   Effect.gen(function* () {
     if (flags.hooks && flags.noHooks) {
       return yield* new CliUsageError({ message: "--hooks and --no-hooks cannot be used together" })
@@ -46,8 +57,8 @@ const decideHooks = (flags: { hooks: boolean; noHooks: boolean }, target: AgentT
     if (flags.hooks) return "install" as HooksChoice
     if (flags.noHooks) return "decline" as HooksChoice
     const mode = yield* OutputMode
-    // Nobody was asked: keep whatever choice was recorded before.
-    if (!mode.interactive) return "default" as HooksChoice
+    // Nobody to ask, or already answered: keep whatever choice was recorded before.
+    if (!mode.interactive || Option.isSome(answered)) return "default" as HooksChoice
     const prompter = yield* Prompter
     const yes = yield* prompter.confirm(
       `Install the optional ${agentLabel(target)} hooks (capture new sessions and notes)?`,
@@ -108,7 +119,7 @@ export const installCommand = Command.make(
         Effect.mapError((e) => new CliUsageError({ message: e.message }))
       )
       const wantsHooks = o.step._tag === "None" || o.step.value === `${o.target}_hooks`
-      const choice = wantsHooks ? yield* decideHooks(o, o.target) : base.hooks
+      const choice = wantsHooks ? yield* decideHooks(o, o.target, yield* readAnsweredHooks(o.target)) : base.hooks
       yield* runChecklist("install", [o.target], { ...base, hooks: choice })
     })
 ).pipe(

@@ -180,6 +180,33 @@ describe("listTranscripts", () => {
   )
 })
 
+describe("listTranscripts and explore PATH agree on a session's id and cwd", () => {
+  it.effect("a Claude Code file whose first records carry no cwd, or nothing at all, is listed with both", () =>
+    Effect.gen(function* () {
+      const project = NodePath.join(dir, ".claude", "projects", "-home-user-project")
+      Fs.mkdirSync(project, { recursive: true })
+      // A queue operation first (a session id, no cwd); and a summary line first (neither).
+      const queued = NodePath.join(project, "11111111-1111-4111-8111-111111111111.jsonl")
+      Fs.copyFileSync(NodePath.join(claudeFixtures, "plain-turn.jsonl"), queued)
+      const summarized = NodePath.join(project, "33333333-3333-4333-8333-333333333333.jsonl")
+      Fs.writeFileSync(
+        summarized,
+        `${JSON.stringify({ type: "summary", summary: "Thinking it over", leafUuid: "x" })}\n${Fs.readFileSync(NodePath.join(claudeFixtures, "thinking.jsonl"), "utf8")}`
+      )
+      const listed = yield* listTranscripts(
+        defaultTargets(resolvePaths({ home: dir, CODEX_HOME: NodePath.join(dir, "codex") })),
+        10
+      )
+      for (const path of [queued, summarized]) {
+        const shown = yield* explore({ path })
+        const row = listed.transcripts.find((t) => t.path === path)
+        expect(shown.session?.cwd).toBe("/home/user/project")
+        expect([row?.session_id, row?.cwd]).toEqual([shown.session?.id, shown.session?.cwd])
+      }
+    }).pipe(Effect.provide(Layer.merge(NodeSafeFsLive, NodeTranscriptFilesLive)))
+  )
+})
+
 describe("Claude Code transcripts in explore", () => {
   it.effect("shows a Claude Code session as a conversation, its agent named, nothing injected indexed", () =>
     Effect.gen(function* () {

@@ -31,21 +31,41 @@ export interface ExploreListResult {
   readonly transcripts: ReadonlyArray<TranscriptListing>
 }
 
-/** The session line is first; it can be large (base instructions), so read at most this much of it. */
+/** A record line can be large (Codex's base instructions), so read at most this much of each. */
 const HEADER_LINE_BYTES = 1024 * 1024
+
+/**
+ * How far into a file to look for the session's id and cwd. Codex says both on its first line;
+ * a Claude Code file may open with records that carry neither (a summary, a queued prompt, a file
+ * snapshot), and its first conversation record names both.
+ */
+const HEADER_RECORDS = 64
 
 const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
 
-/** Session id and cwd from the first line, as the file's format reads them; nulls otherwise. */
+/** The first id and the first cwd the records name, as `explore PATH` reads them. */
+const merge = (known: SessionHeader, next: SessionHeader): SessionHeader => ({
+  session_id: known.session_id ?? next.session_id,
+  cwd: known.cwd ?? next.cwd
+})
+
+const complete = (h: SessionHeader) => h.session_id !== null && h.cwd !== null
+
+/** Session id and cwd from the file's first records, as its format reads them; nulls otherwise. */
 const readHeader = (path: string, format: string) =>
   Effect.scoped(
     Effect.gen(function* () {
       const reader = formatById(format)
       if (Option.isNone(reader)) return NO_HEADER
       const opened = yield* openTranscript(path, { chunkBytes: 64 * 1024, maxLineBytes: HEADER_LINE_BYTES })
-      const first = yield* Stream.runHead(opened.records)
-      if (Option.isNone(first)) return NO_HEADER
-      const header = reader.value.header(first.value)
+      const header = yield* opened.records.pipe(
+        Stream.take(HEADER_RECORDS),
+        Stream.runFoldWhile(
+          NO_HEADER,
+          (h) => !complete(h),
+          (h, record) => merge(h, reader.value.header(record))
+        )
+      )
       // The listing shows what the index would store: secrets in an id or a cwd are redacted.
       return { session_id: redactNullable(header.session_id).text, cwd: redactNullable(header.cwd).text }
     })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import type { Check, Report } from "../domain/report.js"
 import { STEP_IDS, type StepId } from "../domain/step-id.js"
 import { NO_DEEPER_CHECK, type RunRequest, runSteps, validateRequest } from "./engine.js"
@@ -97,6 +97,45 @@ describe("runSteps", () => {
       expect(blocked?.remediation).toContain("background_service")
       expect(report.ready).toBe(false)
       expect(report.exit_code).toBe(1)
+    })
+  )
+
+  it.live("status and doctor run independent checks at once; a check waits for its prerequisites", () =>
+    Effect.gen(function* () {
+      for (const command of ["status", "doctor"] as const) {
+        const calls: Array<string> = []
+        // codex_mcp cannot finish before claude_mcp has started: one after the other, it never would.
+        const claudeStarted = yield* Deferred.make<void>()
+        const steps = makeSteps(calls, new Set(["verify:background_service"])).map(
+          (step): Step =>
+            step.id === "codex_mcp"
+              ? {
+                  ...step,
+                  verify: () => Effect.zipRight(Deferred.await(claudeStarted), Effect.succeed({ detail: "ok" }))
+                }
+              : step.id === "claude_mcp"
+                ? { ...step, verify: () => Effect.as(Deferred.succeed(claudeStarted, undefined), { detail: "ok" }) }
+                : step
+        )
+        const events: Array<string> = []
+        const report = yield* runSteps(steps, request({ command })).pipe(
+          Effect.provide(RecordingRenderer(events)),
+          Effect.timeoutFail({
+            duration: "5 seconds",
+            onTimeout: () => new Error(`${command} ran one check at a time`)
+          })
+        )
+        const s = statusOf(report)
+        expect(s.codex_mcp).toBe("passed")
+        expect(s.claude_mcp).toBe("passed")
+        // Dependents still wait: nothing that needs background_service ran after it failed.
+        expect(s.service_health).toBe("blocked")
+        expect(s.history_retrieval).toBe("blocked")
+        expect(calls.some((c) => c.endsWith(":service_health"))).toBe(false)
+        expect(calls.indexOf("verify:data_directory")).toBe(0)
+        // The report lists every check in display order, whatever order they finished in.
+        expect(report.checks.map((c) => c.id)).toEqual(STEP_IDS)
+      }
     })
   )
 

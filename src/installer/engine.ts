@@ -1,4 +1,4 @@
-import { Cause, Data, Effect, Either, Option } from "effect"
+import { Cause, type Context, Data, Deferred, Effect, Either, Option } from "effect"
 import { Check, ExitCode, Report, type ReportCommand } from "../domain/report.js"
 import { type AgentTarget, displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
 import { checklistHeading } from "./render-text.js"
@@ -134,9 +134,65 @@ const runOne = <R>(step: Step<R>, run: StepRun): Effect.Effect<StepOutcome, Step
   }
 }
 
+/** One step's check: skipped, blocked by a prerequisite's result, or run (and its events rendered). */
+const runChecked = <R>(
+  step: Step<R>,
+  request: RunRequest,
+  prerequisites: ReadonlyMap<StepId, Check>,
+  renderer: Context.Tag.Service<typeof Renderer>
+): Effect.Effect<Check, never, R> =>
+  Effect.gen(function* () {
+    const base = { id: step.id, title: step.title, dependencies: [...step.requires] }
+    if (request.noHistory && isHistoryStep(step.id)) {
+      return new Check({
+        ...base,
+        status: "skipped",
+        detail: "skipped by --no-history",
+        skip_reason: "no_history"
+      })
+    }
+    const failedPrerequisite =
+      request.command === "uninstall"
+        ? Option.none()
+        : Option.fromNullable(
+            step.requires.find((dep) => {
+              const status = prerequisites.get(dep)?.status
+              return status === "failed" || status === "blocked"
+            })
+          )
+    if (Option.isSome(failedPrerequisite)) {
+      return new Check({
+        ...base,
+        status: "blocked",
+        detail: `blocked: prerequisite ${failedPrerequisite.value} did not pass`,
+        remediation: `Fix ${failedPrerequisite.value} first (blctx doctor --step ${failedPrerequisite.value}).`
+      })
+    }
+    yield* renderer.started(step.id)
+    const run: StepRun = {
+      command: request.command,
+      purge: request.purge,
+      hooks: request.hooks,
+      progress: (p) => renderer.progress(step.id, p)
+    }
+    return yield* runOne(step, run).pipe(
+      Effect.match({
+        onSuccess: (outcome) => new Check({ ...base, status: "passed", detail: outcome.detail }),
+        onFailure: (failure) =>
+          new Check({ ...base, status: "failed", detail: failure.detail, remediation: failure.remediation })
+      }),
+      Effect.catchAllDefect((defect) =>
+        Effect.succeed(new Check({ ...base, status: "failed", ...unexpected(Cause.die(defect)) }))
+      ),
+      Effect.withSpan("installer.step", { attributes: { step: step.id, command: request.command } })
+    )
+  })
+
 /**
  * Runs the checklist: prerequisites before dependents, a failed prerequisite blocks its
- * dependents without running them, and `status`/`doctor` never call `install`.
+ * dependents without running them, and `status`/`doctor` never call `install`. Status and doctor
+ * run independent checks at once; install and uninstall one step at a time. The report lists the
+ * checks in display order whatever order they finished in.
  */
 export const runSteps = <R>(
   steps: ReadonlyArray<Step<R>>,
@@ -150,59 +206,39 @@ export const runSteps = <R>(
       selected.map((s) => ({ id: s.id, title: s.title })),
       checklistHeading(request.command, request.targets ?? ["codex"], request.targetNamed ?? true)
     )
-    // Uninstall tears down in reverse: the service stops before the data step gives up ownership.
-    const order = request.command === "uninstall" ? [...selected].reverse() : selected
-    const results = new Map<StepId, Check>()
-
-    for (const step of order) {
-      const base = { id: step.id, title: step.title, dependencies: [...step.requires] }
-      const check = yield* Effect.gen(function* () {
-        if (request.noHistory && isHistoryStep(step.id)) {
-          return new Check({
-            ...base,
-            status: "skipped",
-            detail: "skipped by --no-history",
-            skip_reason: "no_history"
-          })
-        }
-        const failedPrerequisite =
-          request.command === "uninstall"
-            ? Option.none()
-            : Option.fromNullable(
-                step.requires.find((dep) => {
-                  const status = results.get(dep)?.status
-                  return status === "failed" || status === "blocked"
-                })
-              )
-        if (Option.isSome(failedPrerequisite)) {
-          return new Check({
-            ...base,
-            status: "blocked",
-            detail: `blocked: prerequisite ${failedPrerequisite.value} did not pass`,
-            remediation: `Fix ${failedPrerequisite.value} first (blctx doctor --step ${failedPrerequisite.value}).`
-          })
-        }
-        yield* renderer.started(step.id)
-        const run: StepRun = {
-          command: request.command,
-          purge: request.purge,
-          hooks: request.hooks,
-          progress: (p) => renderer.progress(step.id, p)
-        }
-        return yield* runOne(step, run).pipe(
-          Effect.match({
-            onSuccess: (outcome) => new Check({ ...base, status: "passed", detail: outcome.detail }),
-            onFailure: (failure) =>
-              new Check({ ...base, status: "failed", detail: failure.detail, remediation: failure.remediation })
-          }),
-          Effect.catchAllDefect((defect) =>
-            Effect.succeed(new Check({ ...base, status: "failed", ...unexpected(Cause.die(defect)) }))
-          ),
-          Effect.withSpan("installer.step", { attributes: { step: step.id, command: request.command } })
-        )
+    const checkOf = (step: Step<R>, prerequisites: ReadonlyMap<StepId, Check>) =>
+      Effect.gen(function* () {
+        const check = yield* runChecked(step, request, prerequisites, renderer)
+        yield* renderer.finished(check)
+        return check
       })
-      results.set(step.id, check)
-      yield* renderer.finished(check)
+
+    const results = new Map<StepId, Check>()
+    if (request.command === "status" || request.command === "doctor") {
+      // Checks change nothing, so independent ones run at once (each agent CLI, the daemon and the
+      // MCP server take their own seconds); a check still waits for its prerequisites' results.
+      const done = new Map<StepId, Deferred.Deferred<Check>>()
+      for (const step of selected) done.set(step.id, yield* Deferred.make<Check>())
+      yield* Effect.forEach(
+        selected,
+        (step) =>
+          Effect.gen(function* () {
+            const prerequisites = new Map<StepId, Check>()
+            for (const dep of step.requires) {
+              const pending = done.get(dep)
+              if (pending !== undefined) prerequisites.set(dep, yield* Deferred.await(pending))
+            }
+            const check = yield* checkOf(step, prerequisites)
+            results.set(step.id, check)
+            yield* Deferred.succeed(done.get(step.id) as Deferred.Deferred<Check>, check)
+          }),
+        { concurrency: "unbounded", discard: true }
+      )
+    } else {
+      // Install and uninstall change things one at a time, in order; uninstall tears down in
+      // reverse: the service stops before the data step gives up ownership.
+      const order = request.command === "uninstall" ? [...selected].reverse() : selected
+      for (const step of order) results.set(step.id, yield* checkOf(step, results))
     }
 
     const checks = selected.flatMap((s) => {

@@ -331,7 +331,7 @@ describe("claude_hooks: the recorded choice is Claude Code's own", () => {
       expect(yield* checkAfter("install", "default")).toMatchObject({ detail: CLAUDE_DECLINED_DETAIL })
       const asked = yield* checkAfter("install", "install")
       expect(asked).toEqual({ status: "passed", detail: installedDetail(), remediation: undefined })
-      expect(manifestJson().choices).toEqual({})
+      expect(manifestJson().choices).toEqual({ claude_hooks: "installed" })
     })
   )
 })

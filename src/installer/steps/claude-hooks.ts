@@ -317,7 +317,7 @@ export const claudeHooksStep = Effect.gen(function* () {
           case "decline":
             return yield* decline
           case "install":
-            yield* recordChoice(undefined)
+            yield* recordChoice("installed")
             return yield* installHooks()
           case "default":
             return (yield* declined) ? { detail: CLAUDE_DECLINED_DETAIL } : yield* installHooks()

@@ -516,10 +516,10 @@ describe("codex_hooks: install and status agree on the recorded choice", () => {
       expect(yield* checkAfter("install", "default")).toEqual(status)
       expect(Fs.readFileSync(hooksFile(), "utf8")).toBe(renderHooksDocument({ hooks: {} }))
 
-      // Asking again clears the decline, so status agrees with install.
+      // Asking again replaces the decline, so status agrees with install, and remembers the answer.
       const asked = yield* checkAfter("install", "install")
       expect(asked.status).toBe("passed")
-      expect(recordedChoice()).toEqual({})
+      expect(recordedChoice()).toEqual({ hooks: "installed" })
       expect(yield* checkAfter("status", "install")).toEqual(asked)
     })
   )

@@ -373,8 +373,8 @@ export const codexHooksStep = Effect.gen(function* () {
           case "decline":
             return yield* decline
           case "install":
-            // The latest explicit wish replaces an earlier decline, so status reports what install did.
-            yield* recordChoice(undefined)
+            // The latest explicit wish replaces an earlier decline (so status reports what install did) and is remembered: a reinstall at a terminal does not ask again.
+            yield* recordChoice("installed")
             return yield* installHooks()
           case "default":
             return (yield* declined) ? { detail: DECLINED_DETAIL } : yield* installHooks()

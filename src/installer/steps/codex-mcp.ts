@@ -15,7 +15,8 @@ import { type CodexMcpRegistration, Manifest } from "../../ownership/manifest.js
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, type ResolvedPaths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
-import { fail, type Step, type StepFailure } from "../step.js"
+import { fail, type Step, type StepFailure, type StepRun } from "../step.js"
+import { backupsOf, describeRewrite, preservingCodexConfig } from "./codex-config-backup.js"
 import { stepManifest } from "./step-manifest.js"
 
 /** The name blctx's MCP server has in Codex (Codex shows its tools as `mcp__base_layer_context__*`). */
@@ -183,10 +184,17 @@ export const codexMcpStep = Effect.gen(function* () {
       `To let blctx register it again: ${codexCommand(codexHome, `mcp remove ${CODEX_MCP_NAME}`)}, then run: ${REINSTALL}. To keep your version, leave it: blctx will not change it.`
     )
 
-  /** `codex mcp add`, then reads it back: Codex must report exactly what was asked. */
-  const register = (desired: CodexMcpRegistration) =>
+  /**
+   * `codex mcp add` (config.toml backed up first, its mode put back after), then reads it back:
+   * Codex must report exactly what was asked. Says what the rewrite left.
+   */
+  const register = (desired: CodexMcpRegistration, run: StepRun) =>
     Effect.gen(function* () {
-      yield* codex.addMcpServer(codexHome, desired).pipe(Effect.mapError(fromCodex(REINSTALL)))
+      const [, rewrite] = yield* preservingCodexConfig(
+        fs,
+        configFile,
+        run.progress
+      )(codex.addMcpServer(codexHome, desired).pipe(Effect.mapError(fromCodex(REINSTALL))))
       const saved = yield* codex.getMcpServer(codexHome, CODEX_MCP_NAME).pipe(Effect.mapError(fromCodex(REINSTALL)))
       if (!Option.exists(saved, (e) => sameStdioServer(e, desired))) {
         return yield* fail(
@@ -194,13 +202,14 @@ export const codexMcpStep = Effect.gen(function* () {
           `Check ${configFile} (${codexCommand(codexHome, `mcp get ${CODEX_MCP_NAME} --json`)}), then run: ${REINSTALL}`
         )
       }
+      return describeRewrite(rewrite)
     })
 
   const where = `${CODEX_MCP_NAME} in ${configFile}`
   const what = (m: Manifest, desired: CodexMcpRegistration) =>
     `${desired.args[0] ?? ""}, installation ${m.installation_id}`
 
-  const install = Effect.fn("CodexMcp.install")(function* () {
+  const install = Effect.fn("CodexMcp.install")(function* (run: StepRun) {
     const m = yield* readActive
     const desired = desiredFor(m)
     yield* checkPrograms(desired)
@@ -215,13 +224,13 @@ export const codexMcpStep = Effect.gen(function* () {
       case "Absent":
         // Recorded first: if anything stops us after `codex mcp add`, the entry is still ours.
         yield* writeRecords(m, withRecord(m, desired))
-        yield* register(desired)
-        return { detail: `registered ${where} (${what(m, desired)})` }
-      case "Outdated":
+        return { detail: `registered ${where} (${what(m, desired)})${yield* register(desired, run)}` }
+      case "Outdated": {
         // The recorded entry is replaced, then recorded: until then it is ours by either description.
-        yield* register(desired)
+        const rewrote = yield* register(desired, run)
         yield* writeRecords(m, withRecord(m, desired))
-        return { detail: `updated ${where} (${what(m, desired)}); it ran ${commandLine(record ?? desired)}` }
+        return { detail: `updated ${where} (${what(m, desired)}); it ran ${commandLine(record ?? desired)}${rewrote}` }
+      }
       case "Current":
         if (record === undefined || !sameRegistration(record, desired)) yield* writeRecords(m, withRecord(m, desired))
         return { detail: `${where} already registered (${what(m, desired)}), left as is` }
@@ -286,7 +295,7 @@ export const codexMcpStep = Effect.gen(function* () {
     return { detail: `codex ${version} at ${found.path}; config ${config}; Codex reports ${reported}; ${recorded}` }
   })
 
-  const uninstall = Effect.fn("CodexMcp.uninstall")(function* () {
+  const uninstall = Effect.fn("CodexMcp.uninstall")(function* (run: StepRun) {
     const manifest = yield* readManifest
     if (Option.isNone(manifest)) return { detail: "nothing to remove: no manifest, so blctx registered nothing" }
     const m = manifest.value
@@ -327,14 +336,26 @@ export const codexMcpStep = Effect.gen(function* () {
         )
         continue
       }
-      const removal = yield* Effect.either(codex.removeMcpServer(record.codex_home, record.name))
+      const removal = yield* Effect.either(
+        preservingCodexConfig(
+          fs,
+          config,
+          run.progress
+        )(codex.removeMcpServer(record.codex_home, record.name).pipe(Effect.mapError(fromCodex(next))))
+      )
       if (removal._tag === "Left") {
         kept.push(record)
-        problems.push(fromCodex(next)(removal.left))
+        problems.push(removal.left)
         continue
       }
       removed.push(config)
     }
+    const backups = (yield* Effect.forEach([...removed, ...gone], (config) => backupsOf(fs, config))).flat()
+    // A backup holds the person's own config.toml as it was: theirs to keep or delete.
+    const keptBackups =
+      backups.length === 0
+        ? ""
+        : `; kept the config.toml backups blctx made before Codex rewrote it (yours to delete): ${backups.join(", ")}`
     if (kept.length !== records.length) yield* writeRecords(m, kept)
     if (problems.length > 0) {
       return yield* fail(
@@ -344,20 +365,20 @@ export const codexMcpStep = Effect.gen(function* () {
       )
     }
     if (removed.length === 0) {
-      return { detail: `nothing to remove: ${CODEX_MCP_NAME} was already gone from ${gone.join(", ")}` }
+      return { detail: `nothing to remove: ${CODEX_MCP_NAME} was already gone from ${gone.join(", ")}${keptBackups}` }
     }
     const alreadyGone = gone.length > 0 ? `; already gone from ${gone.join(", ")}` : ""
-    return { detail: `removed ${CODEX_MCP_NAME} from ${removed.join(", ")}${alreadyGone}` }
+    return { detail: `removed ${CODEX_MCP_NAME} from ${removed.join(", ")}${alreadyGone}${keptBackups}` }
   })
 
   const step: Step = {
     id: "codex_mcp",
     title: "Codex MCP registration",
     requires: ["data_directory"],
-    install: () => install(),
+    install: (run) => install(run),
     verify: () => verify(),
     diagnose: () => diagnose(),
-    uninstall: () => uninstall()
+    uninstall: (run) => uninstall(run)
   }
   return step
 })

@@ -198,6 +198,31 @@ describe("data_directory step", () => {
     )
   )
 
+  it.effect("purge removes the capture state the hooks wrote after the manifest was last written", () =>
+    withStep((step) =>
+      Effect.gen(function* () {
+        yield* step.install(run())
+        const p = paths()
+        // What the hook handler writes with no manifest update: bindings, spooled events, a temp file.
+        const capture = NodePath.join(p.dataDir, "capture")
+        for (const dir of ["bindings", "spool"])
+          Fs.mkdirSync(NodePath.join(capture, dir), { recursive: true, mode: 0o700 })
+        Fs.writeFileSync(NodePath.join(capture, "bindings", "a1b2"), "{}", { mode: 0o600 })
+        Fs.writeFileSync(NodePath.join(capture, "spool", "1-2-3.json"), "{}", { mode: 0o600 })
+        Fs.writeFileSync(NodePath.join(capture, "spool", ".1-2-4.json.tmp"), "{", { mode: 0o600 })
+        // A link inside goes as a link: what it points at is not blctx's and stays.
+        const outside = NodePath.join(home, "outside.txt")
+        Fs.writeFileSync(outside, "not blctx's")
+        Fs.symlinkSync(outside, NodePath.join(capture, "spool", "link.json"))
+        const purged = yield* step.uninstall(run(true))
+        expect(purged.detail).not.toContain("kept non-empty")
+        expect(Fs.existsSync(capture)).toBe(false)
+        expect(Fs.existsSync(p.dataDir)).toBe(false)
+        expect(Fs.readFileSync(outside, "utf8")).toBe("not blctx's")
+      })
+    )
+  )
+
   it.effect("purge refuses an owned file swapped for a link after its check; the target survives", () =>
     Effect.gen(function* () {
       yield* withStep((step) => step.install(run()))

@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto"
 import * as NodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option } from "effect"
+import { captureDirIn } from "../../capture/capture-paths.js"
 import { InstallationId } from "../../domain/installation-id.js"
 import { checkOwnership } from "../../fs/ownership.js"
+import { removeOwnTree } from "../../fs/remove-tree.js"
 import { removeVerified } from "../../fs/remove-verified.js"
 import { SafeFs } from "../../fs/safe-fs.js"
 import { MANIFEST_VERSION, Manifest } from "../../ownership/manifest.js"
@@ -392,6 +394,12 @@ export const dataDirectoryStep = Effect.gen(function* () {
         removed++
       }
     }
+    // The hooks write bindings and spooled events without touching the manifest: the capture
+    // folder is blctx's whole, so it goes whole.
+    removed += yield* removeOwnTree(captureDirIn(paths.dataDir)).pipe(
+      Effect.provideService(SafeFs, fs),
+      Effect.mapError(fromFs)
+    )
     // The manifest goes last: until then a rerun can finish an interrupted purge.
     yield* manifests.remove().pipe(Effect.mapError(fromFs))
     removed++

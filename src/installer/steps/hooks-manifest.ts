@@ -1,8 +1,37 @@
 import { DateTime, Effect, Option } from "effect"
-import { Manifest } from "../../ownership/manifest.js"
-import type { ManifestStore } from "../../ownership/manifest-store.js"
+import type { AgentTarget } from "../../domain/step-id.js"
+import { type HooksDecision, Manifest } from "../../ownership/manifest.js"
+import { ManifestStore } from "../../ownership/manifest-store.js"
 import { fail } from "../step.js"
 import { stepManifest } from "./step-manifest.js"
+
+/** Where each target's hooks step keeps its choice and its registrations. */
+const HOOKS_KEYS = {
+  codex: { choice: "hooks", records: "codex_hooks" },
+  claude: { choice: "claude_hooks", records: "claude_hooks" }
+} as const satisfies Record<AgentTarget, { readonly choice: ChoiceKey; readonly records: RecordsKey }>
+
+/**
+ * What the person already answered about a target's hooks: the choice install recorded, or, for
+ * an installation older than that record, hooks blctx registered (they were wanted). None when
+ * nobody was asked yet, and only then does install ask at a terminal.
+ */
+export const answeredHooks = (manifest: Option.Option<Manifest>, target: AgentTarget): Option.Option<HooksDecision> =>
+  Option.flatMap(manifest, (m) => {
+    const keys = HOOKS_KEYS[target]
+    const choice = m.choices[keys.choice]
+    if (choice !== undefined) return Option.some(choice)
+    return (m[keys.records] ?? []).length > 0 ? Option.some("installed" as const) : Option.none()
+  })
+
+/** The recorded answer about a target's hooks; an unreadable manifest counts as none (the data step reports it). */
+export const readAnsweredHooks = (target: AgentTarget) =>
+  Effect.flatMap(ManifestStore, (manifests) =>
+    manifests.read().pipe(
+      Effect.orElseSucceed(() => Option.none<Manifest>()),
+      Effect.map((m) => answeredHooks(m, target))
+    )
+  )
 
 /** Where a hooks step keeps its registrations in the manifest. */
 type RecordsKey = "codex_hooks" | "claude_hooks"
@@ -57,8 +86,8 @@ export const makeHooksManifest = <K extends RecordsKey>(
       return next
     })
 
-  /** Records the person's choice (`declined`, or `undefined` to clear an earlier decline). */
-  const recordChoice = (choice: "declined" | undefined) =>
+  /** Records the person's choice (`installed` or `declined`), or `undefined` to clear it. */
+  const recordChoice = (choice: HooksDecision | undefined) =>
     Effect.gen(function* () {
       const manifest = yield* read
       if (Option.isNone(manifest)) return yield* fail("no manifest to record the choice in", `Run: ${install}`)

@@ -243,12 +243,19 @@ export const makeMcpHealthStep = (sources: ReadonlyArray<McpRegistrationSource>)
     const verify = Effect.fn("McpHealth.verify")(function* () {
       const [only] = sources
       if (sources.length === 1 && only !== undefined) return { detail: yield* checkOne(only) }
+      // Each agent's server is its own process: started side by side, they cost one cold start.
+      // Every check runs to its end, and the first failure in target order is the one reported.
+      const outcomes = yield* Effect.forEach(sources, (source) => Effect.either(checkOne(source)), {
+        concurrency: "unbounded"
+      })
       const details: Array<string> = []
-      for (const source of sources) {
-        const detail = yield* checkOne(source).pipe(
-          Effect.mapError((f) => fail(`${source.target}: ${f.detail}`, f.remediation, f.errorTag))
-        )
-        details.push(`${source.target}: ${detail}`)
+      for (const [i, outcome] of outcomes.entries()) {
+        const target = sources[i]?.target ?? "codex"
+        if (Either.isLeft(outcome)) {
+          const f = outcome.left
+          return yield* fail(`${target}: ${f.detail}`, f.remediation, f.errorTag)
+        }
+        details.push(`${target}: ${outcome.right}`)
       }
       return { detail: details.join("; ") }
     })

@@ -3,7 +3,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { ConfigProvider, Layer } from "effect"
-import { ClaudeCliLive } from "../../../layers/claude-cli-live.js"
+import { ClaudeCliEveryCall } from "../../../layers/claude-cli-live.js"
 
 /** Test support for steps that run the real Claude Code CLI (`npm run test:tools` installs it). */
 
@@ -22,7 +22,8 @@ export const realClaude = (): string => {
 
 /** The live ClaudeCli layer running the real CLI (through BLCTX_CLAUDE_BIN, as a person may set it). */
 export const realClaudeLayer = (bin: string = realClaude()) =>
-  ClaudeCliLive.pipe(
+  // Tests change Claude's config between calls with claude itself: no answer is shared.
+  ClaudeCliEveryCall.pipe(
     Layer.provide(
       Layer.setConfigProvider(
         ConfigProvider.fromMap(

@@ -1,0 +1,58 @@
+import { Effect, SynchronizedRef } from "effect"
+import { ClaudeCli, type ClaudeCliShape } from "../claude/claude-cli.js"
+import { CodexCli, type CodexCliShape } from "../codex/codex-cli.js"
+
+/**
+ * One answer per question for the length of a command. `blctx status` asks an agent's CLI the same
+ * thing from several steps (codex_mcp and mcp_health both read the registration), and each
+ * question is a multi-second Node start: the first asker runs it, everyone after (also while it
+ * is still running) shares its result, failure included. A change through the same CLI (add,
+ * remove) forgets what was learned about that home, so install's verify after an add asks again.
+ */
+export const shareAnswers = <A, E>(ask: (home: string, name: string) => Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const answers = yield* SynchronizedRef.make(new Map<string, Effect.Effect<A, E>>())
+    const keyOf = (home: string, name: string) => JSON.stringify([home, name])
+
+    const read = (home: string, name: string): Effect.Effect<A, E> =>
+      Effect.flatten(
+        SynchronizedRef.modifyEffect(answers, (known) => {
+          const key = keyOf(home, name)
+          const answer = known.get(key)
+          if (answer !== undefined) return Effect.succeed([answer, known] as const)
+          return Effect.map(Effect.cached(ask(home, name)), (once) => [once, new Map(known).set(key, once)] as const)
+        })
+      )
+
+    /** Forgets every answer about `home`; the next read asks again. */
+    const forget = (home: string) =>
+      SynchronizedRef.update(answers, (known) => {
+        const kept = new Map(known)
+        for (const key of known.keys()) if ((JSON.parse(key) as [string, string])[0] === home) kept.delete(key)
+        return kept
+      })
+
+    return { read, forget } as const
+  })
+
+/** Claude Code's CLI asking `claude mcp get` once per home and name, until blctx adds or removes there. */
+export const shareClaudeAnswers = (cli: ClaudeCliShape) =>
+  Effect.map(shareAnswers(cli.getMcpServer), ({ read, forget }) =>
+    ClaudeCli.of({
+      locate: cli.locate,
+      getMcpServer: read,
+      addMcpServer: (home, server) => Effect.ensuring(cli.addMcpServer(home, server), forget(home)),
+      removeMcpServer: (home, name) => Effect.ensuring(cli.removeMcpServer(home, name), forget(home))
+    })
+  )
+
+/** The Codex CLI asking `codex mcp get` once per home and name, until blctx adds or removes there. */
+export const shareCodexAnswers = (cli: CodexCliShape) =>
+  Effect.map(shareAnswers(cli.getMcpServer), ({ read, forget }) =>
+    CodexCli.of({
+      locate: cli.locate,
+      getMcpServer: read,
+      addMcpServer: (home, server) => Effect.ensuring(cli.addMcpServer(home, server), forget(home)),
+      removeMcpServer: (home, name) => Effect.ensuring(cli.removeMcpServer(home, name), forget(home))
+    })
+  )
