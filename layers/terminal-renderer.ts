@@ -161,7 +161,7 @@ export const TtyRenderer = Layer.scoped(
       let final = ""
       for (const row of current.rows.slice(printed)) {
         if (row._tag !== "done") break
-        final += `${checkLines(row.check, ansiStyle, false).join("\n")}\n`
+        final += `${checkLines(row.check, ansiStyle, false, columns).join("\n")}\n`
         printed += 1
       }
       // Printed rows may wrap onto lines the old live region left behind: clear them first.
@@ -219,7 +219,8 @@ export const TtyRenderer = Layer.scoped(
           Effect.gen(function* () {
             yield* draw
             yield* Ref.update(screen, (s) => ({ ...s, ended: true }))
-            yield* sink.write(`${summaryLine(report, ansiStyle)}\n`)
+            const { columns } = yield* sink.size
+            yield* sink.write(`${summaryLine(report, ansiStyle, Math.max(1, columns))}\n`)
           })
         )
     }

@@ -2,6 +2,7 @@ import { type Check, ExitCode, type Report, type ReportCommand } from "../domain
 import { cells, displayWidth } from "../terminal/display-width.js"
 import { sanitizeForTerminal } from "../terminal/sanitize.js"
 import type { Style } from "../terminal/style.js"
+import { wrapSegments } from "../terminal/wrap.js"
 import { agentLabel } from "../transcripts/formats/registry.js"
 import type { StepProgress } from "./step.js"
 
@@ -23,11 +24,31 @@ export const checkSymbol = (check: Check, style: Style): string => {
   }
 }
 
-/** The finished row of a step, plus its remediation on the next line when there is one. */
-export const checkLines = (check: Check, style: Style, plain: boolean): ReadonlyArray<string> => {
+/**
+ * The finished row of a step, plus its remediation on the next line when there is one. With a
+ * terminal `width`, each is wrapped between words with a hanging indent (a path or id longer than
+ * the line stands alone, uncut), so an 80-column terminal never breaks a word; without one, each
+ * is one line, for pipes and logs.
+ */
+export const checkLines = (check: Check, style: Style, plain: boolean, width?: number): ReadonlyArray<string> => {
   const head = plain ? `[${check.status}]` : checkSymbol(check, style)
-  const lines = [`${head} ${style.bold(check.title)} (${check.id}): ${sanitizeForTerminal(check.detail)}`]
-  if (check.remediation !== undefined) lines.push(`    ${style.dim("fix:")} ${sanitizeForTerminal(check.remediation)}`)
+  const lines = wrapSegments(
+    [
+      { text: head },
+      { text: ` ${check.title}`, style: style.bold },
+      { text: ` (${check.id}): ${sanitizeForTerminal(check.detail)}` }
+    ],
+    { width, indent: "", hang: "  " }
+  )
+  if (check.remediation !== undefined) {
+    lines.push(
+      ...wrapSegments([{ text: "fix:", style: style.dim }, { text: ` ${sanitizeForTerminal(check.remediation)}` }], {
+        width,
+        indent: "    ",
+        hang: "         "
+      })
+    )
+  }
   return lines
 }
 
@@ -54,7 +75,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
  * The last line of a run, in the command's own terms: install, status and doctor say whether
  * blctx is ready (and where to look when it is not); uninstall says whether everything was undone.
  */
-export const summaryLine = (report: Report, style: Style): string => {
+const summaryOf = (report: Report): { readonly text: string; readonly good: boolean } => {
   const count = (status: Check["status"]) => report.checks.filter((c) => c.status === status).length
   const parts = [
     `${count("passed")} passed`,
@@ -66,23 +87,37 @@ export const summaryLine = (report: Report, style: Style): string => {
   switch (report.command) {
     case "uninstall": {
       const total = report.checks.length
-      if (ok) return style.green(`Uninstalled: ${plural(total, "step")} done; each row says what was removed or kept.`)
+      if (ok)
+        return {
+          good: true,
+          text: `Uninstalled: ${plural(total, "step")} done; each row says what was removed or kept.`
+        }
       const bad = count("failed") + count("blocked")
-      return style.red(`Uninstall incomplete: ${bad} of ${plural(total, "step")} failed; see the failed steps above.`)
+      return {
+        good: false,
+        text: `Uninstall incomplete: ${bad} of ${plural(total, "step")} failed; see the failed steps above.`
+      }
     }
     case "install":
-      if (report.ready) return style.green(`Ready: ${parts}.`)
-      if (ok) return style.green(`Selected steps installed: ${parts}. Run \`blctx status\` to check every step.`)
-      return style.red(`Not ready: ${parts}. Follow the fixes above; \`blctx doctor\` checks deeper.`)
+      if (report.ready) return { good: true, text: `Ready: ${parts}.` }
+      if (ok)
+        return { good: true, text: `Selected steps installed: ${parts}. Run \`blctx status\` to check every step.` }
+      return { good: false, text: `Not ready: ${parts}. Follow the fixes above; \`blctx doctor\` checks deeper.` }
     case "status":
-      if (report.ready) return style.green(`Ready: ${parts}.`)
-      if (ok) return style.green(`Selected checks passed: ${parts}.`)
-      return style.red(`Not ready: ${parts}. Run \`blctx doctor\` for remediation.`)
+      if (report.ready) return { good: true, text: `Ready: ${parts}.` }
+      if (ok) return { good: true, text: `Selected checks passed: ${parts}.` }
+      return { good: false, text: `Not ready: ${parts}. Run \`blctx doctor\` for remediation.` }
     case "doctor":
-      if (report.ready) return style.green(`Ready: ${parts}.`)
-      if (ok) return style.green(`Selected checks passed: ${parts}.`)
-      return style.red(`Not ready: ${parts}. Follow the fixes above.`)
+      if (report.ready) return { good: true, text: `Ready: ${parts}.` }
+      if (ok) return { good: true, text: `Selected checks passed: ${parts}.` }
+      return { good: false, text: `Not ready: ${parts}. Follow the fixes above.` }
   }
+}
+
+/** The summary, styled as a whole; with a terminal `width`, wrapped between words. */
+export const summaryLine = (report: Report, style: Style, width?: number): string => {
+  const { text, good } = summaryOf(report)
+  return wrapSegments([{ text, style: good ? style.green : style.red }], { width, indent: "", hang: "  " }).join("\n")
 }
 
 export { displayWidth } from "../terminal/display-width.js"
