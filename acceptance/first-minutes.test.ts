@@ -61,9 +61,8 @@ const sessionScript = () =>
   ].join("\n")
 
 /**
- * The terminal's input with the test home as `~` and the checkout as `<checkout>`, as the README
- * shows it: replaced before the terminal lays it out, so the lines wrap where they would for a
- * person whose home is `~`.
+ * What the terminal received, with the test home as `~` and the checkout as `<checkout>`, as the
+ * README shows it (blctx wrapped its lines for the real paths, so lines naming them end early).
  */
 const readable = (h: DaemonHome, output: string) => output.replaceAll(h.home, "~").replaceAll(checkout, "<checkout>")
 
