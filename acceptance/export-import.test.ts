@@ -235,7 +235,8 @@ describe("blctx export | blctx import-notes", () => {
 
     // A bad filter fails before anything is written: stdout stays empty.
     const bad = await a.blctx(["export", "--since", "yesterday"])
-    expect(bad.code).toBe(1)
+    // A time blctx cannot read is a usage error, found before the daemon is asked.
+    expect(bad.code).toBe(2)
     expect(bad.stdout).toBe("")
     expect(bad.stderr).toContain("yesterday")
   })

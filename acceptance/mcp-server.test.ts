@@ -240,7 +240,9 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
     expect(unknown).toMatchObject({ kind: "invalid_query", message: "no result has context id m999999" })
     const badDate = toolErrorOf(await mcp.call("recent", { since: "yesterday" }))
     expect(badDate.kind).toBe("invalid_query")
-    expect(badDate.remediation).toContain("UTC")
+    // The forms it takes, with what a time without an offset means, said once (in the message).
+    expect(badDate.message).toContain("YYYY-MM-DD")
+    expect(`${badDate.message} ${badDate.remediation}`.match(/UTC/g)).toHaveLength(1)
 
     // Only JSON-RPC on stdout; the server exits by itself when the client closes its stdin.
     const raw = mcp.rawStdout()
