@@ -1,6 +1,6 @@
 import type { SqlError } from "@effect/sql"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Option, type ParseResult, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
 import { ChunkIdRow, countOf, firstRowOf, rowsOf } from "../src/store/sql-rows.js"
 import { CompactMatrix, quantize } from "../src/vectors/compact-matrix.js"
@@ -83,12 +83,12 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
   const store = sql.config.filename
   const failed =
     (what: string) =>
-    (error: SqlError.SqlError | ParseResult.ParseError | VectorIndexError): VectorIndexError =>
+    (error: SqlError.SqlError | VectorIndexError): VectorIndexError =>
       error._tag === "VectorIndexError"
         ? error
         : new VectorIndexError({
             store,
-            message: `${what}: ${error._tag === "SqlError" && error.cause instanceof Error ? error.cause.message : error.message}`,
+            message: `${what}: ${error.cause instanceof Error ? error.cause.message : error.message}`,
             remediation: `Check that ${store} is a blctx database on a writable disk; run blctx doctor.`
           })
 

@@ -1,6 +1,6 @@
 import type { SqlError } from "@effect/sql"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, type ParseResult, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { getLoadablePath } from "sqlite-vec"
 import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
 import { countOf, rowsOf } from "../src/store/sql-rows.js"
@@ -29,7 +29,7 @@ export const migrateVec0Collections = <E>(
     fingerprint: Pick<ModelFingerprint, "key" | "dims" | "label">,
     points: ReadonlyArray<VectorPoint>
   ) => Effect.Effect<void, E>
-): Effect.Effect<void, E | SqlError.SqlError | ParseResult.ParseError> =>
+): Effect.Effect<void, E | SqlError.SqlError> =>
   Effect.gen(function* () {
     const legacy = yield* countOf(sql`SELECT count(*) AS n FROM sqlite_master WHERE name = ${LEGACY_REGISTRY}`)
     if (legacy === 0) return

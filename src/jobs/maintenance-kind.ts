@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { countOf, firstRowOf, rowsOf, textIdRows } from "../store/sql-rows.js"
-import { type JobKind, registerJobKind } from "./job-kind.js"
+import { type JobKindOf, registerJobKind } from "./job-kind.js"
 
 /** The steps of one maintenance run, in order; each is committed with its checkpoint. */
 export const MAINTENANCE_STEPS = ["quick_check", "prune_finished_jobs", "optimize", "record_stats"] as const
@@ -66,12 +66,7 @@ export interface MaintenanceOptions {
  */
 export const makeMaintenanceKind = (
   options: MaintenanceOptions = {}
-): JobKind<
-  typeof MaintenanceParams.Type,
-  typeof MaintenanceParams.Encoded,
-  typeof MaintenanceCheckpoint.Type,
-  typeof MaintenanceCheckpoint.Encoded
-> => ({
+): JobKindOf<typeof MaintenanceParams, typeof MaintenanceCheckpoint> => ({
   name: "maintenance",
   params: MaintenanceParams,
   checkpoint: MaintenanceCheckpoint,
