@@ -7,6 +7,7 @@ import { CompactMatrix, quantize } from "../src/vectors/compact-matrix.js"
 import {
   type ChunkId,
   checkDims,
+  latestPoints,
   type VectorHit,
   VectorIndex,
   VectorIndexError,
@@ -150,16 +151,12 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
     fingerprint: ModelFingerprint,
     points: ReadonlyArray<VectorPoint>
   ) {
-    for (const p of points) {
-      const bad = checkDims(store, fingerprint, p.vector)
-      if (bad !== undefined) return yield* bad
-    }
-    if (points.length === 0) return
-    // The last vector given for an id wins. Nested in a caller's transaction, this is a savepoint.
-    const latest = [...new Map(points.map((p) => [p.id, p])).values()]
+    const latest = yield* latestPoints(store, fingerprint, points)
+    if (latest.length === 0) return
     // This connection's own matrix is rebuilt after its own writes: a rolled-back write may reuse
     // the seq a search inside it already read.
     matrices.delete(fingerprint.key)
+    // Nested in a caller's transaction, this is a savepoint.
     yield* write(fingerprint, latest).pipe(sql.withTransaction, Effect.mapError(failed("could not write vectors")))
   })
 
