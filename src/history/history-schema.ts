@@ -1,6 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { createChunksFtsTriggers, createChunksRemovedTrigger, createChunksTable } from "./chunks-ddl.js"
+import {
+  createChunksFtsTriggers,
+  createChunksRemovedTrigger,
+  createChunksTable,
+  MESSAGE_CONTENT_COLUMNS
+} from "./history-ddl.js"
 
 /**
  * Imported history: source files with their checkpoints, sessions, the selected messages with
@@ -49,14 +54,7 @@ export const createHistorySchema = Effect.gen(function* () {
     session_id TEXT,
     turn_number INTEGER NOT NULL,
     turn_id TEXT,
-    role TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    phase TEXT,
-    text TEXT NOT NULL,
-    text_sha256 TEXT NOT NULL,
-    redactions INTEGER NOT NULL,
-    cwd TEXT,
-    timestamp TEXT,
+    ${sql.literal(MESSAGE_CONTENT_COLUMNS)}
     line INTEGER NOT NULL,
     byte_start INTEGER NOT NULL,
     byte_end INTEGER NOT NULL,

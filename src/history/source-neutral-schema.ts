@@ -1,7 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { countOf, rowsOf } from "../store/sql-rows.js"
-import { createChunksFtsTriggers, createChunksRemovedTrigger, createChunksTable } from "./chunks-ddl.js"
+import {
+  createChunksFtsTriggers,
+  createChunksRemovedTrigger,
+  createChunksTable,
+  MESSAGE_CONTENT_COLUMNS
+} from "./history-ddl.js"
 
 /** A row of `PRAGMA foreign_key_check`: a reference that points nowhere. */
 const danglingRows = rowsOf(Schema.Struct({ table: Schema.String }))
@@ -54,14 +59,7 @@ export const migrateToSourceNeutral = Effect.gen(function* () {
     session_id TEXT,
     turn_number INTEGER NOT NULL DEFAULT 0,
     turn_id TEXT,
-    role TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    phase TEXT,
-    text TEXT NOT NULL,
-    text_sha256 TEXT NOT NULL,
-    redactions INTEGER NOT NULL,
-    cwd TEXT,
-    timestamp TEXT,
+    ${sql.literal(MESSAGE_CONTENT_COLUMNS)}
     CHECK ((source_file_id IS NULL) = (line IS NULL)
        AND (source_file_id IS NULL) = (byte_start IS NULL)
        AND (source_file_id IS NULL) = (byte_end IS NULL)),

@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * The `chunks` table and its triggers, declared once: migration 3 creates them, and migration 4
+ * The `chunks` table and its triggers (and the content columns of `messages`), declared once: migration 3 creates them, and migration 4
  * rebuilds the table unchanged (under a temporary name that references the rebuilt messages,
  * renamed after) and creates the triggers again. Names are trusted constants of the migrations,
  * spliced as written so the stored schema text is what it always was. Released migrations run
@@ -20,6 +20,20 @@ export const createChunksTable = (sql: SqlClient.SqlClient, table: string, messa
     vector_fingerprint TEXT,
     UNIQUE (message_id, ordinal)
   ) STRICT`
+
+/**
+ * The columns of a message's content, the same in migration 3's `messages` and migration 4's
+ * rebuild of it (which changes only provenance around them). Spliced inside each CREATE TABLE
+ * with its indentation, so the stored schema text is unchanged.
+ */
+export const MESSAGE_CONTENT_COLUMNS = `role TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    phase TEXT,
+    text TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    redactions INTEGER NOT NULL,
+    cwd TEXT,
+    timestamp TEXT,`
 
 /** The triggers that keep the FTS5 index `chunks_fts` in step with `chunks`. */
 export const createChunksFtsTriggers = (sql: SqlClient.SqlClient) =>
