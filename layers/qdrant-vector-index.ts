@@ -4,6 +4,7 @@ import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
 import {
   ChunkId,
   checkDims,
+  latestPoints,
   VectorIndex,
   VectorIndexError,
   type VectorIndexShape,
@@ -93,14 +94,9 @@ export const makeQdrantIndex = (options: QdrantOptions) =>
       fingerprint: ModelFingerprint,
       points: ReadonlyArray<VectorPoint>
     ) {
-      for (const p of points) {
-        const bad = checkDims(store, fingerprint, p.vector)
-        if (bad !== undefined) return yield* bad
-      }
-      if (points.length === 0) return
+      const latest = yield* latestPoints(store, fingerprint, points)
+      if (latest.length === 0) return
       const collection = yield* ensure(fingerprint)
-      // The last vector given for an id wins.
-      const latest = [...new Map(points.map((p) => [p.id, p])).values()]
       for (let i = 0; i < latest.length; i += UPSERT_BATCH) {
         const batch = latest.slice(i, i + UPSERT_BATCH).map((p) => ({ id: p.id, vector: Array.from(p.vector) }))
         yield* call("upsert", () => client.upsert(collection, { wait: true, points: batch }))

@@ -1,11 +1,13 @@
 import type { SqlError } from "@effect/sql"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
+import { ChunkIdRow, countOf, firstRowOf, rowsOf } from "../src/store/sql-rows.js"
 import { CompactMatrix, quantize } from "../src/vectors/compact-matrix.js"
 import {
   type ChunkId,
   checkDims,
+  latestPoints,
   type VectorHit,
   VectorIndex,
   VectorIndexError,
@@ -38,10 +40,19 @@ const floats = (b: Uint8Array) =>
   new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)
 const codesOf = (b: Uint8Array) => new Int8Array(b.buffer, b.byteOffset, b.byteLength)
 
-interface CollectionRow {
-  readonly dims: number
+const collectionRow = firstRowOf(Schema.Struct({ dims: Schema.Number, seq: Schema.Number, pruned: Schema.Number }))
+const SeqRow = Schema.Struct({ seq: Schema.Number })
+const seqRow = firstRowOf(SeqRow)
+const chunkIdRows = rowsOf(ChunkIdRow)
+const embeddingRows = rowsOf(Schema.Struct({ chunk_id: Schema.Number, embedding: Schema.Uint8ArrayFromSelf }))
+const fingerprintRows = rowsOf(Schema.Struct({ fingerprint: Schema.String }))
+
+/** A page of a matrix's rows: read unchecked, see `currentMatrix`. */
+interface CodeRow {
+  readonly chunk_id: number
   readonly seq: number
-  readonly pruned: number
+  readonly scale: number
+  readonly codes: Uint8Array
 }
 
 /** A connection's in-memory compact matrix of one collection, and the seq it is current to. */
@@ -87,8 +98,8 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
   // Nothing about the schema is cached: a table created inside a caller's transaction
   // disappears with its rollback.
   const exists = (table: string) =>
-    sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE name = ${table}`.pipe(
-      Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
+    countOf(sql`SELECT count(*) AS n FROM sqlite_master WHERE name = ${table}`).pipe(
+      Effect.map((n) => n > 0),
       Effect.mapError(failed("could not read the schema"))
     )
 
@@ -114,8 +125,9 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
 
   /** The collection's next seq, taken inside the caller's transaction. */
   const nextSeq = (key: string) =>
-    sql<{ seq: number }>`UPDATE ${sql(COLLECTIONS_TABLE)} SET seq = seq + 1
-                         WHERE fingerprint = ${key} RETURNING seq`.pipe(Effect.map((rows) => rows[0]?.seq ?? 1))
+    seqRow(sql`UPDATE ${sql(COLLECTIONS_TABLE)} SET seq = seq + 1 WHERE fingerprint = ${key} RETURNING seq`).pipe(
+      Effect.map((row) => Option.match(row, { onNone: () => 1, onSome: (r) => r.seq }))
+    )
 
   /** Writes points (already checked) in the caller's transaction, under one new seq. */
   const write = (fingerprint: Pick<ModelFingerprint, "key" | "dims" | "label">, points: ReadonlyArray<VectorPoint>) =>
@@ -139,29 +151,25 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
     fingerprint: ModelFingerprint,
     points: ReadonlyArray<VectorPoint>
   ) {
-    for (const p of points) {
-      const bad = checkDims(store, fingerprint, p.vector)
-      if (bad !== undefined) return yield* bad
-    }
-    if (points.length === 0) return
-    // The last vector given for an id wins. Nested in a caller's transaction, this is a savepoint.
-    const latest = [...new Map(points.map((p) => [p.id, p])).values()]
+    const latest = yield* latestPoints(store, fingerprint, points)
+    if (latest.length === 0) return
     // This connection's own matrix is rebuilt after its own writes: a rolled-back write may reuse
     // the seq a search inside it already read.
     matrices.delete(fingerprint.key)
+    // Nested in a caller's transaction, this is a savepoint.
     yield* write(fingerprint, latest).pipe(sql.withTransaction, Effect.mapError(failed("could not write vectors")))
   })
 
   /** Keeps the newest removal records; a matrix older than the ones dropped is rebuilt. */
   const pruneRemovals = (table: string, key: string) =>
     Effect.gen(function* () {
-      const [kept] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(`${table}_removed`)}`
-      if ((kept?.n ?? 0) <= removalRecords) return
-      const [cut] = yield* sql<{ seq: number }>`SELECT seq FROM ${sql(`${table}_removed`)}
-                                                ORDER BY seq DESC LIMIT 1 OFFSET ${Math.floor(removalRecords / 2)}`
-      if (cut === undefined) return
-      yield* sql`DELETE FROM ${sql(`${table}_removed`)} WHERE seq <= ${cut.seq}`
-      yield* sql`UPDATE ${sql(COLLECTIONS_TABLE)} SET pruned = ${cut.seq} WHERE fingerprint = ${key}`
+      const kept = yield* countOf(sql`SELECT count(*) AS n FROM ${sql(`${table}_removed`)}`)
+      if (kept <= removalRecords) return
+      const cut = yield* seqRow(sql`SELECT seq FROM ${sql(`${table}_removed`)}
+                                    ORDER BY seq DESC LIMIT 1 OFFSET ${Math.floor(removalRecords / 2)}`)
+      if (Option.isNone(cut)) return
+      yield* sql`DELETE FROM ${sql(`${table}_removed`)} WHERE seq <= ${cut.value.seq}`
+      yield* sql`UPDATE ${sql(COLLECTIONS_TABLE)} SET pruned = ${cut.value.seq} WHERE fingerprint = ${key}`
     })
 
   const remove = Effect.fn("SqliteVectorIndex.remove")(function* (
@@ -174,8 +182,8 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
     const removeAll = Effect.gen(function* () {
       let seq: number | undefined
       for (const batch of chunksOf(ids, 500)) {
-        const gone = yield* sql<{ chunk_id: number }>`DELETE FROM ${sql(table)}
-                      WHERE ${sql.in("chunk_id", batch)} RETURNING chunk_id`
+        const gone = yield* chunkIdRows(sql`DELETE FROM ${sql(table)}
+                      WHERE ${sql.in("chunk_id", batch)} RETURNING chunk_id`)
         if (gone.length === 0) continue
         seq ??= yield* nextSeq(fingerprint.key)
         const records = gone.map((g) => ({ chunk_id: g.chunk_id, seq }))
@@ -194,9 +202,11 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
   const currentMatrix = (fingerprint: Pick<ModelFingerprint, "key">) =>
     Effect.gen(function* () {
       const table = vectorTableName(fingerprint)
-      const [row] = yield* sql<CollectionRow>`SELECT dims, seq, pruned FROM ${sql(COLLECTIONS_TABLE)}
-                                              WHERE fingerprint = ${fingerprint.key}`
-      if (row === undefined) return undefined
+      const collection = yield* collectionRow(
+        sql`SELECT dims, seq, pruned FROM ${sql(COLLECTIONS_TABLE)} WHERE fingerprint = ${fingerprint.key}`
+      )
+      if (Option.isNone(collection)) return undefined
+      const row = collection.value
       let cached = matrices.get(fingerprint.key)
       // Too old for the removal records kept, newer than the file (restored, or a rolled-back
       // write), or other dims: start over.
@@ -211,7 +221,9 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
           // A whole load, a page at a time, so the rows read never outweigh the matrix.
           let after = -1
           for (;;) {
-            const page = yield* sql<{ chunk_id: number; scale: number; codes: Uint8Array }>`
+            // Unchecked: a whole load reads every row (100k at 100k chunks), and decoding them
+            // measured about 110 ms on top of a load of about a second.
+            const page = yield* sql<Omit<CodeRow, "seq">>`
               SELECT chunk_id, scale, codes FROM ${sql(table)} WHERE chunk_id > ${after}
               ORDER BY chunk_id LIMIT ${LOAD_PAGE}`
             for (const r of page) matrix.set(r.chunk_id, { codes: codesOf(r.codes), scale: r.scale })
@@ -225,12 +237,13 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
         // when its last write came after any removal of it, so a chunk removed and written again
         // is present, written and removed is not. The rows come a page at a time in (seq, id)
         // order: a large import adds hundreds of thousands, which must not all be held at once.
-        const removed = yield* sql<{ chunk_id: number }>`
-          SELECT chunk_id FROM ${sql(`${table}_removed`)} WHERE seq > ${since}`
+        const removed = yield* chunkIdRows(sql`
+          SELECT chunk_id FROM ${sql(`${table}_removed`)} WHERE seq > ${since}`)
         for (const r of removed) matrix.delete(r.chunk_id)
         let after = { seq: since, id: Number.MAX_SAFE_INTEGER }
         for (;;) {
-          const page = yield* sql<{ chunk_id: number; seq: number; scale: number; codes: Uint8Array }>`
+          // Unchecked, as a whole load: after a large import this reads every row written since.
+          const page = yield* sql<CodeRow>`
             SELECT chunk_id, seq, scale, codes FROM ${sql(table)}
             WHERE (seq, chunk_id) > (${after.seq}, ${after.id})
             ORDER BY seq, chunk_id LIMIT ${LOAD_PAGE}`
@@ -261,8 +274,8 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
       const hits: Array<VectorHit> = []
       const norm = Math.sqrt(dot(query, query))
       for (const batch of chunksOf(candidates, 500)) {
-        const rows = yield* sql<{ chunk_id: number; embedding: Uint8Array }>`
-          SELECT chunk_id, embedding FROM ${sql(vectorTableName(fingerprint))} WHERE ${sql.in("chunk_id", batch)}`
+        const rows = yield* embeddingRows(sql`
+          SELECT chunk_id, embedding FROM ${sql(vectorTableName(fingerprint))} WHERE ${sql.in("chunk_id", batch)}`)
         for (const r of rows) {
           const v = floats(r.embedding)
           const length = Math.sqrt(dot(v, v))
@@ -279,28 +292,25 @@ export const makeSqliteVectorIndex = Effect.fn("SqliteVectorIndex.make")(functio
   const count = Effect.fn("SqliteVectorIndex.count")(function* (fingerprint: ModelFingerprint) {
     const table = vectorTableName(fingerprint)
     if (!(yield* exists(table))) return 0
-    const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(table)}`.pipe(
+    return yield* countOf(sql`SELECT count(*) AS n FROM ${sql(table)}`).pipe(
       Effect.mapError(failed("could not count vectors"))
     )
-    return rows[0]?.n ?? 0
   })
 
   const listIds = Effect.fn("SqliteVectorIndex.listIds")(function* (fingerprint: ModelFingerprint) {
     const table = vectorTableName(fingerprint)
     if (!(yield* exists(table))) return []
-    const rows = yield* sql<{ id: number }>`SELECT chunk_id AS id FROM ${sql(table)} ORDER BY chunk_id`.pipe(
+    const rows = yield* chunkIdRows(sql`SELECT chunk_id FROM ${sql(table)} ORDER BY chunk_id`).pipe(
       Effect.mapError(failed("could not list vectors"))
     )
-    return rows.map((r) => r.id as ChunkId)
+    return rows.map((r) => r.chunk_id as ChunkId)
   })
 
   const fingerprints = Effect.fn("SqliteVectorIndex.fingerprints")(function* () {
     if (!(yield* exists(COLLECTIONS_TABLE))) return []
-    const rows = yield* sql<{
-      fingerprint: string
-    }>`SELECT fingerprint FROM ${sql(COLLECTIONS_TABLE)} ORDER BY fingerprint`.pipe(
-      Effect.mapError(failed("could not list vector tables"))
-    )
+    const rows = yield* fingerprintRows(
+      sql`SELECT fingerprint FROM ${sql(COLLECTIONS_TABLE)} ORDER BY fingerprint`
+    ).pipe(Effect.mapError(failed("could not list vector tables")))
     return rows.map((r) => r.fingerprint)
   })
 

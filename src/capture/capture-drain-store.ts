@@ -1,6 +1,7 @@
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Schema } from "effect"
 import { MAX_CAPTURE_REJECTIONS } from "../history/capture-schema.js"
+import { idRows } from "../store/sql-rows.js"
 import type { StoreError } from "../store/store-error.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import type { CaptureRecord } from "./capture-record.js"
@@ -143,14 +144,14 @@ export const makeCaptureStore = ({
     transaction(
       "recording a refused capture",
       Effect.gen(function* () {
-        const inserted = yield* sql<{ id: number }>`
+        const inserted = yield* idRows(sql`
           INSERT INTO capture_rejections (spool_file, reason, rejected_at)
           VALUES (${spoolFile}, ${reason}, ${yield* isoNow})
           ON CONFLICT (spool_file) DO NOTHING
-          RETURNING id`
-        const id = inserted[0]?.id
-        if (id === undefined) return false
-        yield* sql`DELETE FROM capture_rejections WHERE id <= ${id - MAX_CAPTURE_REJECTIONS}`
+          RETURNING id`)
+        const row = inserted[0]
+        if (row === undefined) return false
+        yield* sql`DELETE FROM capture_rejections WHERE id <= ${row.id - MAX_CAPTURE_REJECTIONS}`
         return true
       })
     )

@@ -1,8 +1,9 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
+import { rowsOf } from "../store/sql-rows.js"
 import { StoreError } from "../store/store-error.js"
-import type { BindingState } from "./capture-drain-store.js"
+import { BindingState } from "./capture-drain-store.js"
 import { type ReconcileVerdict, reconcileVerdict, type TranscriptLook } from "./reconcile-decision.js"
 import { transcriptRefusal } from "./transcript-admission.js"
 
@@ -10,24 +11,28 @@ import { transcriptRefusal } from "./transcript-admission.js"
 export const RECONCILE_BATCH = 1000
 
 /** A binding with a transcript path, what the index holds for that path, and the last import queued for it. */
-interface Candidate {
-  readonly binding_key: string
-  readonly agent: string
-  readonly agent_home: string
-  readonly transcript_path: string
-  readonly state: BindingState
-  readonly last_error: string | null
-  readonly submitted_size: number | null
-  readonly submitted_mtime_ms: number | null
-  readonly submitted_ino: number | null
-  readonly file_size: number | null
-  readonly file_mtime_ms: number | null
-  readonly file_ino: number | null
-  readonly file_state: string | null
-  readonly file_note: string | null
-  readonly job_state: string | null
-  readonly job_error: string | null
-}
+const NullNumber = Schema.NullOr(Schema.Number)
+const NullText = Schema.NullOr(Schema.String)
+const Candidate = Schema.Struct({
+  binding_key: Schema.String,
+  agent: Schema.String,
+  agent_home: Schema.String,
+  transcript_path: Schema.String,
+  state: BindingState,
+  last_error: NullText,
+  submitted_size: NullNumber,
+  submitted_mtime_ms: NullNumber,
+  submitted_ino: NullNumber,
+  file_size: NullNumber,
+  file_mtime_ms: NullNumber,
+  file_ino: NullNumber,
+  file_state: NullText,
+  file_note: NullText,
+  job_state: NullText,
+  job_error: NullText
+})
+type Candidate = typeof Candidate.Type
+const candidateRows = rowsOf(Candidate)
 
 /** What a pass did: imports queued (one job for every path that needs one), and bindings per verdict. */
 export interface ReconcileOutcome {
@@ -100,7 +105,7 @@ export const reconcileBindings = <E>(
     const sql = yield* SqlClient.SqlClient
     const storeError = (e: SqlError.SqlError) =>
       new StoreError({ path: database, message: `reconciling captured transcripts: ${e.message}` })
-    const rows = yield* sql<Candidate>`
+    const rows = yield* candidateRows(sql`
       SELECT b.binding_key, b.agent, b.agent_home, b.transcript_path, b.state, b.last_error,
         b.submitted_size, b.submitted_mtime_ms, b.submitted_ino,
         f.size AS file_size, f.mtime_ms AS file_mtime_ms, f.ino AS file_ino, f.state AS file_state, f.note AS file_note,
@@ -110,7 +115,7 @@ export const reconcileBindings = <E>(
       LEFT JOIN jobs j ON j.id = b.import_job_id
       WHERE b.transcript_path IS NOT NULL
       ORDER BY b.last_event_at DESC
-      LIMIT ${RECONCILE_BATCH}`.pipe(Effect.mapError(storeError))
+      LIMIT ${RECONCILE_BATCH}`).pipe(Effect.mapError(storeError))
     const now = DateTime.formatIso(yield* DateTime.now)
 
     const setState = (row: Candidate, state: BindingState, lastError: string | null) =>

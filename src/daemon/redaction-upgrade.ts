@@ -5,13 +5,14 @@ import { JobRunner } from "../jobs/job-runner.js"
 import { REDACTION_RULES_VERSION } from "../redaction/redact.js"
 import { REDACT_KIND } from "../redaction/redact-kind.js"
 import { storedRulesVersion } from "../redaction/rules-version.js"
+import { countOf } from "../store/sql-rows.js"
 import { WriterDatabase } from "./writer-database.js"
 
 /** Whether a `redact` job is already queued or running (an interrupted one is replayed). */
 const redactPending = (sql: SqlClient.SqlClient) =>
   Effect.map(
-    sql<{ n: number }>`SELECT count(*) AS n FROM jobs WHERE kind = ${REDACT_KIND} AND state IN ('queued', 'running')`,
-    (rows) => (rows[0]?.n ?? 0) > 0
+    countOf(sql`SELECT count(*) AS n FROM jobs WHERE kind = ${REDACT_KIND} AND state IN ('queued', 'running')`),
+    (n) => n > 0
   )
 
 /**

@@ -3,12 +3,16 @@ import { Effect, Option, Schema } from "effect"
 import type { ImportEmbedding } from "../importer/import-services.js"
 import { contentHash, sha256, storedProject } from "../notes/note-content.js"
 import type { NoteChunks } from "../notes/note-rows.js"
-import { insertPendingChunks, insertRevision, pruneRemovedVectors } from "../notes/note-rows.js"
+import { insertRevision, pruneRemovedVectors } from "../notes/note-rows.js"
 import { redactSecrets } from "../redaction/redact.js"
+import { insertPendingChunks } from "../store/chunk-rows.js"
+import { countOf, firstRowOf } from "../store/sql-rows.js"
 import type { StoreError } from "../store/store-error.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import type { ContextSessionLine, NoteRevisionLine } from "./export-format.js"
 import { type ImportedRevision, type ImportedSession, ImportProblem } from "./import-contract.js"
+
+const sessionProject = firstRowOf(Schema.Struct({ project: Schema.NullOr(Schema.String) }))
 
 /** A revision as it will be stored here: redacted again, in the session it maps to. */
 export interface RestoredRevision {
@@ -212,10 +216,8 @@ export const makeNotesImportStore = (options: { readonly sql: SqlClient.SqlClien
       return yield* transaction(
         "could not restore the note",
         Effect.gen(function* () {
-          const forgotten = yield* sql<{
-            n: number
-          }>`SELECT count(*) AS n FROM forgotten_notes WHERE note_id = ${noteId}`
-          if ((forgotten[0]?.n ?? 0) > 0) {
+          const forgotten = yield* countOf(sql`SELECT count(*) AS n FROM forgotten_notes WHERE note_id = ${noteId}`)
+          if (forgotten > 0) {
             return { imported: 0, alreadyPresent: 0, forgotten: ordered.length, problems: [], chunkedMessage: null }
           }
           const stored = yield* revisionsOfNote(noteId)
@@ -295,14 +297,14 @@ export const makeNotesImportStore = (options: { readonly sql: SqlClient.SqlClien
           }
           const messageIds = new Map<number, number>()
           for (const r of fresh) {
-            const project = yield* sql<{ project: string | null }>`
-              SELECT project FROM context_sessions WHERE id = ${r.session_id}`
+            const project = yield* sessionProject(sql`
+              SELECT project FROM context_sessions WHERE id = ${r.session_id}`)
             const messageId = yield* insertRevision(sql, {
               ...r,
               note_id: noteId,
               text_sha256: sha256(r.text),
               source_text_sha256: r.source_text === null ? null : sha256(r.source_text),
-              project: project[0]?.project ?? null
+              project: Option.match(project, { onNone: () => null, onSome: (row) => row.project })
             })
             messageIds.set(r.revision, messageId)
           }

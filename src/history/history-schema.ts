@@ -1,5 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import {
+  createChunksFtsTriggers,
+  createChunksRemovedTrigger,
+  createChunksTable,
+  MESSAGE_CONTENT_COLUMNS
+} from "./history-ddl.js"
 
 /**
  * Imported history: source files with their checkpoints, sessions, the selected messages with
@@ -48,14 +54,7 @@ export const createHistorySchema = Effect.gen(function* () {
     session_id TEXT,
     turn_number INTEGER NOT NULL,
     turn_id TEXT,
-    role TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    phase TEXT,
-    text TEXT NOT NULL,
-    text_sha256 TEXT NOT NULL,
-    redactions INTEGER NOT NULL,
-    cwd TEXT,
-    timestamp TEXT,
+    ${sql.literal(MESSAGE_CONTENT_COLUMNS)}
     line INTEGER NOT NULL,
     byte_start INTEGER NOT NULL,
     byte_end INTEGER NOT NULL,
@@ -64,35 +63,14 @@ export const createHistorySchema = Effect.gen(function* () {
   ) STRICT`
   yield* sql`CREATE INDEX messages_by_session ON messages (session_id, turn_number, line)`
   yield* sql`CREATE INDEX messages_by_time ON messages (timestamp)`
-  yield* sql`CREATE TABLE chunks (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    message_id INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
-    ordinal INTEGER NOT NULL,
-    char_start INTEGER NOT NULL,
-    char_end INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    tokenizer TEXT NOT NULL,
-    vector_fingerprint TEXT,
-    UNIQUE (message_id, ordinal)
-  ) STRICT`
+  yield* createChunksTable(sql, "chunks", "messages")
   yield* sql`CREATE INDEX chunks_pending ON chunks (vector_fingerprint)`
   yield* sql`CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content = 'chunks', content_rowid = 'id', tokenize = 'porter unicode61')`
-  yield* sql`CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
-  END`
-  yield* sql`CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-  END`
-  yield* sql`CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
-  END`
+  yield* createChunksFtsTriggers(sql)
   // Vectors of removed chunks are pruned from the vector index by the importer and by repair.
   yield* sql`CREATE TABLE removed_chunks (
     chunk_id INTEGER PRIMARY KEY,
     vector_fingerprint TEXT NOT NULL
   ) STRICT`
-  yield* sql`CREATE TRIGGER chunks_removed AFTER DELETE ON chunks WHEN old.vector_fingerprint IS NOT NULL BEGIN
-    INSERT OR REPLACE INTO removed_chunks (chunk_id, vector_fingerprint) VALUES (old.id, old.vector_fingerprint);
-  END`
+  yield* createChunksRemovedTrigger(sql)
 })

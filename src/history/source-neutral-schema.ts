@@ -1,5 +1,15 @@
 import { SqlClient } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { Data, Effect, Schema } from "effect"
+import { countOf, rowsOf } from "../store/sql-rows.js"
+import {
+  createChunksFtsTriggers,
+  createChunksRemovedTrigger,
+  createChunksTable,
+  MESSAGE_CONTENT_COLUMNS
+} from "./history-ddl.js"
+
+/** A row of `PRAGMA foreign_key_check`: a reference that points nowhere. */
+const danglingRows = rowsOf(Schema.Struct({ table: Schema.String }))
 
 /** Migration 4 found the rebuilt tables different from what it copied: it rolls back. */
 export class SourceNeutralMigrationError extends Data.TaggedError("SourceNeutralMigrationError")<{
@@ -33,8 +43,7 @@ export class SourceNeutralMigrationError extends Data.TaggedError("SourceNeutral
  */
 export const migrateToSourceNeutral = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const count = (table: string) =>
-    Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(table)}`, (rows) => rows[0]?.n ?? 0)
+  const count = (table: string) => countOf(sql`SELECT count(*) AS n FROM ${sql(table)}`)
   const before = { messages: yield* count("messages"), chunks: yield* count("chunks") }
 
   yield* sql`CREATE TABLE messages_v4 (
@@ -50,14 +59,7 @@ export const migrateToSourceNeutral = Effect.gen(function* () {
     session_id TEXT,
     turn_number INTEGER NOT NULL DEFAULT 0,
     turn_id TEXT,
-    role TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    phase TEXT,
-    text TEXT NOT NULL,
-    text_sha256 TEXT NOT NULL,
-    redactions INTEGER NOT NULL,
-    cwd TEXT,
-    timestamp TEXT,
+    ${sql.literal(MESSAGE_CONTENT_COLUMNS)}
     CHECK ((source_file_id IS NULL) = (line IS NULL)
        AND (source_file_id IS NULL) = (byte_start IS NULL)
        AND (source_file_id IS NULL) = (byte_end IS NULL)),
@@ -73,17 +75,7 @@ export const migrateToSourceNeutral = Effect.gen(function* () {
     SELECT id, source_type, 'codex', source_file_id, line, byte_start, byte_end,
       session_id, turn_number, turn_id, role, kind, phase, text, text_sha256, redactions, cwd, timestamp
     FROM messages`
-  yield* sql`CREATE TABLE chunks_v4 (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    message_id INTEGER NOT NULL REFERENCES messages_v4 (id) ON DELETE CASCADE,
-    ordinal INTEGER NOT NULL,
-    char_start INTEGER NOT NULL,
-    char_end INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    tokenizer TEXT NOT NULL,
-    vector_fingerprint TEXT,
-    UNIQUE (message_id, ordinal)
-  ) STRICT`
+  yield* createChunksTable(sql, "chunks_v4", "messages_v4")
   yield* sql`INSERT INTO chunks_v4 (id, message_id, ordinal, char_start, char_end, text, tokenizer, vector_fingerprint)
     SELECT id, message_id, ordinal, char_start, char_end, text, tokenizer, vector_fingerprint FROM chunks`
   // AUTOINCREMENT: the new tables continue after the highest id ever given, not the highest kept.
@@ -100,22 +92,11 @@ export const migrateToSourceNeutral = Effect.gen(function* () {
   yield* sql`CREATE INDEX messages_by_session ON messages (session_id, turn_number, line)`
   yield* sql`CREATE INDEX messages_by_time ON messages (timestamp)`
   yield* sql`CREATE INDEX chunks_pending ON chunks (vector_fingerprint)`
-  yield* sql`CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
-  END`
-  yield* sql`CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-  END`
-  yield* sql`CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
-  END`
-  yield* sql`CREATE TRIGGER chunks_removed AFTER DELETE ON chunks WHEN old.vector_fingerprint IS NOT NULL BEGIN
-    INSERT OR REPLACE INTO removed_chunks (chunk_id, vector_fingerprint) VALUES (old.id, old.vector_fingerprint);
-  END`
+  yield* createChunksFtsTriggers(sql)
+  yield* createChunksRemovedTrigger(sql)
 
   const after = { messages: yield* count("messages"), chunks: yield* count("chunks") }
-  const dangling = yield* sql<{ table: string }>`PRAGMA foreign_key_check`
+  const dangling = yield* danglingRows(sql`PRAGMA foreign_key_check`)
   if (after.messages !== before.messages || after.chunks !== before.chunks || dangling.length > 0) {
     return yield* new SourceNeutralMigrationError({
       message: `rebuilding messages and chunks changed them (messages ${before.messages} → ${after.messages}, chunks ${before.chunks} → ${after.chunks}, ${dangling.length} broken references); nothing was changed`

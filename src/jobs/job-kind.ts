@@ -60,6 +60,13 @@ export interface JobKind<P, PI, C, CI, E extends JobKindFailure = never> {
   ) => Effect.Effect<JobOutcome, E | JobFailed | JobStopped | StoreError, SqlClient.SqlClient>
 }
 
+/** A kind typed by its params and checkpoint schemas, and its own failures `E`. */
+export type JobKindOf<
+  P extends Schema.Schema.AnyNoContext,
+  C extends Schema.Schema.AnyNoContext,
+  E extends JobKindFailure = never
+> = JobKind<Schema.Schema.Type<P>, Schema.Schema.Encoded<P>, Schema.Schema.Type<C>, Schema.Schema.Encoded<C>, E>
+
 /** Untyped view of a kind, as the runner and the registry use it (types erased behind closures). */
 export interface RegisteredJobKind {
   readonly name: string

@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto"
 import * as NodePath from "node:path"
 import { SqlClient, SqlError } from "@effect/sql"
-import { Cause, DateTime, Effect, Option, Schema } from "effect"
+import { Cause, DateTime, Effect, Option, type ParseResult, Schema } from "effect"
 import { Paths } from "../paths/paths.js"
 import { diskFullMessage, freeBytes, isDiskFull } from "../store/disk-space.js"
+import { rowsOf } from "../store/sql-rows.js"
 import { StoreError } from "../store/store-error.js"
 import { type JobCounts, JobId, JobRow, type JobState, type JobView, toView } from "./job.js"
 import { JobStopped } from "./job-errors.js"
 
-const decodeRow = Schema.decodeUnknown(JobRow)
+const jobRows = rowsOf(JobRow)
+const jobIdRows = rowsOf(Schema.Struct({ id: JobId }))
 
 /** Which active jobs CancelJobs addresses: given ids, every job of a kind, or (neither) all. */
 export interface CancelSelector {
@@ -32,14 +34,11 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
     const diskFull = () =>
       new StoreError({ path, message: diskFullMessage(path, freeBytes(NodePath.dirname(path))), diskFull: true })
 
-    const storeError = (what: string) => (e: SqlError.SqlError | import("effect").ParseResult.ParseError) =>
+    const storeError = (what: string) => (e: SqlError.SqlError | ParseResult.ParseError) =>
       isDiskFull(e) ? diskFull() : new StoreError({ path, message: `${what}: ${e.message}` })
 
     const rows = (effect: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>, what: string) =>
-      effect.pipe(
-        Effect.flatMap((found) => Effect.all(found.map((r) => decodeRow(r)))),
-        Effect.mapError(storeError(what))
-      )
+      jobRows(effect).pipe(Effect.mapError(storeError(what)))
 
     const get = Effect.fn("JobStore.get")(function* (id: JobId) {
       const found = yield* rows(sql`SELECT * FROM jobs WHERE id = ${id}`, "could not read job")
@@ -53,12 +52,12 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
         .withTransaction(
           Effect.gen(function* () {
             const replaced = supersede
-              ? yield* sql<{ id: string }>`UPDATE jobs SET state = 'superseded', finished_at = ${at}, updated_at = ${at}
-                  WHERE kind = ${kind} AND state IN ${sql.in(ACTIVE)} RETURNING id`
+              ? yield* jobIdRows(sql`UPDATE jobs SET state = 'superseded', finished_at = ${at}, updated_at = ${at}
+                  WHERE kind = ${kind} AND state IN ${sql.in(ACTIVE)} RETURNING id`)
               : []
             yield* sql`INSERT INTO jobs (id, kind, params, state, submitted_at, updated_at)
                        VALUES (${id}, ${kind}, ${paramsJson}, 'queued', ${at}, ${at})`
-            return replaced.map((r) => JobId.make(r.id))
+            return replaced.map((r) => r.id)
           })
         )
         .pipe(Effect.mapError(storeError("could not record the job")))
@@ -78,9 +77,9 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
     /** Marks a job running (again, on replay); false when it was cancelled meanwhile. */
     const start = Effect.fn("JobStore.start")(function* (id: JobId) {
       const at = yield* now
-      const changed = yield* sql<{ id: string }>`UPDATE jobs
+      const changed = yield* jobIdRows(sql`UPDATE jobs
           SET state = 'running', started_at = COALESCE(started_at, ${at}), attempts = attempts + 1, updated_at = ${at}
-          WHERE id = ${id} AND state IN ${sql.in(ACTIVE)} RETURNING id`.pipe(
+          WHERE id = ${id} AND state IN ${sql.in(ACTIVE)} RETURNING id`).pipe(
         Effect.mapError(storeError("could not start the job"))
       )
       return changed.length === 1
@@ -110,7 +109,7 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
         yield* sql
           .withTransaction(
             Effect.gen(function* () {
-              const still = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE id = ${id} AND state = 'running'`.pipe(
+              const still = yield* jobIdRows(sql`SELECT id FROM jobs WHERE id = ${id} AND state = 'running'`).pipe(
                 Effect.mapError(storeError("could not read the job"))
               )
               if (still.length === 0) return yield* new JobStopped({ jobId: id })
@@ -160,19 +159,18 @@ export class JobStore extends Effect.Service<JobStore>()("blctx/JobStore", {
     const cancel = Effect.fn("JobStore.cancel")(function* (selector: CancelSelector) {
       const at = yield* now
       const ids = selector.jobIds ?? []
-      const changed = yield* (
+      const which =
         selector.jobIds !== undefined
-          ? ids.length === 0
-            ? Effect.succeed([])
-            : sql<{ id: string }>`UPDATE jobs SET state = 'cancelled', finished_at = ${at}, updated_at = ${at}
-                WHERE id IN ${sql.in(ids)} AND state IN ${sql.in(ACTIVE)} RETURNING id`
+          ? sql`id IN ${sql.in(ids)}`
           : selector.kind !== undefined
-            ? sql<{ id: string }>`UPDATE jobs SET state = 'cancelled', finished_at = ${at}, updated_at = ${at}
-                WHERE kind = ${selector.kind} AND state IN ${sql.in(ACTIVE)} RETURNING id`
-            : sql<{ id: string }>`UPDATE jobs SET state = 'cancelled', finished_at = ${at}, updated_at = ${at}
-                WHERE state IN ${sql.in(ACTIVE)} RETURNING id`
-      ).pipe(Effect.mapError(storeError("could not cancel jobs")))
-      return changed.map((r) => JobId.make(r.id))
+            ? sql`kind = ${selector.kind}`
+            : sql.literal("1 = 1")
+      if (selector.jobIds !== undefined && ids.length === 0) return []
+      const changed = yield* jobIdRows(sql`UPDATE jobs SET state = 'cancelled', finished_at = ${at}, updated_at = ${at}
+          WHERE ${which} AND state IN ${sql.in(ACTIVE)} RETURNING id`).pipe(
+        Effect.mapError(storeError("could not cancel jobs"))
+      )
+      return changed.map((r) => r.id)
     })
 
     return { get, submit, nextRunnable, start, commitStep, finish, cancel } as const

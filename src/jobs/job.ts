@@ -35,22 +35,12 @@ export class JobView extends Schema.Class<JobView>("JobView")({
   finished_at: Schema.NullOr(Schema.String)
 }) {}
 
-/** One `jobs` row as SQLite returns it. */
+/** One `jobs` row as SQLite returns it: the view's columns, and what only the runner reads. */
 export const JobRow = Schema.Struct({
-  id: JobId,
-  kind: Schema.String,
+  ...JobView.fields,
   params: Schema.String,
-  state: JobState,
-  progress_done: Schema.Int,
-  progress_total: Schema.NullOr(Schema.Int),
   counts: Schema.parseJson(JobCounts),
-  checkpoint: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(Schema.String),
-  attempts: Schema.Int,
-  submitted_at: Schema.String,
-  started_at: Schema.NullOr(Schema.String),
-  updated_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String)
+  checkpoint: Schema.NullOr(Schema.String)
 })
 export type JobRow = typeof JobRow.Type
 

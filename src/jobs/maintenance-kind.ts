@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { type JobKind, registerJobKind } from "./job-kind.js"
+import { countOf, firstRowOf, rowsOf, textIdRows } from "../store/sql-rows.js"
+import { type JobKindOf, registerJobKind } from "./job-kind.js"
 
 /** The steps of one maintenance run, in order; each is committed with its checkpoint. */
 export const MAINTENANCE_STEPS = ["quick_check", "prune_finished_jobs", "optimize", "record_stats"] as const
@@ -14,13 +15,16 @@ const MaintenanceCheckpoint = Schema.Struct({ completed_steps: Schema.Int.pipe(S
 
 type Step = (typeof MAINTENANCE_STEPS)[number]
 
+const quickCheckRows = rowsOf(Schema.Struct({ quick_check: Schema.String }))
+const pageCount = firstRowOf(Schema.Struct({ page_count: Schema.Number }))
+
 /** Each step's work; it returns the line recorded in `maintenance_runs`. */
 const work = (step: Step, retentionDays: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     switch (step) {
       case "quick_check": {
-        const rows = yield* sql<{ quick_check: string }>`PRAGMA quick_check`
+        const rows = yield* quickCheckRows(sql`PRAGMA quick_check`)
         const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok")
         return { ok: problems.length === 0, result: problems.length === 0 ? "ok" : problems.slice(0, 5).join("; ") }
       }
@@ -29,7 +33,7 @@ const work = (step: Step, retentionDays: number) =>
         const old = sql`SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ${cutoff}
                         AND state IN ('completed', 'partial', 'failed', 'superseded', 'cancelled')`
         yield* sql`DELETE FROM maintenance_runs WHERE job_id IN (${old})`
-        const removed = yield* sql<{ id: string }>`DELETE FROM jobs WHERE id IN (${old}) RETURNING id`
+        const removed = yield* textIdRows(sql`DELETE FROM jobs WHERE id IN (${old}) RETURNING id`)
         return { ok: true, result: `removed ${removed.length} finished jobs older than ${retentionDays} days` }
       }
       case "optimize": {
@@ -37,9 +41,12 @@ const work = (step: Step, retentionDays: number) =>
         return { ok: true, result: "optimized" }
       }
       case "record_stats": {
-        const jobs = yield* sql<{ n: number }>`SELECT count(*) AS n FROM jobs`
-        const pages = yield* sql<{ page_count: number }>`PRAGMA page_count`
-        return { ok: true, result: `jobs=${jobs[0]?.n ?? 0} pages=${pages[0]?.page_count ?? 0}` }
+        const jobs = yield* countOf(sql`SELECT count(*) AS n FROM jobs`)
+        const pages = Option.match(yield* pageCount(sql`PRAGMA page_count`), {
+          onNone: () => 0,
+          onSome: (r) => r.page_count
+        })
+        return { ok: true, result: `jobs=${jobs} pages=${pages}` }
       }
     }
   })
@@ -59,12 +66,7 @@ export interface MaintenanceOptions {
  */
 export const makeMaintenanceKind = (
   options: MaintenanceOptions = {}
-): JobKind<
-  typeof MaintenanceParams.Type,
-  typeof MaintenanceParams.Encoded,
-  typeof MaintenanceCheckpoint.Type,
-  typeof MaintenanceCheckpoint.Encoded
-> => ({
+): JobKindOf<typeof MaintenanceParams, typeof MaintenanceCheckpoint> => ({
   name: "maintenance",
   params: MaintenanceParams,
   checkpoint: MaintenanceCheckpoint,

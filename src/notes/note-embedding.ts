@@ -1,8 +1,11 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type ImportChunking, type ImportEmbedding, WHOLE_MESSAGE_TOKENIZER } from "../importer/import-services.js"
+import { idRows, rowsOf, TextRow } from "../store/sql-rows.js"
 import type { ChunkId } from "../vectors/vector-index.js"
 import type { NoteChunks } from "./note-rows.js"
+
+const textRows = rowsOf(TextRow)
 
 /**
  * A note's text cut by the daemon's current chunking (the model's tokenizer once one is loaded,
@@ -35,19 +38,19 @@ export const chunkNote = (chunking: ImportChunking, text: string): Effect.Effect
 export const embedMessageChunks = (sql: SqlClient.SqlClient, messageId: number, embedding: ImportEmbedding) =>
   Effect.gen(function* () {
     const key = embedding.fingerprint.key
-    const chunks = yield* sql<{ id: number; text: string }>`
+    const chunks = yield* textRows(sql`
       SELECT id, text FROM chunks
       WHERE message_id = ${messageId} AND (vector_fingerprint IS NULL OR vector_fingerprint <> ${key})
-      ORDER BY id`
+      ORDER BY id`)
     if (chunks.length === 0) return 0
     const vectors = yield* embedding.embed(chunks.map((c) => c.text))
     return yield* sql.withTransaction(
       Effect.gen(function* () {
         const pending = new Set(
-          (yield* sql<{ id: number }>`
+          (yield* idRows(sql`
             SELECT id FROM chunks
             WHERE id IN ${sql.in(chunks.map((c) => c.id))}
-              AND (vector_fingerprint IS NULL OR vector_fingerprint <> ${key})`).map((r) => r.id)
+              AND (vector_fingerprint IS NULL OR vector_fingerprint <> ${key})`)).map((r) => r.id)
         )
         const items = chunks.flatMap((c, i) => {
           const vector = vectors[i]

@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto"
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { ModelFingerprint } from "../embedding/fingerprint.js"
-import { messageContextId } from "../retrieval/context-id.js"
+import { insertPendingChunks } from "../store/chunk-rows.js"
+import { firstRowOf } from "../store/sql-rows.js"
 import { StoreError } from "../store/store-error.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
 import { differingFields, storedRevision } from "./note-content.js"
-import { insertPendingChunks, insertRevision, type NoteChunks, pruneRemovedVectors, UpdateRow } from "./note-rows.js"
+import { insertRevision, type NoteChunks, pruneRemovedVectors, UpdateRow, updateResponseFields } from "./note-rows.js"
 import {
   StaleRevision,
   UnknownContextSession,
@@ -19,6 +20,9 @@ import {
 /** A revision with the message that carries its text: the row `log_update` writes too. */
 const RevisionRow = UpdateRow
 type RevisionRow = UpdateRow
+
+const firstSession = firstRowOf(Schema.Struct({ session_id: Schema.String }))
+const sessionProject = firstRowOf(Schema.Struct({ project: Schema.NullOr(Schema.String) }))
 
 /** The loaded model's vector index: the old revision's vectors are removed from it in the update's transaction. */
 export interface LoadedVectors {
@@ -36,22 +40,7 @@ const responseOf = (
   row: Omit<RevisionRow, "content_sha256" | "text" | "source_text">,
   redactions: number,
   created: boolean
-) =>
-  new UpdateNoteResponse({
-    update_id: row.update_id,
-    note_id: row.note_id,
-    revision: row.revision,
-    previous_revision: row.revision - 1,
-    source_type: "authored_update",
-    session_id: row.session_id,
-    context_id: messageContextId(row.message_id),
-    kind: row.kind,
-    authorship: row.authorship,
-    tags: row.tags,
-    created_at: row.created_at,
-    redactions,
-    created
-  })
+) => new UpdateNoteResponse({ ...updateResponseFields(row, redactions, created), previous_revision: row.revision - 1 })
 
 /**
  * Adds revision n+1 to a note at revision n = `expected_revision`, to be run inside one write
@@ -87,12 +76,12 @@ export const reviseNote = (
 
     const current = yield* revisionOf({ column: "note_id", value: noteId })
     if (Option.isNone(current)) return yield* new UnknownNote({ note_id: noteId })
-    const first = yield* sql<{ session_id: string }>`
-      SELECT session_id FROM authored_updates WHERE note_id = ${noteId} ORDER BY revision LIMIT 1`
+    const first = yield* firstSession(sql`
+      SELECT session_id FROM authored_updates WHERE note_id = ${noteId} ORDER BY revision LIMIT 1`)
     const update = storedRevision(
       request,
       {
-        session_id: first[0]?.session_id ?? current.value.session_id,
+        session_id: Option.match(first, { onNone: () => current.value.session_id, onSome: (r) => r.session_id }),
         kind: current.value.kind,
         tags: current.value.tags
       },
@@ -123,10 +112,8 @@ export const reviseNote = (
         current_revision: previous.revision
       })
     }
-    const session = yield* sql<{
-      project: string | null
-    }>`SELECT project FROM context_sessions WHERE id = ${update.session_id}`
-    if (session[0] === undefined) {
+    const session = yield* sessionProject(sql`SELECT project FROM context_sessions WHERE id = ${update.session_id}`)
+    if (Option.isNone(session)) {
       return yield* new UnknownContextSession({ session_id: update.session_id, field: "session_id" })
     }
 
@@ -138,7 +125,7 @@ export const reviseNote = (
       source_text: null,
       source_text_sha256: null,
       created_at: createdAt,
-      project: session[0].project
+      project: session.value.project
     })
     yield* insertPendingChunks(sql, messageId, chunks)
 

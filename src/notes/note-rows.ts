@@ -1,16 +1,16 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
-import type { ImportEmbedding, TextPiece } from "../importer/import-services.js"
+import type { ImportEmbedding } from "../importer/import-services.js"
+import { messageContextId } from "../retrieval/context-id.js"
+import type { PendingChunks } from "../store/chunk-rows.js"
+import { ChunkIdRow, idRows, rowsOf } from "../store/sql-rows.js"
 import type { ChunkId } from "../vectors/vector-index.js"
 import { NOTE_ROLE } from "./note-content.js"
 import { Authorship, NoteKind } from "./notes-contract.js"
 
 /** How a note's text was cut into chunks: the pieces and the tokenizer that cut them. */
-export interface NoteChunks {
-  readonly tokenizer: string
-  readonly pieces: ReadonlyArray<TextPiece>
-}
+export type NoteChunks = PendingChunks
 
 /** An update (a revision of a note) with the message that carries its text. */
 export const UpdateRow = Schema.Struct({
@@ -28,6 +28,31 @@ export const UpdateRow = Schema.Struct({
   text: Schema.String
 })
 export type UpdateRow = typeof UpdateRow.Type
+
+const removedChunkRows = rowsOf(ChunkIdRow)
+
+/**
+ * The answer's fields for a stored update: `LogUpdateResponse`'s, which `UpdateNoteResponse`
+ * extends with the revision it replaced.
+ */
+export const updateResponseFields = (
+  row: Omit<UpdateRow, "source_text" | "content_sha256" | "text">,
+  redactions: number,
+  created: boolean
+) => ({
+  update_id: row.update_id,
+  note_id: row.note_id,
+  revision: row.revision,
+  source_type: "authored_update" as const,
+  session_id: row.session_id,
+  context_id: messageContextId(row.message_id),
+  kind: row.kind,
+  authorship: row.authorship,
+  tags: row.tags,
+  created_at: row.created_at,
+  redactions,
+  created
+})
 
 /** One revision of a note as it is stored: its message and its `authored_updates` row. */
 export interface RevisionRow {
@@ -56,21 +81,23 @@ export interface RevisionRow {
  */
 export const insertRevision = (sql: SqlClient.SqlClient, row: RevisionRow) =>
   Effect.gen(function* () {
-    const [message] = yield* sql<{ id: number }>`INSERT INTO messages ${sql.insert({
-      source_type: AUTHORED_UPDATE,
-      agent: null,
-      note_id: row.note_id,
-      note_revision: row.revision,
-      session_id: row.session_id,
-      turn_number: 0,
-      role: NOTE_ROLE,
-      kind: row.kind,
-      text: row.text,
-      text_sha256: row.text_sha256,
-      redactions: row.text_redactions,
-      cwd: row.project,
-      timestamp: row.created_at
-    })} RETURNING id`
+    const [message] = yield* idRows(
+      sql`INSERT INTO messages ${sql.insert({
+        source_type: AUTHORED_UPDATE,
+        agent: null,
+        note_id: row.note_id,
+        note_revision: row.revision,
+        session_id: row.session_id,
+        turn_number: 0,
+        role: NOTE_ROLE,
+        kind: row.kind,
+        text: row.text,
+        text_sha256: row.text_sha256,
+        redactions: row.text_redactions,
+        cwd: row.project,
+        timestamp: row.created_at
+      })} RETURNING id`
+    )
     yield* sql`INSERT INTO authored_updates ${sql.insert({
       update_id: row.update_id,
       note_id: row.note_id,
@@ -87,23 +114,6 @@ export const insertRevision = (sql: SqlClient.SqlClient, row: RevisionRow) =>
     return message?.id ?? 0
   })
 
-/** A message's chunks, with their vectors pending (embedded after the commit, or by repair). */
-export const insertPendingChunks = (sql: SqlClient.SqlClient, messageId: number, chunks: NoteChunks) =>
-  Effect.forEach(
-    chunks.pieces,
-    (piece, ordinal) =>
-      sql`INSERT INTO chunks ${sql.insert({
-        message_id: messageId,
-        ordinal,
-        char_start: piece.start,
-        char_end: piece.end,
-        text: piece.text,
-        tokenizer: chunks.tokenizer,
-        vector_fingerprint: null
-      })}`,
-    { discard: true }
-  )
-
 /**
  * Removes from the loaded model's vector index, in the caller's transaction, the vectors of chunks
  * just deleted (the `removed_chunks` trigger listed them), as the importer does. Vectors of other
@@ -116,8 +126,8 @@ export const pruneRemovedVectors = (
   Effect.gen(function* () {
     if (Option.isNone(embedding)) return
     const { fingerprint, vectors } = embedding.value
-    const removed = (yield* sql<{ chunk_id: number }>`
-      SELECT chunk_id FROM removed_chunks WHERE vector_fingerprint = ${fingerprint.key}`).map((r) => r.chunk_id)
+    const removed = (yield* removedChunkRows(sql`
+      SELECT chunk_id FROM removed_chunks WHERE vector_fingerprint = ${fingerprint.key}`)).map((r) => r.chunk_id)
     if (removed.length === 0) return
     yield* vectors.remove(fingerprint, removed as Array<ChunkId>)
     yield* sql`DELETE FROM removed_chunks WHERE chunk_id IN ${sql.in(removed)}`

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto"
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { messageContextId } from "../retrieval/context-id.js"
+import { insertPendingChunks } from "../store/chunk-rows.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import { differingFields, type StoredUpdate, sessionBinding } from "./note-content.js"
 import { type LoadedVectors, reviseNote } from "./note-revision-store.js"
-import { insertPendingChunks, insertRevision, type NoteChunks, UpdateRow } from "./note-rows.js"
+import { insertRevision, type NoteChunks, UpdateRow, updateResponseFields } from "./note-rows.js"
 import {
   LogUpdateResponse,
   type OpenSessionRequest,
@@ -114,22 +114,6 @@ export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
       })
     )
 
-  const updateResponse = (row: Omit<UpdateRow, "source_text" | "content_sha256" | "text">, update: StoredUpdate) =>
-    new LogUpdateResponse({
-      update_id: row.update_id,
-      note_id: row.note_id,
-      revision: row.revision,
-      source_type: "authored_update",
-      session_id: row.session_id,
-      context_id: messageContextId(row.message_id),
-      kind: row.kind,
-      authorship: row.authorship,
-      tags: row.tags,
-      created_at: row.created_at,
-      redactions: update.redactions,
-      created: false
-    })
-
   /**
    * Logs revision 1 of a new note: its message (source type `authored_update`, the session's
    * project as its cwd, no source file), its chunks with vectors pending, and its update row, in
@@ -150,7 +134,10 @@ export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
               differing: differingFields(row, update)
             })
           }
-          return { response: updateResponse(row, update), messageId: row.message_id } satisfies LoggedUpdate
+          return {
+            response: new LogUpdateResponse(updateResponseFields(row, update.redactions, false)),
+            messageId: row.message_id
+          } satisfies LoggedUpdate
         }
         const session = yield* sessionById(update.session_id)
         if (Option.isNone(session)) {
@@ -166,11 +153,9 @@ export const makeNotesStore = ({ sql, database }: NotesStoreOptions) => {
           project: session.value.project
         })
         yield* insertPendingChunks(sql, messageId, chunks)
-        const response = updateResponse(
-          { ...update, note_id: noteId, revision: 1, created_at: createdAt, message_id: messageId },
-          update
-        )
-        return { response: new LogUpdateResponse({ ...response, created: true }), messageId } satisfies LoggedUpdate
+        const row = { ...update, note_id: noteId, revision: 1, created_at: createdAt, message_id: messageId }
+        const response = new LogUpdateResponse(updateResponseFields(row, update.redactions, true))
+        return { response, messageId } satisfies LoggedUpdate
       })
     )
 

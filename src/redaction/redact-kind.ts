@@ -4,11 +4,13 @@ import { Effect, Option, Schema } from "effect"
 import { ChunkingFailed, type ImportFailure, storeFailure } from "../importer/import-errors.js"
 import { IndexingServices, type TextPiece } from "../importer/import-services.js"
 import type { JobStopped } from "../jobs/job-errors.js"
-import { type JobContext, type JobKind, registerJobKind } from "../jobs/job-kind.js"
+import { type JobContext, type JobKindOf, registerJobKind } from "../jobs/job-kind.js"
 import { contentHash, sha256 } from "../notes/note-content.js"
 import { pruneRemovedVectors } from "../notes/note-rows.js"
 import type { Authorship, NoteKind } from "../notes/notes-contract.js"
+import { recutChunks } from "../store/chunk-rows.js"
 import { makeDatabaseScrub } from "../store/database-scrub.js"
+import { countOf, firstRowOf, rowsOf } from "../store/sql-rows.js"
 import type { StoreError } from "../store/store-error.js"
 import type { VectorIndexError } from "../vectors/vector-index.js"
 import { REDACTION_RULES_VERSION, redactNullable, redactSecrets } from "./redact.js"
@@ -40,23 +42,25 @@ type RedactCheckpoint = typeof RedactCheckpoint.Type
 const decodeTags = Schema.decodeUnknownOption(Schema.parseJson(Schema.Array(Schema.String)))
 
 /** A message as stored, with the note revision it carries (if any): every string redaction covers. */
-interface MessageRow {
-  readonly id: number
-  readonly text: string
-  readonly redactions: number
-  readonly cwd: string | null
-  readonly turn_id: string | null
-  readonly role: string
-  readonly phase: string | null
-  readonly timestamp: string | null
-  readonly chunked: number
-  readonly update_id: string | null
-  readonly note_session: string | null
-  readonly note_kind: string | null
-  readonly authorship: string | null
-  readonly tags: string | null
-  readonly source_text: string | null
-}
+const MessageRow = Schema.Struct({
+  id: Schema.Number,
+  text: Schema.String,
+  redactions: Schema.Number,
+  cwd: Schema.NullOr(Schema.String),
+  turn_id: Schema.NullOr(Schema.String),
+  role: Schema.String,
+  phase: Schema.NullOr(Schema.String),
+  timestamp: Schema.NullOr(Schema.String),
+  chunked: Schema.Number,
+  update_id: Schema.NullOr(Schema.String),
+  note_session: Schema.NullOr(Schema.String),
+  note_kind: Schema.NullOr(Schema.String),
+  authorship: Schema.NullOr(Schema.String),
+  tags: Schema.NullOr(Schema.String),
+  source_text: Schema.NullOr(Schema.String)
+})
+type MessageRow = typeof MessageRow.Type
+const messageRows = rowsOf(MessageRow)
 
 /** What changes in one message (and its note revision) under the current rules. */
 interface MessageRewrite {
@@ -144,13 +148,7 @@ export const rewriteMessage = (row: MessageRow): Option.Option<MessageRewrite> =
  */
 export const makeRedactKind = Effect.gen(function* () {
   const indexing = yield* IndexingServices
-  const kind: JobKind<
-    typeof RedactParams.Type,
-    typeof RedactParams.Encoded,
-    RedactCheckpoint,
-    typeof RedactCheckpoint.Encoded,
-    ImportFailure
-  > = {
+  const kind: JobKindOf<typeof RedactParams, typeof RedactCheckpoint, ImportFailure> = {
     name: REDACT_KIND,
     params: RedactParams,
     checkpoint: RedactCheckpoint,
@@ -293,25 +291,24 @@ const compactFailure = (e: SqlError | StoreError) =>
 
 /** The file of the writer's database, named in a failed scrub. */
 const databaseFile = (sql: SqlClient.SqlClient) =>
-  sql<{ file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`.pipe(
-    Effect.map((rows) => rows[0]?.file ?? "the database"),
+  databaseFileRow(sql`SELECT file FROM pragma_database_list WHERE name = 'main'`).pipe(
+    Effect.map((row) => Option.match(row, { onNone: () => "the database", onSome: (r) => r.file })),
     Effect.mapError(storeFailure("name the database file"))
   )
 
 const countRows = (sql: SqlClient.SqlClient) =>
-  sql<{ n: number }>`SELECT (SELECT count(*) FROM messages) + (SELECT count(*) FROM sessions)
-      + (SELECT count(*) FROM context_sessions) AS n`.pipe(
-    Effect.map((rows) => rows[0]?.n ?? 0),
+  countOf(sql`SELECT (SELECT count(*) FROM messages) + (SELECT count(*) FROM sessions)
+      + (SELECT count(*) FROM context_sessions) AS n`).pipe(
     Effect.mapError(storeFailure("count the rows to redact again"))
   )
 
 const readMessages = (sql: SqlClient.SqlClient, after: number) =>
-  sql<MessageRow>`
+  messageRows(sql`
     SELECT m.id, m.text, m.redactions, m.cwd, m.turn_id, m.role, m.phase, m.timestamp,
            EXISTS (SELECT 1 FROM chunks c WHERE c.message_id = m.id) AS chunked,
            u.update_id, u.session_id AS note_session, u.kind AS note_kind, u.authorship, u.tags, u.source_text
     FROM messages m LEFT JOIN authored_updates u ON u.note_id = m.note_id AND u.revision = m.note_revision
-    WHERE m.id > ${after} ORDER BY m.id LIMIT ${ROWS_PER_STEP}`.pipe(
+    WHERE m.id > ${after} ORDER BY m.id LIMIT ${ROWS_PER_STEP}`).pipe(
     Effect.mapError(storeFailure("read the messages to redact again"))
   )
 
@@ -335,34 +332,26 @@ const writeMessage = (
       const { update_id, ...note } = r.note.value
       yield* sql`UPDATE authored_updates SET ${sql.update(note)} WHERE update_id = ${update_id}`
     }
-    if (!r.chunked) return
-    const removed = yield* sql`DELETE FROM chunks WHERE message_id = ${r.id} RETURNING id`
-    if (removed.length === 0) return
-    for (const [ordinal, p] of pieces.entries()) {
-      yield* sql`INSERT INTO chunks ${sql.insert({
-        message_id: r.id,
-        ordinal,
-        char_start: p.start,
-        char_end: p.end,
-        text: p.text,
-        tokenizer,
-        vector_fingerprint: null
-      })}`
-    }
+    if (r.chunked) yield* recutChunks(sql, r.id, { tokenizer, pieces })
   })
 
-interface SessionRow {
-  readonly rid: number
-  readonly cwd: string | null
-  readonly cli_version: string | null
-  readonly started_at: string | null
-  readonly forked_from_id: string | null
-  readonly subagent: string | null
-}
+const SessionRow = Schema.Struct({
+  rid: Schema.Number,
+  cwd: Schema.NullOr(Schema.String),
+  cli_version: Schema.NullOr(Schema.String),
+  started_at: Schema.NullOr(Schema.String),
+  forked_from_id: Schema.NullOr(Schema.String),
+  subagent: Schema.NullOr(Schema.String)
+})
+type SessionRow = typeof SessionRow.Type
+const sessionRows = rowsOf(SessionRow)
+const ProjectRow = Schema.Struct({ rid: Schema.Number, project: Schema.NullOr(Schema.String) })
+const projectRows = rowsOf(ProjectRow)
+const databaseFileRow = firstRowOf(Schema.Struct({ file: Schema.String }))
 
 const readSessions = (sql: SqlClient.SqlClient, after: number) =>
-  sql<SessionRow>`SELECT rowid AS rid, cwd, cli_version, started_at, forked_from_id, subagent FROM sessions
-    WHERE rowid > ${after} ORDER BY rowid LIMIT ${ROWS_PER_STEP}`.pipe(
+  sessionRows(sql`SELECT rowid AS rid, cwd, cli_version, started_at, forked_from_id, subagent FROM sessions
+    WHERE rowid > ${after} ORDER BY rowid LIMIT ${ROWS_PER_STEP}`).pipe(
     Effect.mapError(storeFailure("read the sessions to redact again"))
   )
 
@@ -385,12 +374,12 @@ const rewriteSession = (row: SessionRow) => {
 }
 
 const readProjects = (sql: SqlClient.SqlClient, after: number) =>
-  sql<{ rid: number; project: string | null }>`SELECT rowid AS rid, project FROM context_sessions
-    WHERE rowid > ${after} ORDER BY rowid LIMIT ${ROWS_PER_STEP}`.pipe(
+  projectRows(sql`SELECT rowid AS rid, project FROM context_sessions
+    WHERE rowid > ${after} ORDER BY rowid LIMIT ${ROWS_PER_STEP}`).pipe(
     Effect.mapError(storeFailure("read the blctx sessions to redact again"))
   )
 
-const rewriteProject = (row: { readonly rid: number; readonly project: string | null }) => {
+const rewriteProject = (row: typeof ProjectRow.Type) => {
   const redacted = redactNullable(row.project)
   return redacted.total === 0
     ? Option.none()

@@ -1,15 +1,18 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { firstRowOf, MetaRow } from "../store/sql-rows.js"
 import { REDACTION_RULES_VERSION } from "./redact.js"
 
 /** The `meta` key of the rules version the stored text is redacted with. */
 export const RULES_VERSION_KEY = "redaction_rules_version"
 
+const metaValue = firstRowOf(MetaRow)
+
 /** The rules version of the stored text: 1 when none is stored (every database from before it was). */
 export const storedRulesVersion = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ value: string }>`SELECT value FROM meta WHERE key = ${RULES_VERSION_KEY}`
-  const version = Number.parseInt(rows[0]?.value ?? "1", 10)
+  const row = yield* metaValue(sql`SELECT value FROM meta WHERE key = ${RULES_VERSION_KEY}`)
+  const version = Number.parseInt(Option.match(row, { onNone: () => "1", onSome: (r) => r.value }), 10)
   return Number.isSafeInteger(version) && version >= 1 ? version : 1
 })
 

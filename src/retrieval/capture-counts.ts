@@ -1,6 +1,13 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { CaptureStatus, REFUSED_PREFIX } from "../capture/capture-status.js"
+import { countOf, firstRowOf, rowsOf } from "../store/sql-rows.js"
+
+const eventCounts = rowsOf(
+  Schema.Struct({ event: Schema.String, n: Schema.Number, last: Schema.NullOr(Schema.String) })
+)
+const stateCounts = rowsOf(Schema.Struct({ state: Schema.String, n: Schema.Number }))
+const newestReason = firstRowOf(Schema.Struct({ reason: Schema.NullOr(Schema.String) }))
 
 /**
  * The request of the capture read: the hook generations the manifest registers now (the daemon
@@ -28,22 +35,22 @@ export const readCaptureCounts = (request: CaptureCountsRequest) =>
         : generations.length === 0
           ? sql.literal("0")
           : sql`generation IN ${sql.in(generations)}`
-    const events = yield* sql<{ event: string; n: number; last: string | null }>`
-      SELECT event, count(*) AS n, max(received_at) AS last FROM capture_events WHERE ${current} GROUP BY event`
-    const bindings = yield* sql<{ state: string; n: number }>`
-      SELECT state, count(*) AS n FROM capture_bindings WHERE ${current} GROUP BY state`
-    const rejected = yield* sql<{ n: number }>`SELECT count(*) AS n FROM capture_rejections`
-    const refused = yield* sql<{ n: number }>`
+    const events = yield* eventCounts(sql`
+      SELECT event, count(*) AS n, max(received_at) AS last FROM capture_events WHERE ${current} GROUP BY event`)
+    const bindings = yield* stateCounts(sql`
+      SELECT state, count(*) AS n FROM capture_bindings WHERE ${current} GROUP BY state`)
+    const rejected = yield* countOf(sql`SELECT count(*) AS n FROM capture_rejections`)
+    const refused = yield* countOf(sql`
       SELECT count(*) AS n FROM capture_bindings
-      WHERE state = 'error' AND substr(last_error, 1, ${REFUSED_PREFIX.length}) = ${REFUSED_PREFIX} AND ${current}`
-    const newestError = yield* sql<{ reason: string }>`
+      WHERE state = 'error' AND substr(last_error, 1, ${REFUSED_PREFIX.length}) = ${REFUSED_PREFIX} AND ${current}`)
+    const newestError = yield* newestReason(sql`
       SELECT reason FROM (
         SELECT reason, rejected_at AS at, id AS seq FROM capture_rejections
         UNION ALL
         SELECT last_error AS reason, coalesce(checked_at, last_event_at) AS at, 0 AS seq FROM capture_bindings
         WHERE state = 'error' AND ${current}
-      ) ORDER BY at DESC, seq DESC LIMIT 1`
-    const countOf = (event: string) => events.find((e) => e.event === event)?.n ?? 0
+      ) ORDER BY at DESC, seq DESC LIMIT 1`)
+    const ofEvent = (event: string) => events.find((e) => e.event === event)?.n ?? 0
     const inState = (state: string) => bindings.find((b) => b.state === state)?.n ?? 0
     const lastEvent = events.reduce<string | null>(
       (last, e) => (e.last !== null && (last === null || e.last > last) ? e.last : last),
@@ -51,17 +58,17 @@ export const readCaptureCounts = (request: CaptureCountsRequest) =>
     )
     return new CaptureStatus({
       events: {
-        SessionStart: countOf("SessionStart"),
-        UserPromptSubmit: countOf("UserPromptSubmit"),
-        Stop: countOf("Stop"),
-        SessionEnd: countOf("SessionEnd")
+        SessionStart: ofEvent("SessionStart"),
+        UserPromptSubmit: ofEvent("UserPromptSubmit"),
+        Stop: ofEvent("Stop"),
+        SessionEnd: ofEvent("SessionEnd")
       },
       pending: inState("pending"),
       null_paths: inState("awaiting_path"),
-      errors: (rejected[0]?.n ?? 0) + inState("error"),
-      refused: refused[0]?.n ?? 0,
+      errors: rejected + inState("error"),
+      refused,
       indexed_sessions: inState("indexed"),
       last_event_at: lastEvent,
-      last_error: newestError[0]?.reason ?? null
+      last_error: Option.match(newestError, { onNone: () => null, onSome: (row) => row.reason })
     })
   })

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { CaptureStatus, noCapture } from "../capture/capture-status.js"
 import { JobView } from "../jobs/job.js"
+import { countOf } from "../store/sql-rows.js"
 import { IndexState, QueryMode } from "./contract.js"
 import { Coverage } from "./coverage.js"
 
@@ -49,11 +50,10 @@ export const AuthoredUpdatesPending = Schema.NonNegativeInt
 export const countAuthoredUpdatesPending = (request: AuthoredUpdatesPendingRequest) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ n: number }>`
+    return yield* countOf(sql`
       SELECT count(*) AS n FROM messages m
       WHERE m.note_id IS NOT NULL AND EXISTS (
         SELECT 1 FROM chunks c
         WHERE c.message_id = m.id AND (c.vector_fingerprint IS NULL OR c.vector_fingerprint IS NOT ${request.fingerprint_key})
-      )`
-    return rows[0]?.n ?? 0
+      )`)
   })

@@ -1,16 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Schema } from "effect"
+import { Data, Effect, Option, Schema } from "effect"
+import { firstRowOf, rowsOf } from "../store/sql-rows.js"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import { messageContextId, parseContextId } from "./context-id.js"
-import {
-  type ProvenanceRow,
-  RESPONSE_TEXT_BUDGET,
-  ResultAgent,
-  SourceLocation,
-  SourceType,
-  sourceLocationOf
-} from "./contract.js"
+import { RESPONSE_TEXT_BUDGET, ResultAgent, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
 import { NOTE_REVISIONS } from "./current-revision.js"
+import { ProvenanceColumns } from "./provenance-row.js"
 import { CONTEXT_BOUNDS } from "./read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 
@@ -80,18 +75,34 @@ export const ContextRequest = Schema.Struct({
 })
 export type ContextRequest = typeof ContextRequest.Type
 
-interface Row extends ProvenanceRow {
-  readonly id: number
-  readonly session_id: string | null
-  readonly turn_number: number
-  readonly turn_id: string | null
-  readonly role: string
-  readonly kind: string
-  readonly source_type: string
-  readonly cwd: string | null
-  readonly timestamp: string | null
-  readonly text: string
-}
+const Row = Schema.Struct({
+  id: Schema.Number,
+  session_id: Schema.NullOr(Schema.String),
+  turn_number: Schema.Number,
+  turn_id: Schema.NullOr(Schema.String),
+  role: Schema.String,
+  kind: Schema.String,
+  source_type: Schema.String,
+  cwd: Schema.NullOr(Schema.String),
+  timestamp: Schema.NullOr(Schema.String),
+  text: Schema.String,
+  ...ProvenanceColumns,
+  note_revisions: Schema.NullOr(Schema.Number)
+})
+type Row = typeof Row.Type
+const messageRows = rowsOf(Row)
+const chunkAnchor = firstRowOf(
+  Schema.Struct({ message_id: Schema.Number, char_start: Schema.Number, char_end: Schema.Number })
+)
+const headRow = firstRowOf(
+  Schema.Struct({
+    source_file_id: Schema.NullOr(Schema.Number),
+    note_id: Schema.NullOr(Schema.String),
+    agent: Schema.NullOr(Schema.String),
+    // NULL when the message has no agent of its own and no binding names one: it does not pass.
+    passes: Schema.NullOr(Schema.Number)
+  })
+)
 
 /**
  * The messages around a result, with exact text: by default the anchor's whole turn and what
@@ -107,19 +118,17 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
     if (parsed === null) return yield* new ContextNotFound({ context_id: request.context_id })
     const anchor =
       parsed.kind === "chunk"
-        ? (yield* sql<{ message_id: number; char_start: number; char_end: number }>`
-            SELECT message_id, char_start, char_end FROM chunks WHERE id = ${parsed.chunk_id}`)[0]
+        ? Option.getOrUndefined(
+            yield* chunkAnchor(sql`SELECT message_id, char_start, char_end FROM chunks WHERE id = ${parsed.chunk_id}`)
+          )
         : { message_id: parsed.message_id, char_start: null, char_end: null, ...parsed.range }
     if (anchor === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     const agent = yield* checkAgent(request.agent)
-    const head = (yield* sql<{
-      source_file_id: number | null
-      note_id: string | null
-      agent: string | null
-      passes: number
-    }>`SELECT m.source_file_id, m.note_id, ${sql.literal(MESSAGE_AGENT)} AS agent,
+    const head = Option.getOrUndefined(
+      yield* headRow(sql`SELECT m.source_file_id, m.note_id, ${sql.literal(MESSAGE_AGENT)} AS agent,
          ${agent === undefined ? sql`1` : agentClause(sql, agent)} AS passes
-       FROM messages m WHERE m.id = ${anchor.message_id}`)[0]
+       FROM messages m WHERE m.id = ${anchor.message_id}`)
+    )
     if (head === undefined) return yield* new ContextNotFound({ context_id: request.context_id })
     if (agent !== undefined && !head.passes) {
       return yield* new ContextOfOtherAgent({ context_id: request.context_id, agent, found: head.agent })
@@ -128,7 +137,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
     // A transcript's messages in file order; a note is the revision the id names (search and
     // recent hand out the current one's, note_history each revision's), so an id written down
     // keeps naming the text it named, with how many revisions the note has now.
-    const all = yield* sql<Row>`
+    const all = yield* messageRows(sql`
       SELECT m.id, m.session_id, m.turn_number, m.turn_id, m.role, m.kind, m.source_type, m.cwd, m.timestamp, m.text,
              ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision,
              ${sql.literal(NOTE_REVISIONS)} AS note_revisions
@@ -138,7 +147,7 @@ export const expandContext = (request: ContextRequest, budget: number = RESPONSE
           ? sql`m.source_file_id = ${head.source_file_id}`
           : sql`m.id = ${anchor.message_id} AND m.source_file_id IS NULL`
       }
-      ORDER BY m.line, m.note_revision, m.id`
+      ORDER BY m.line, m.note_revision, m.id`)
     const anchorIndex = head.note_id !== null ? 0 : all.findIndex((m) => m.id === anchor.message_id)
     const anchorRow = all[anchorIndex]
     if (anchorRow === undefined) return yield* new ContextNotFound({ context_id: request.context_id })

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
 import { ImportRetryView, readImportRetries } from "../importer/import-retry.js"
+import { countOf, rowsOf } from "../store/sql-rows.js"
 
 export const CAPTURE_NOTE =
   "Querying never captures new activity by itself: sessions reach the index through `blctx index`, the history_index step, or the optional hooks."
@@ -40,16 +41,27 @@ export class Coverage extends Schema.Class<Coverage>("Coverage")({
   capture: Schema.String
 }) {}
 
-const one = (rows: ReadonlyArray<{ readonly n: number | null }>) => rows[0]?.n ?? 0
+const StateCount = Schema.Struct({ state: Schema.String, n: Schema.Number })
+const SourceRow = Schema.Struct({
+  path: Schema.String,
+  size: Schema.Number,
+  mtime_ms: Schema.Number,
+  state: Schema.String
+})
+const stateCounts = rowsOf(StateCount)
+const sourceRows = rowsOf(SourceRow)
+const vectorCounts = rowsOf(Coverage.fields.vectors.value)
+const partialRows = rowsOf(Coverage.fields.partial_imports.value)
+const conflictRows = rowsOf(Coverage.fields.conflicts.value)
 
 /** What the index holds and how it compares with the transcripts on disk now (metadata only). */
 export const coverage = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const fs = yield* SafeFs
-  const files = yield* sql<{ state: string; n: number }>`SELECT state, count(*) AS n FROM source_files GROUP BY state`
+  const files = yield* stateCounts(sql`SELECT state, count(*) AS n FROM source_files GROUP BY state`)
   const byState = (s: string) => files.find((f) => f.state === s)?.n ?? 0
-  const sources = yield* sql<{ path: string; size: number; mtime_ms: number; state: string }>`
-    SELECT path, size, mtime_ms, state FROM source_files WHERE state <> 'conflict' ORDER BY path`
+  const sources = yield* sourceRows(sql`
+    SELECT path, size, mtime_ms, state FROM source_files WHERE state <> 'conflict' ORDER BY path`)
   const changed: Array<{ path: string; reason: "changed" | "missing" | "unreadable" }> = []
   let changedCount = 0
   let missingCount = 0
@@ -78,25 +90,23 @@ export const coverage = Effect.gen(function* () {
       partial: byState("partial"),
       conflict: byState("conflict")
     },
-    sessions: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM sessions`),
-    messages: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages`),
-    chunks: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks`),
-    vectors: yield* sql<{ fingerprint: string; chunks: number }>`
+    sessions: yield* countOf(sql`SELECT count(*) AS n FROM sessions`),
+    messages: yield* countOf(sql`SELECT count(*) AS n FROM messages`),
+    chunks: yield* countOf(sql`SELECT count(*) AS n FROM chunks`),
+    vectors: yield* vectorCounts(sql`
       SELECT vector_fingerprint AS fingerprint, count(*) AS chunks FROM chunks
-      WHERE vector_fingerprint IS NOT NULL GROUP BY vector_fingerprint ORDER BY vector_fingerprint`,
-    vectors_pending: one(yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NULL`),
-    unknown_timestamps: one(
-      yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages WHERE julianday(timestamp) IS NULL`
-    ),
-    redactions: one(yield* sql<{ n: number | null }>`SELECT sum(redactions) AS n FROM messages`),
+      WHERE vector_fingerprint IS NOT NULL GROUP BY vector_fingerprint ORDER BY vector_fingerprint`),
+    vectors_pending: yield* countOf(sql`SELECT count(*) AS n FROM chunks WHERE vector_fingerprint IS NULL`),
+    unknown_timestamps: yield* countOf(sql`SELECT count(*) AS n FROM messages WHERE julianday(timestamp) IS NULL`),
+    redactions: yield* countOf(sql`SELECT sum(redactions) AS n FROM messages`),
     sources_changed: changedCount,
     sources_missing: missingCount,
     sources_unreadable: unreadableCount,
     changed_sources: changed,
-    partial_imports: yield* sql<{ path: string; unclassified: number; parse_errors: number }>`
-      SELECT path, unclassified, parse_errors FROM source_files WHERE state = 'partial' ORDER BY path LIMIT ${LISTED}`,
-    conflicts: yield* sql<{ path: string; note: string | null }>`
-      SELECT path, note FROM source_files WHERE state = 'conflict' ORDER BY path LIMIT ${LISTED}`,
+    partial_imports: yield* partialRows(sql`
+      SELECT path, unclassified, parse_errors FROM source_files WHERE state = 'partial' ORDER BY path LIMIT ${LISTED}`),
+    conflicts: yield* conflictRows(sql`
+      SELECT path, note FROM source_files WHERE state = 'conflict' ORDER BY path LIMIT ${LISTED}`),
     import_retries_waiting: retries.total,
     import_retries: retries.listed,
     capture: CAPTURE_NOTE

@@ -1,29 +1,38 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
+import { countOf, idRows, rowsOf } from "../store/sql-rows.js"
 import { agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
-import type { ProvenanceRow, SearchFilters } from "./contract.js"
+import type { SearchFilters } from "./contract.js"
+import { ProvenanceColumns } from "./provenance-row.js"
 import { parseInstant, TimeRangeError } from "./time-range.js"
 
+const Text = Schema.String
+const NullText = Schema.NullOr(Schema.String)
+const Int = Schema.Number
+
 /** One chunk that matched, with everything a hit needs (its provenance: see `ProvenanceRow`). */
-export interface ChunkRow extends ProvenanceRow {
-  readonly chunk_id: number
-  readonly ordinal: number
-  readonly char_start: number
-  readonly char_end: number
-  readonly text: string
-  readonly message_id: number
-  readonly session_id: string | null
-  readonly turn_id: string | null
-  readonly turn_number: number
-  readonly role: string
-  readonly kind: string
-  readonly cwd: string | null
-  readonly timestamp: string | null
-  readonly source_type: string
-  readonly rank: number
-}
+export const ChunkRow = Schema.Struct({
+  chunk_id: Int,
+  ordinal: Int,
+  char_start: Int,
+  char_end: Int,
+  text: Text,
+  message_id: Int,
+  session_id: NullText,
+  turn_id: NullText,
+  turn_number: Int,
+  role: Text,
+  kind: Text,
+  cwd: NullText,
+  timestamp: NullText,
+  source_type: Text,
+  rank: Schema.Number,
+  ...ProvenanceColumns
+})
+export type ChunkRow = typeof ChunkRow.Type
+const chunkRows = rowsOf(ChunkRow)
 
 /** The distinct words of a query, lower-cased, at most 64. */
 export const queryWords = (query: string): ReadonlyArray<string> => {
@@ -75,8 +84,7 @@ export const matchingWords = (query: string, now = Date.now()) =>
       frequencies.set(sql, cache)
     }
     if (cache.total === undefined || now - cache.total.at > FREQUENCY_TTL_MS) {
-      const [row] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM chunks`
-      cache.total = { chunks: row?.n ?? 0, at: now }
+      cache.total = { chunks: yield* countOf(sql`SELECT count(*) AS n FROM chunks`), at: now }
     }
     const limit = cache.total.chunks * COMMON_WORD_SHARE
     const common = new Set<string>()
@@ -84,10 +92,8 @@ export const matchingWords = (query: string, now = Date.now()) =>
     for (const word of words) {
       let known = cache.words.get(word)
       if (known === undefined || now - known.at > FREQUENCY_TTL_MS) {
-        const [row] = yield* sql<{
-          n: number
-        }>`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ${`"${word}"`}`
-        known = { docs: row?.n ?? 0, at: now }
+        const docs = yield* countOf(sql`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ${`"${word}"`}`)
+        known = { docs, at: now }
         cache.words.set(word, known)
       }
       if (known.docs > limit) common.add(word)
@@ -173,13 +179,13 @@ export const rankedChunks = (
     const where = yield* filterClauses(sql, filters)
     if (plan === "page first" && where.length === 0 && limit > 0) {
       const kept = limit + offset + TIE_MARGIN
-      const best = yield* sql<ChunkRow>`
+      const best = yield* chunkRows(sql`
         SELECT ${sql.literal(CHUNK_COLUMNS)}, t.rank AS rank
         FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ${match} ORDER BY rank LIMIT ${kept}) t
         JOIN chunks c ON c.id = t.rowid
         JOIN messages m ON m.id = c.message_id
         LEFT JOIN source_files f ON f.id = m.source_file_id
-        ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC`
+        ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC`)
       const lastOfPage = best[limit + offset - 1]?.rank
       const lastKept = best[best.length - 1]?.rank
       // Fewer than `kept` rows: every match is here. Otherwise the kept rows hold every match
@@ -187,7 +193,7 @@ export const rankedChunks = (
       if (best.length < kept || lastOfPage === undefined || (lastKept ?? 0) > lastOfPage) {
         return best.slice(offset, offset + limit)
       }
-      return yield* sql<ChunkRow>`
+      return yield* chunkRows(sql`
         SELECT ${sql.literal(CHUNK_COLUMNS)}, t.rank AS rank
         FROM (
           SELECT rowid, rank FROM chunks_fts
@@ -197,9 +203,9 @@ export const rankedChunks = (
         JOIN messages m ON m.id = c.message_id
         LEFT JOIN source_files f ON f.id = m.source_file_id
         ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC
-        LIMIT ${limit} OFFSET ${offset}`
+        LIMIT ${limit} OFFSET ${offset}`)
     }
-    return yield* sql<ChunkRow>`
+    return yield* chunkRows(sql`
       SELECT ${sql.literal(CHUNK_COLUMNS)}, bm25(chunks_fts) AS rank
       FROM chunks_fts
       JOIN chunks c ON c.id = chunks_fts.rowid
@@ -207,7 +213,7 @@ export const rankedChunks = (
       LEFT JOIN source_files f ON f.id = m.source_file_id
       WHERE ${sql.and([sql`chunks_fts MATCH ${match}`, ...where])}
       ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC
-      LIMIT ${limit} OFFSET ${offset}`
+      LIMIT ${limit} OFFSET ${offset}`)
   })
 
 /**
@@ -219,11 +225,11 @@ export const allowedChunkIds = (ids: ReadonlyArray<number>, filters: SearchFilte
     const sql = yield* SqlClient.SqlClient
     if (ids.length === 0) return new Set<number>()
     const where = yield* filterClauses(sql, filters)
-    const rows = yield* sql<{ id: number }>`
+    const rows = yield* idRows(sql`
       SELECT c.id AS id
       FROM chunks c
       JOIN messages m ON m.id = c.message_id
-      WHERE ${sql.and([sql`c.id IN ${sql.in(ids)}`, ...where])}`
+      WHERE ${sql.and([sql`c.id IN ${sql.in(ids)}`, ...where])}`)
     return new Set(rows.map((r) => r.id))
   })
 
@@ -233,10 +239,10 @@ export const chunksByIds = (ids: ReadonlyArray<number>, filters: SearchFilters) 
     const sql = yield* SqlClient.SqlClient
     if (ids.length === 0) return [] as ReadonlyArray<ChunkRow>
     const where = yield* filterClauses(sql, filters)
-    return yield* sql<ChunkRow>`
+    return yield* chunkRows(sql`
       SELECT ${sql.literal(CHUNK_COLUMNS)}, 0 AS rank
       FROM chunks c
       JOIN messages m ON m.id = c.message_id
       LEFT JOIN source_files f ON f.id = m.source_file_id
-      WHERE ${sql.and([sql`c.id IN ${sql.in(ids)}`, ...where])}`
+      WHERE ${sql.and([sql`c.id IN ${sql.in(ids)}`, ...where])}`)
   })

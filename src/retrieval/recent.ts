@@ -1,18 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { redactSecrets } from "../redaction/redact.js"
+import { countOf, rowsOf } from "../store/sql-rows.js"
 import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
 import { messageContextId } from "./context-id.js"
-import {
-  BoundedDate,
-  BoundedPath,
-  type ProvenanceRow,
-  ResultAgent,
-  SourceLocation,
-  SourceType,
-  sourceLocationOf
-} from "./contract.js"
+import { BoundedDate, BoundedPath, ResultAgent, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
 import { CURRENT_REVISION } from "./current-revision.js"
+import { ProvenanceColumns } from "./provenance-row.js"
 import { RECENT_BOUNDS } from "./read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 import { applyTextBudget } from "./text-budget.js"
@@ -76,28 +70,33 @@ export class RecentResponse extends Schema.Class<RecentResponse>("RecentResponse
 
 const epochMs = "((julianday(m.timestamp) - 2440587.5) * 86400000.0)"
 
-interface TurnRow {
+const TurnRow = Schema.Struct({
   /** A transcript turn's file; null for a note. */
-  readonly source_file_id: number | null
+  source_file_id: Schema.NullOr(Schema.Number),
   /** A note's id; null for a transcript turn. */
-  readonly note_id: string | null
-  readonly session_id: string | null
-  readonly turn_number: number
-  readonly turn_id: string | null
-  readonly cwd: string | null
-  readonly first_ms: number | null
-  readonly last_ms: number | null
-  readonly message_count: number
-}
+  note_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  turn_number: Schema.Number,
+  turn_id: Schema.NullOr(Schema.String),
+  cwd: Schema.NullOr(Schema.String),
+  first_ms: Schema.NullOr(Schema.Number),
+  last_ms: Schema.NullOr(Schema.Number),
+  message_count: Schema.Number
+})
+type TurnRow = typeof TurnRow.Type
+const turnRows = rowsOf(TurnRow)
 
-interface MessageRow extends ProvenanceRow {
-  readonly id: number
-  readonly role: string
-  readonly kind: string
-  readonly timestamp: string | null
-  readonly text: string
-  readonly source_type: string
-}
+const MessageRow = Schema.Struct({
+  id: Schema.Number,
+  role: Schema.String,
+  kind: Schema.String,
+  timestamp: Schema.NullOr(Schema.String),
+  text: Schema.String,
+  source_type: Schema.String,
+  ...ProvenanceColumns
+})
+type MessageRow = typeof MessageRow.Type
+const messageRows = rowsOf(MessageRow)
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Math.round(ms)).toISOString())
 
@@ -129,7 +128,7 @@ export const recentTurns = (
     if (agent !== null) where.push(agentClause(sql, agent))
     // A note is its current revision: older revisions' messages are history, never recent activity.
     where.push(sql`${sql.literal(CURRENT_REVISION)}`)
-    const turns = yield* sql<TurnRow>`
+    const turns = yield* turnRows(sql`
       SELECT m.source_file_id, m.note_id, max(m.session_id) AS session_id, m.turn_number, max(m.turn_id) AS turn_id,
              max(m.cwd) AS cwd, min(${sql.literal(epochMs)}) AS first_ms, max(${sql.literal(epochMs)}) AS last_ms,
              count(*) AS message_count
@@ -137,8 +136,8 @@ export const recentTurns = (
       WHERE ${sql.and(where)}
       GROUP BY m.source_file_id, m.turn_number, m.note_id
       ORDER BY last_ms IS NULL, last_ms DESC, m.source_file_id, m.turn_number, m.note_id
-      LIMIT ${limit + 1} OFFSET ${offset}`
-    const unknown = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages WHERE julianday(timestamp) IS NULL`
+      LIMIT ${limit + 1} OFFSET ${offset}`)
+    const unknown = yield* countOf(sql`SELECT count(*) AS n FROM messages WHERE julianday(timestamp) IS NULL`)
 
     const previews: Array<{ turn: TurnRow; messages: ReadonlyArray<MessageRow>; total: number }> = []
     for (const turn of turns.slice(0, limit)) {
@@ -146,15 +145,15 @@ export const recentTurns = (
         turn.source_file_id === null
           ? sql`m.source_file_id IS NULL AND m.note_id = ${turn.note_id} AND ${sql.literal(CURRENT_REVISION)}`
           : sql`m.source_file_id = ${turn.source_file_id} AND m.turn_number = ${turn.turn_number}`
-      const messages = yield* sql<MessageRow>`
+      const messages = yield* messageRows(sql`
         SELECT m.id, m.role, m.kind, m.timestamp, m.text, m.source_type,
                ${sql.literal(MESSAGE_AGENT)} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
         FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
         WHERE ${group}
         ORDER BY m.line, m.note_revision
-        LIMIT ${TURN_PREVIEW_MESSAGES}`
-      const total = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages m WHERE ${group}`
-      previews.push({ turn, messages, total: total[0]?.n ?? messages.length })
+        LIMIT ${TURN_PREVIEW_MESSAGES}`)
+      const total = yield* countOf(sql`SELECT count(*) AS n FROM messages m WHERE ${group}`)
+      previews.push({ turn, messages, total })
     }
 
     // The text budget runs over every previewed message, in order.
@@ -204,6 +203,6 @@ export const recentTurns = (
       next_offset: turns.length > limit ? offset + limit : null,
       truncated: budgeted.truncated,
       returned_chars: budgeted.returnedChars,
-      unknown_timestamps: unknown[0]?.n ?? 0
+      unknown_timestamps: unknown
     })
   })

@@ -1,6 +1,10 @@
 import type { SqlClient } from "@effect/sql"
-import { Effect, Schedule } from "effect"
+import { Effect, Option, Schedule, Schema } from "effect"
+import { firstRowOf } from "./sql-rows.js"
 import { StoreError } from "./store-error.js"
+
+/** A row of `PRAGMA wal_checkpoint`: `busy` is 1 when readers kept it from finishing. */
+const checkpointRow = firstRowOf(Schema.Struct({ busy: Schema.Number }))
 
 export interface DatabaseScrubOptions {
   /** The daemon's writer connection, outside any transaction (VACUUM cannot run inside one). */
@@ -18,9 +22,11 @@ export const makeDatabaseScrub = ({ sql, database }: DatabaseScrubOptions) => {
    * A truncating checkpoint copies the WAL into the file and empties it. It needs the query
    * workers' reads to end: it is tried again for 5 seconds while they hold it.
    */
-  const checkpoint = sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.pipe(
-    Effect.flatMap((rows) =>
-      (rows[0]?.busy ?? 0) === 0 ? Effect.void : Effect.fail({ _tag: "CheckpointBusy" as const })
+  const checkpoint = checkpointRow(sql`PRAGMA wal_checkpoint(TRUNCATE)`).pipe(
+    Effect.flatMap((row) =>
+      Option.match(row, { onNone: () => 0, onSome: (r) => r.busy }) === 0
+        ? Effect.void
+        : Effect.fail({ _tag: "CheckpointBusy" as const })
     ),
     Effect.retry({
       schedule: Schedule.spaced("100 millis"),

@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { stampRulesVersionWhenEmpty } from "../redaction/rules-version.js"
 import { MIGRATIONS_TABLE, migrations } from "./migrations.js"
+import { countOf, firstRowOf, MetaRow, rowsOf } from "./sql-rows.js"
 import { StoreError } from "./store-error.js"
 
 /** Who a database belongs to and which schema it has. */
@@ -32,20 +33,22 @@ export const initializeDatabase = (path: string, installationId: InstallationId)
   )
 
 const decodeId = Schema.decodeUnknownOption(InstallationId)
+const tableRows = rowsOf(Schema.Struct({ name: Schema.String }))
+const metaValue = firstRowOf(MetaRow)
 
 /** Reads identity without changing anything; a file that is not a blctx database says so. */
 export const readIdentity = (path: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`
+    const tables = yield* tableRows(sql`SELECT name FROM sqlite_master WHERE type = 'table'`)
     const names = new Set(tables.map((t) => t.name))
     if (!names.has(MIGRATIONS_TABLE) || !names.has("meta")) {
       return { installationId: Option.none(), schemaVersion: 0 } satisfies DatabaseIdentity
     }
-    const version = yield* sql<{ v: number | null }>`SELECT max(migration_id) AS v FROM ${sql(MIGRATIONS_TABLE)}`
-    const id = yield* sql<{ value: string }>`SELECT value FROM meta WHERE key = 'installation_id'`
+    const version = yield* countOf(sql`SELECT max(migration_id) AS n FROM ${sql(MIGRATIONS_TABLE)}`)
+    const id = yield* metaValue(sql`SELECT value FROM meta WHERE key = 'installation_id'`)
     return {
-      installationId: Option.flatMap(Option.fromNullable(id[0]?.value), decodeId),
-      schemaVersion: version[0]?.v ?? 0
+      installationId: Option.flatMap(id, (row) => decodeId(row.value)),
+      schemaVersion: version
     } satisfies DatabaseIdentity
   }).pipe(Effect.mapError((error) => new StoreError({ path, message: `not a readable SQLite database: ${error}` })))

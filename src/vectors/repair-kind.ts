@@ -4,7 +4,9 @@ import { Effect, Option, Schema } from "effect"
 import { ChunkingFailed, EmbeddingFailed, type ImportFailure, storeFailure } from "../importer/import-errors.js"
 import { IndexingServices } from "../importer/import-services.js"
 import { JobFailed } from "../jobs/job-errors.js"
-import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
+import { type JobKindOf, registerJobKind } from "../jobs/job-kind.js"
+import { recutChunks } from "../store/chunk-rows.js"
+import { countOf, idRows, rowsOf, TextRow } from "../store/sql-rows.js"
 import type { ChunkId, VectorIndexError } from "./vector-index.js"
 
 /** Messages re-chunked per transaction, and chunks embedded per transaction. */
@@ -35,6 +37,9 @@ type RepairCheckpoint = typeof RepairCheckpoint.Type
 
 const failed = (message: string) => new JobFailed({ message })
 
+const textRows = rowsOf(TextRow)
+const removedRows = rowsOf(Schema.Struct({ chunk_id: Schema.Number, vector_fingerprint: Schema.String }))
+
 /**
  * `repair`: brings the vector index in line with SQLite, the truth. Messages chunked before the
  * model's tokenizer was installed are re-chunked on its boundaries; chunks without a vector of
@@ -49,13 +54,7 @@ const failed = (message: string) => new JobFailed({ message })
 export const makeRepairKind = (options: RepairOptions = {}) =>
   Effect.gen(function* () {
     const indexing = yield* IndexingServices
-    const kind: JobKind<
-      typeof RepairParams.Type,
-      typeof RepairParams.Encoded,
-      RepairCheckpoint,
-      typeof RepairCheckpoint.Encoded,
-      ImportFailure
-    > = {
+    const kind: JobKindOf<typeof RepairParams, typeof RepairCheckpoint, ImportFailure> = {
       name: "repair",
       params: RepairParams,
       checkpoint: RepairCheckpoint,
@@ -92,13 +91,10 @@ export const makeRepairKind = (options: RepairOptions = {}) =>
            */
           let total: number | undefined
           const countToEmbed = (after: number) =>
-            Effect.map(
-              sql<{ n: number }>`
+            countOf(sql`
               SELECT count(*) AS n FROM chunks
               WHERE (${params.force ? 1 : 0} = 1 OR vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key})
-                AND id > ${after}`,
-              (rows) => rows[0]?.n ?? 0
-            ).pipe(Effect.mapError(storeFailure("count the chunks to embed")))
+                AND id > ${after}`).pipe(Effect.mapError(storeFailure("count the chunks to embed")))
           const commit = (
             action: string,
             work: Effect.Effect<void, SqlError | VectorIndexError, SqlClient.SqlClient>,
@@ -120,10 +116,10 @@ export const makeRepairKind = (options: RepairOptions = {}) =>
 
           if (state.phase === "rechunk") {
             while (true) {
-              const messages = yield* sql<{ id: number; text: string }>`
+              const messages = yield* textRows(sql`
               SELECT DISTINCT m.id, m.text FROM messages m JOIN chunks c ON c.message_id = m.id
               WHERE c.tokenizer <> ${chunking.tokenizer} AND m.id > ${state.cursor}
-              ORDER BY m.id LIMIT ${MESSAGES_PER_STEP}`.pipe(
+              ORDER BY m.id LIMIT ${MESSAGES_PER_STEP}`).pipe(
                 Effect.mapError(storeFailure("read the messages to re-chunk"))
               )
               if (messages.length === 0) break
@@ -137,21 +133,7 @@ export const makeRepairKind = (options: RepairOptions = {}) =>
                 `store the new chunks of ${batch}`,
                 Effect.gen(function* () {
                   for (const { id, pieces } of plan) {
-                    // Chunks removed since they were read (a note's superseded revision, a forgotten
-                    // message) stay removed: only a message that still has chunks is re-cut.
-                    const removed = yield* sql`DELETE FROM chunks WHERE message_id = ${id} RETURNING id`
-                    if (removed.length === 0) continue
-                    for (const [ordinal, p] of pieces.entries()) {
-                      yield* sql`INSERT INTO chunks ${sql.insert({
-                        message_id: id,
-                        ordinal,
-                        char_start: p.start,
-                        char_end: p.end,
-                        text: p.text,
-                        tokenizer: chunking.tokenizer,
-                        vector_fingerprint: null
-                      })}`
-                    }
+                    yield* recutChunks(sql, id, { tokenizer: chunking.tokenizer, pieces })
                   }
                 }),
                 { ...state, cursor: last, rechunked: state.rechunked + messages.length }
@@ -163,11 +145,11 @@ export const makeRepairKind = (options: RepairOptions = {}) =>
           if (state.phase === "embed") {
             total = state.embedded + (yield* countToEmbed(state.cursor))
             while (true) {
-              const chunks = yield* sql<{ id: number; text: string }>`
+              const chunks = yield* textRows(sql`
               SELECT id, text FROM chunks
               WHERE (${params.force ? 1 : 0} = 1 OR vector_fingerprint IS NULL OR vector_fingerprint <> ${fp.key})
                 AND id > ${state.cursor}
-              ORDER BY id LIMIT ${CHUNKS_PER_STEP}`.pipe(Effect.mapError(storeFailure("read the chunks to embed")))
+              ORDER BY id LIMIT ${CHUNKS_PER_STEP}`).pipe(Effect.mapError(storeFailure("read the chunks to embed")))
               if (chunks.length === 0) break
               const last = chunks.at(-1)?.id ?? state.cursor
               const batch = `chunks ${chunks[0]?.id ?? last}–${last} (repair)`
@@ -198,14 +180,13 @@ export const makeRepairKind = (options: RepairOptions = {}) =>
           // Prune: vectors of removed chunks, points with no chunk behind them, other fingerprints' points.
           const readForPrune = storeFailure("read what to prune")
           const live = new Set(
-            (yield* sql<{ id: number }>`SELECT id FROM chunks WHERE vector_fingerprint = ${fp.key}`.pipe(
+            (yield* idRows(sql`SELECT id FROM chunks WHERE vector_fingerprint = ${fp.key}`).pipe(
               Effect.mapError(readForPrune)
             )).map((r) => r.id)
           )
-          const stale = yield* sql<{
-            chunk_id: number
-            vector_fingerprint: string
-          }>`SELECT chunk_id, vector_fingerprint FROM removed_chunks`.pipe(Effect.mapError(readForPrune))
+          const stale = yield* removedRows(sql`SELECT chunk_id, vector_fingerprint FROM removed_chunks`).pipe(
+            Effect.mapError(readForPrune)
+          )
           const orphans = (yield* model.vectors.listIds(fp).pipe(Effect.mapError(readForPrune))).filter(
             (id) => !live.has(id)
           )

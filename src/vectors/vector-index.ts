@@ -1,4 +1,4 @@
-import { Context, Data, type Effect, Schema } from "effect"
+import { Context, Data, Effect, Schema } from "effect"
 import type { ModelFingerprint } from "../embedding/fingerprint.js"
 
 /** A chunk's id: the integer primary key of its row in SQLite (the truth the index is rebuilt from). */
@@ -64,3 +64,19 @@ export const checkDims = (
         message: `vector has ${vector.length} dimensions; fingerprint ${fingerprint.label} has ${fingerprint.dims}`,
         remediation: "This is a bug in blctx: vectors must come from the model of their fingerprint."
       })
+
+/**
+ * The points of an upsert, each checked against the fingerprint's dims (a vector of the wrong
+ * length is refused before it reaches a store), with the last vector given for an id winning.
+ */
+export const latestPoints = (
+  store: string,
+  fingerprint: ModelFingerprint,
+  points: ReadonlyArray<VectorPoint>
+): Effect.Effect<ReadonlyArray<VectorPoint>, VectorIndexError> => {
+  for (const p of points) {
+    const bad = checkDims(store, fingerprint, p.vector)
+    if (bad !== undefined) return Effect.fail(bad)
+  }
+  return Effect.succeed([...new Map(points.map((p) => [p.id, p])).values()])
+}
