@@ -286,8 +286,8 @@ describe("help for people", () => {
         --offset N            Skip this many results first, to get the next page (an
                               answer's next_offset says where it continues). Default:
                               0.
-        --project DIR         Only sessions whose working directory is DIR or a
-                              directory below it.
+        --project DIR         Only sessions whose working directory is this directory
+                              or one below it.
         --session ID          Only this session, by its session id (as results and
                               explore show it).
         --since TIME          Only from this time on (inclusive). TIME is YYYY-MM-DD
@@ -301,9 +301,9 @@ describe("help for people", () => {
                               claude_transcript (messages read from your Codex or
                               Claude Code transcripts) or authored_update (notes
                               written for blctx rather than read from a transcript).
-        --agent codex|claude  Only results of this agent: codex (Codex) or claude
-                              (Claude Code). Notes written for blctx stay unless their
-                              session belongs to another agent. Default: every agent.
+        --agent codex|claude  Only results of this agent: codex or claude (Claude
+                              Code). Notes written for blctx stay unless their session
+                              belongs to another agent. Default: every agent.
         --pretty              Print a readable table instead of JSON (the default when
                               stdout is a terminal).
 

@@ -4,6 +4,8 @@ import { rmSync, writeFileSync } from "node:fs"
 import { build } from "esbuild"
 import { hookBundleViolations } from "../dist/src/capture/hook-import-policy.js"
 import { fastPathViolations } from "../dist/src/cli/fast-path-import-policy.js"
+import { fastSearchSchema } from "../dist/src/cli/fast-search-derive.js"
+import { SEARCH_ANSWER_SCHEMA, SEARCH_OPTION_ROWS } from "../dist/src/cli/fast-search-schema.js"
 
 // ONNX Runtime loads from the package's own copy (scripts/vendor-onnxruntime.mjs), through the
 // package.json "imports" entry, which resolves the same from every output folder and chunk.
@@ -29,6 +31,15 @@ const common = {
   banner: {
     js: "import { createRequire as __blctxRequire } from 'node:module'; const require = __blctxRequire(import.meta.url);"
   }
+}
+
+// The search fast path reads answers and options with a generated copy of the search schemas
+// (it cannot load effect): the build fails while the copy differs from the schemas.
+const fresh = fastSearchSchema()
+if (JSON.stringify({ answer: SEARCH_ANSWER_SCHEMA, options: SEARCH_OPTION_ROWS }) !== JSON.stringify(fresh)) {
+  throw new Error(
+    "src/cli/fast-search-schema.ts differs from the search schemas: run node scripts/generate-fast-search-schema.mjs after tsc -p tsconfig.json"
+  )
 }
 
 // The product: `blctx`, and the stdio MCP server agents launch in every conversation. Split into

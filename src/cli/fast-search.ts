@@ -1,20 +1,20 @@
 import * as NodePath from "node:path"
-import * as v from "valibot"
 import { MANIFEST_FILE, readManifestText } from "../capture/hook-gate.js"
 import { privateDirState } from "../capture/private-dir.js"
 import { type ExchangeOutcome, rpcExchange } from "../capture/rpc-exchange.js"
-import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
-import { KNOWN_AGENTS } from "../retrieval/known-agents.js"
-import { type NumberBound, SEARCH_BOUNDS, withinBound } from "../retrieval/read-bounds.js"
+import { type NumberBound, withinBound } from "../retrieval/read-bounds.js"
 import { notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { ansiStyle, plainStyle } from "../terminal/style.js"
+import { SEARCH_ANSWER_SCHEMA, SEARCH_OPTION_ROWS } from "./fast-search-schema.js"
 import { extractGlobalFlags } from "./global-flags.js"
 import { HISTORY_CALL_TIMEOUT_MS } from "./history-timeout.js"
+import { NO_MATCH, shapeBy } from "./json-shape.js"
 import { outputWidth, wantsColor, wantsReadable } from "./output-choice.js"
+import type { OptionRow } from "./request-options.js"
 import { renderSearch } from "./search-render.js"
 
 /**
@@ -22,7 +22,8 @@ import { renderSearch } from "./search-render.js"
  * most of a second, a search a few milliseconds. For a command line this module fully understands,
  * JSON or readable (`--pretty`, the default at a terminal), it sends one raw @effect/rpc NDJSON
  * `Search` frame over the daemon's socket (`src/capture/rpc-exchange.ts`, shared with the hook's
- * prompt recall), decodes the answer with valibot and returns exactly the text the full CLI would
+ * prompt recall), reads the answer with the JSON Schema of the daemon's own `SearchResponse`
+ * (`fast-search-schema.ts`, generated from it; `json-shape.ts`) and returns exactly the text the full CLI would
  * print: the readable rendering is the full CLI's own (`search-render.ts`), chosen, colored and
  * wrapped by the same rules (`output-choice.ts`). Anything else, and any failure
  * (no manifest, no socket, a refusal, an error answer, a malformed one), is `undefined`: the
@@ -39,11 +40,9 @@ export const SEARCH_TAG = "Search"
 
 // ---- the command line -------------------------------------------------------------------------
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-
 /** What the fast path sends: the payload the full CLI's `search` builds from the same arguments. */
 export type FastSearchRequest = Required<Omit<SearchRequest, "filters">> & {
-  readonly filters: Mutable<SearchFilters>
+  readonly filters: SearchFilters
 }
 
 /** A canonical integer (no sign, no leading zero, no exponent) within bounds, or undefined. */
@@ -52,27 +51,36 @@ const integerIn = (text: string, bound: NumberBound): number | undefined => {
   const n = Number(text)
   return withinBound(n, bound) ? n : undefined
 }
-const oneOf = (choices: ReadonlyArray<string>) => (text: string) => (choices.includes(text) ? text : undefined)
-const anyText = (text: string) => text
 
-/** The search options with a value (`src/cli/history-commands.ts`); `--pretty` is not among them. */
-const OPTIONS: Readonly<Record<string, (value: string) => string | number | undefined>> = {
-  "--limit": (t) => integerIn(t, SEARCH_BOUNDS.limit),
-  "--offset": (t) => integerIn(t, SEARCH_BOUNDS.offset),
-  "--project": anyText,
-  "--session": anyText,
-  "--since": anyText,
-  "--until": anyText,
-  "--source-type": oneOf(KNOWN_SOURCE_TYPES),
-  "--agent": oneOf(KNOWN_AGENTS)
+/**
+ * The search options with a value, as the full CLI derives them from `SearchRequest`
+ * (`search-fields.ts`, generated into `fast-search-schema.ts`); `--pretty` is not among them.
+ */
+const OPTIONS: ReadonlyMap<string, OptionRow> = new Map(SEARCH_OPTION_ROWS.map((row) => [row.option, row]))
+
+/** The value `text` gives the option, or undefined when the fast path leaves it to the full CLI. */
+const optionValue = (row: OptionRow, text: string): string | number | undefined => {
+  if (row.bound !== undefined) return integerIn(text, row.bound)
+  if (row.choices !== undefined) return row.choices.includes(text) ? text : undefined
+  return text
 }
-const FILTER_KEYS: Readonly<Record<string, keyof SearchFilters>> = {
-  "--project": "project",
-  "--session": "session",
-  "--since": "since",
-  "--until": "until",
-  "--source-type": "source_type",
-  "--agent": "agent"
+
+/** The request with every option left out at its default: a bound's fallback, or nothing. */
+const defaultRequest = (): Record<string, unknown> => {
+  const request: Record<string, unknown> = { filters: {} }
+  for (const row of SEARCH_OPTION_ROWS)
+    if (row.bound?.fallback !== undefined) setAt(request, row.path, row.bound.fallback)
+  return request
+}
+
+/** Sets the field at `path`, making the objects on the way. */
+const setAt = (record: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown) => {
+  let into = record
+  for (const name of path.slice(0, -1)) {
+    into[name] ??= {}
+    into = into[name] as Record<string, unknown>
+  }
+  into[path.at(-1) as string] = value
 }
 
 /** The output flags of a search command line (`output-choice.ts` turns them into a format). */
@@ -106,9 +114,7 @@ export const recognizeSearch = (argv: ReadonlyArray<string>): SearchLine | undef
   if (rest[0] !== "search") return undefined
   const words: Array<string> = []
   const seen = new Set<string>()
-  const filters: Mutable<SearchFilters> = {}
-  let limit: number = SEARCH_BOUNDS.limit.fallback
-  let offset: number = SEARCH_BOUNDS.offset.fallback
+  const request = defaultRequest()
   let pretty = false
   let wordsOnly = false
   for (let i = 1; i < rest.length; i++) {
@@ -128,89 +134,27 @@ export const recognizeSearch = (argv: ReadonlyArray<string>): SearchLine | undef
       pretty = true
       continue
     }
-    const parse = OPTIONS[token]
+    const row = OPTIONS.get(token)
     const raw = rest[i + 1]
-    if (parse === undefined || seen.has(token) || raw === undefined || raw === "" || raw.startsWith("-")) {
+    if (row === undefined || seen.has(token) || raw === undefined || raw === "" || raw.startsWith("-")) {
       return undefined
     }
-    const value = parse(raw)
+    const value = optionValue(row, raw)
     if (value === undefined) return undefined
     seen.add(token)
     i++
-    if (token === "--limit") limit = value as number
-    else if (token === "--offset") offset = value as number
-    else filters[FILTER_KEYS[token] as keyof SearchFilters] = value as string
+    setAt(request, row.path, value)
   }
   // As the full CLI builds it: the words joined by spaces, trimmed.
   const query = words.join(" ").trim()
   if (query === "") return undefined
-  return { request: { query, limit, offset, filters }, flags: { ...flags, pretty } }
+  return { request: { query, ...request } as FastSearchRequest, flags: { ...flags, pretty } }
 }
 
 // ---- the answer ---------------------------------------------------------------------------------
 
-const int = v.pipe(v.number(), v.integer())
-const nullableString = v.nullable(v.string())
-
-/**
- * The encoded SearchResponse (`src/retrieval/contract.ts`), field for field and in its order:
- * `v.object` drops unknown keys and writes the known ones in this order, as decoding with the
- * effect Schema does, so the printed JSON is byte for byte the full CLI's. The compile-time check
- * below and src/cli/fast-search.test.ts keep the two definitions together.
- */
-export const SearchAnswer = v.object({
-  query: v.string(),
-  query_mode: v.picklist(["lexical", "hybrid"]),
-  query_mode_reason: nullableString,
-  results: v.array(
-    v.object({
-      context_id: v.string(),
-      text: v.string(),
-      text_truncated: v.boolean(),
-      source_type: v.pipe(v.string(), v.maxLength(MAX_SOURCE_TYPE_CHARS)),
-      agent: nullableString,
-      session_id: nullableString,
-      turn_id: nullableString,
-      turn_number: int,
-      role: v.string(),
-      kind: v.string(),
-      project: nullableString,
-      timestamp: nullableString,
-      source: v.variant("kind", [
-        v.object({
-          kind: v.literal("transcript_span"),
-          agent: v.string(),
-          path: v.string(),
-          line: int,
-          byte_start: int,
-          byte_end: int
-        }),
-        v.object({ kind: v.literal("note_revision"), note_id: v.string(), revision: int, revisions: int })
-      ]),
-      chunk: v.object({ ordinal: int, char_start: int, char_end: int }),
-      score: v.object({ kind: v.picklist(["similarity", "bm25", "fused"]), value: v.number() })
-    })
-  ),
-  offset: int,
-  limit: int,
-  next_offset: v.nullable(int),
-  truncated: v.boolean(),
-  returned_chars: int
-})
-type SearchAnswer = v.InferOutput<typeof SearchAnswer>
-
-type Assert<T extends true> = T
-type DeepMutable<T> =
-  T extends ReadonlyArray<infer E>
-    ? Array<DeepMutable<E>>
-    : T extends object
-      ? { -readonly [K in keyof T]: DeepMutable<T[K]> }
-      : T
-type Encoded = DeepMutable<(typeof SearchResponse)["Encoded"]>
-/** Compile-time: the answer this module reads and the daemon's encoding are the same type. */
-export type AnswerMatchesEncoding = Assert<
-  [Encoded] extends [SearchAnswer] ? ([SearchAnswer] extends [Encoded] ? true : false) : false
->
+/** The encoded SearchResponse, as the daemon sends it and the full CLI prints it. */
+type SearchAnswer = (typeof SearchResponse)["Encoded"]
 
 // ---- the exchange -------------------------------------------------------------------------------
 
@@ -222,12 +166,14 @@ export type FastResult =
     }
 type Failure = Extract<FastResult, { ok: false }>
 
-/** The fast path's names for how the exchange ended, after decoding a success as SearchAnswer. */
+/** The fast path's names for how the exchange ended, after reading a success as a SearchResponse. */
 const fastResultOf = (outcome: ExchangeOutcome): FastResult => {
   switch (outcome._tag) {
     case "Success": {
-      const answer = v.safeParse(SearchAnswer, outcome.value)
-      return answer.success ? { ok: true, answer: answer.output } : { ok: false, reason: "malformed_answer" }
+      const answer = shapeBy(SEARCH_ANSWER_SCHEMA, outcome.value)
+      return answer === NO_MATCH
+        ? { ok: false, reason: "malformed_answer" }
+        : { ok: true, answer: answer as SearchAnswer }
     }
     case "ErrorAnswer":
       return { ok: false, reason: "error_answer" }

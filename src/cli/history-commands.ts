@@ -4,17 +4,16 @@ import { Console, Duration, Effect, Option, Schema } from "effect"
 import { withDaemon as ensureDaemon } from "../daemon/ensure-daemon.js"
 import { quoteValue } from "../domain/decode-issues.js"
 import { ExitCode } from "../domain/report.js"
-import { KNOWN_SOURCE_TYPES } from "../history/source-type.js"
 import { ansiStyle, plainStyle, progressBar } from "../installer/render-text.js"
 import { JobId, type JobView } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
-import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
-import { CONTEXT_BOUNDS, type NumberBound, RECENT_BOUNDS, SEARCH_BOUNDS, UNBOUNDED } from "../retrieval/read-bounds.js"
+import { ContextRequest } from "../retrieval/context.js"
+import { RecentRequest } from "../retrieval/recent.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } from "../transcripts/discovery.js"
 import { agentLabels, describeHomes, describeSessionFolders } from "../transcripts/formats/registry.js"
-import { boundedOption, choiceOption, rangeProblem, TIME_FORMS, timeOption } from "./checked-options.js"
+import { rangeProblem } from "./checked-options.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { renderContext, renderJob, renderRecent, renderStatus } from "./history-render.js"
@@ -22,6 +21,8 @@ import { HISTORY_CALL_TIMEOUT_MS, remainingOfCommandDeadline } from "./history-t
 import { checkTranscriptPaths, UnindexablePaths } from "./index-paths.js"
 import { outputWidth, wantsReadable } from "./output-choice.js"
 import { OutputMode } from "./output-mode.js"
+import { AGENT_FIELD, DIRECTORY_FIELD, requestOptions, TIME_FIELD } from "./request-options.js"
+import { SEARCH_FIELDS, SearchOptionsRequest } from "./search-fields.js"
 import { renderSearch } from "./search-render.js"
 import { CliUsageError } from "./usage-error.js"
 
@@ -223,46 +224,11 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
 
 // ---- search, recent, context -------------------------------------------------------------------
 
-/** The range in a description: `1 to 100`, or `0 or more`. */
-const range = (bound: NumberBound) =>
-  bound.max === UNBOUNDED ? `${bound.min} or more` : `${bound.min} to ${bound.max}`
-
-const limit = (bound: NumberBound & { readonly fallback: number }, what: string) =>
-  boundedOption("limit", bound, `How many ${what} to return, ${range(bound)}. Default: ${bound.fallback}.`).pipe(
-    Options.withDefault(bound.fallback)
-  )
-const offset = (bound: NumberBound & { readonly fallback: number }, what: string) =>
-  boundedOption(
-    "offset",
-    bound,
-    `Skip this many ${what} first, to get the next page (an answer's next_offset says where it continues). Default: ${bound.fallback}.`
-  ).pipe(Options.withDefault(bound.fallback))
-const project = Options.text("project").pipe(
-  Options.withPseudoName("DIR"),
-  Options.withDescription("Only sessions whose working directory is DIR or a directory below it."),
-  Options.optional
-)
-const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
-const since = timeOption("since", `Only from this time on (inclusive). ${TIME_FORMAT}`).pipe(Options.optional)
-const until = timeOption("until", `Only before this time (exclusive). ${TIME_FORMAT}`).pipe(Options.optional)
-/** `--agent`: the known agents are the choices, so a misspelt one is a usage error listing them. */
-const agent = (what: string) =>
-  choiceOption(
-    "agent",
-    KNOWN_AGENTS,
-    `Only ${what} of this agent: codex (Codex) or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
-  ).pipe(Options.optional)
-const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
-
 /** An empty `[--since, --until)` range is a usage error, found before the daemon is asked. */
-const checkRange = (since: Option.Option<string>, until: Option.Option<string>) => {
-  const problem = rangeProblem(optional(since), optional(until))
+const checkRange = (since: string | undefined, until: string | undefined) => {
+  const problem = rangeProblem(since, until)
   return problem === undefined ? Effect.void : Effect.fail(new CliUsageError({ message: problem }))
 }
-const defined = <T extends Record<string, unknown>>(record: T) =>
-  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]: Exclude<T[K], undefined>
-  }
 
 export const searchCommand = Command.make(
   "search",
@@ -271,22 +237,7 @@ export const searchCommand = Command.make(
       Args.withDescription("The words to look for; several words form one query (quotes are not needed)."),
       Args.repeated
     ),
-    limit: limit(SEARCH_BOUNDS.limit, "results"),
-    offset: offset(SEARCH_BOUNDS.offset, "results"),
-    project,
-    session: Options.text("session").pipe(
-      Options.withPseudoName("ID"),
-      Options.withDescription("Only this session, by its session id (as results and explore show it)."),
-      Options.optional
-    ),
-    since,
-    until,
-    sourceType: choiceOption(
-      "source-type",
-      KNOWN_SOURCE_TYPES,
-      "Only this kind of text: codex_transcript or claude_transcript (messages read from your Codex or Claude Code transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
-    ).pipe(Options.optional),
-    agent: agent("results"),
+    request: requestOptions(SearchOptionsRequest, SEARCH_FIELDS),
     pretty
   },
   (o) =>
@@ -294,22 +245,8 @@ export const searchCommand = Command.make(
       Effect.gen(function* () {
         const query = o.query.join(" ").trim()
         if (query === "") return yield* new CliUsageError({ message: "give a search query" })
-        yield* checkRange(o.since, o.until)
-        const response = yield* withDaemon((client) =>
-          client.search({
-            query,
-            limit: o.limit,
-            offset: o.offset,
-            filters: defined({
-              project: optional(o.project),
-              session: optional(o.session),
-              since: optional(o.since),
-              until: optional(o.until),
-              source_type: optional(o.sourceType),
-              agent: optional(o.agent)
-            })
-          })
-        )
+        yield* checkRange(o.request.filters.since, o.request.filters.until)
+        const response = yield* withDaemon((client) => client.search({ query, ...o.request }))
         yield* emit(response, (r) => r, renderSearch, o.pretty)
       }),
       o.pretty
@@ -326,39 +263,25 @@ export const searchCommand = Command.make(
 export const recentCommand = Command.make(
   "recent",
   {
-    days: boundedOption(
-      "days",
-      RECENT_BOUNDS.days,
-      `Only turns active in the last N days, up to ${RECENT_BOUNDS.days.max} (fractions such as 0.5 work). Not with --since.`
-    ).pipe(Options.optional),
-    since,
-    until,
-    project,
-    agent: agent("turns"),
-    limit: limit(RECENT_BOUNDS.limit, "turns"),
-    offset: offset(RECENT_BOUNDS.offset, "turns"),
+    request: requestOptions(RecentRequest, {
+      days: {},
+      since: TIME_FIELD,
+      until: TIME_FIELD,
+      project: DIRECTORY_FIELD,
+      agent: AGENT_FIELD,
+      limit: {},
+      offset: {}
+    }),
     pretty
   },
   (o) =>
     handled(
       Effect.gen(function* () {
-        if (Option.isSome(o.days) && Option.isSome(o.since)) {
+        if (o.request.days !== undefined && o.request.since !== undefined) {
           return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
         }
-        yield* checkRange(o.since, o.until)
-        const response = yield* withDaemon((client) =>
-          client.recent(
-            defined({
-              days: optional(o.days),
-              since: optional(o.since),
-              until: optional(o.until),
-              project: optional(o.project),
-              agent: optional(o.agent),
-              limit: o.limit,
-              offset: o.offset
-            })
-          )
-        )
+        yield* checkRange(o.request.since, o.request.until)
+        const response = yield* withDaemon((client) => client.recent(o.request))
         yield* emit(response, (r) => r, renderRecent, o.pretty)
       }),
       o.pretty
@@ -378,38 +301,18 @@ export const contextCommand = Command.make(
     contextId: Args.text({ name: "context-id" }).pipe(
       Args.withDescription("The context_id of a result of blctx search or blctx recent.")
     ),
-    offset: boundedOption(
-      "offset",
-      CONTEXT_BOUNDS.offset,
-      "The first message to return, by its position in the session (0 is the first message). Default: the first message of the result's turn."
-    ).pipe(Options.optional),
-    limit: limit(CONTEXT_BOUNDS.limit, "messages"),
-    charOffset: boundedOption(
-      "char-offset",
-      CONTEXT_BOUNDS.char_offset,
-      `Start this many characters into the first message (default ${CONTEXT_BOUNDS.char_offset.fallback}), to continue a message an answer cut off: pass its next_char_offset.`
-    ).pipe(Options.withDefault(CONTEXT_BOUNDS.char_offset.fallback)),
-    agent: choiceOption(
-      "agent",
-      KNOWN_AGENTS,
-      "Answer only when the result comes from this agent's history (codex or claude), or is a note no other agent's session wrote; otherwise fail saying whose it is."
-    ).pipe(Options.optional),
+    request: requestOptions(ContextRequest.omit("context_id"), {
+      offset: {},
+      limit: {},
+      char_offset: {},
+      agent: AGENT_FIELD
+    }),
     pretty
   },
   (o) =>
     handled(
       Effect.gen(function* () {
-        const response = yield* withDaemon((client) =>
-          client.context(
-            defined({
-              context_id: o.contextId,
-              offset: optional(o.offset),
-              limit: o.limit,
-              char_offset: o.charOffset,
-              agent: optional(o.agent)
-            })
-          )
-        )
+        const response = yield* withDaemon((client) => client.context({ context_id: o.contextId, ...o.request }))
         yield* emit(response, (r) => r, renderContext, o.pretty)
       }),
       o.pretty

@@ -1,12 +1,11 @@
-import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option, Schema } from "effect"
+import { Args, Command } from "@effect/cli"
+import { Effect, Schema } from "effect"
 import { quoteValue } from "../domain/decode-issues.js"
-import { NoteHistoryRequest } from "../notes/notes-contract.js"
-import { LIST_NOTES_BOUNDS } from "../retrieval/read-bounds.js"
-import { boundedOption } from "./checked-options.js"
+import { ListNotesRequest, NoteHistoryRequest } from "../notes/notes-contract.js"
 import { commandDescription } from "./help.js"
 import { emit, handled, pretty, withDaemon } from "./history-commands.js"
 import { renderNoteHistory, renderNoteShow, renderNotesList } from "./notes-render.js"
+import { DIRECTORY_FIELD, requestOptions } from "./request-options.js"
 import { CliUsageError } from "./usage-error.js"
 
 // `blctx notes list|show|history`: the notes agents logged, read through the daemon like the
@@ -27,39 +26,18 @@ const historyRequest = (id: string) =>
 const listCommand = Command.make(
   "list",
   {
-    limit: boundedOption(
-      "limit",
-      LIST_NOTES_BOUNDS.limit,
-      `At most N notes (${LIST_NOTES_BOUNDS.limit.min} to ${LIST_NOTES_BOUNDS.limit.max}). Default: ${LIST_NOTES_BOUNDS.limit.fallback}.`
-    ).pipe(Options.withDefault(LIST_NOTES_BOUNDS.limit.fallback)),
-    offset: boundedOption(
-      "offset",
-      LIST_NOTES_BOUNDS.offset,
-      `Skip the first N notes, to page on (next_offset). Default: ${LIST_NOTES_BOUNDS.offset.fallback}.`
-    ).pipe(Options.withDefault(LIST_NOTES_BOUNDS.offset.fallback)),
-    project: Options.text("project").pipe(
-      Options.withPseudoName("DIR"),
-      Options.withDescription("Only notes of this project directory or a directory under it."),
-      Options.optional
-    ),
-    session: Options.text("session").pipe(
-      Options.withPseudoName("CONTEXT_SESSION_ID"),
-      Options.withDescription("Only notes whose current revision was written in this blctx session."),
-      Options.optional
-    ),
+    request: requestOptions(ListNotesRequest, {
+      limit: {},
+      offset: {},
+      project: DIRECTORY_FIELD,
+      session_id: { name: "session", pseudo: "CONTEXT_SESSION_ID" }
+    }),
     pretty
   },
   (o) =>
     handled(
       Effect.gen(function* () {
-        const response = yield* withDaemon((client) =>
-          client.listNotes({
-            limit: o.limit,
-            offset: o.offset,
-            ...Option.match(o.project, { onNone: () => ({}), onSome: (project) => ({ project }) }),
-            ...Option.match(o.session, { onNone: () => ({}), onSome: (session_id) => ({ session_id }) })
-          })
-        )
+        const response = yield* withDaemon((client) => client.listNotes(o.request))
         yield* emit(response, (r) => r, renderNotesList, o.pretty)
       }),
       o.pretty

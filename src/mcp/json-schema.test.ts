@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { JSONSchema, Schema } from "effect"
-import { SearchRequest } from "../retrieval/contract.js"
+import { SearchRequest, SourceType } from "../retrieval/contract.js"
 import { toolJsonSchema } from "./json-schema.js"
 
 const refsIn = (value: unknown): ReadonlyArray<string> => JSON.stringify(value).match(/"\$ref"|"\$defs"|"allOf"/g) ?? []
@@ -19,8 +19,10 @@ describe("toolJsonSchema", () => {
     // A refinement of a referenced schema keeps its own bounds on top of the definition.
     expect(tool.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 })
     // A referenced identifier (SourceType) is replaced by its definition.
-    const filters = tool.properties.filters as { properties: Record<string, unknown> }
-    expect(filters.properties.source_type).toEqual(generated.$defs.SourceType)
+    const withSourceType = Schema.Struct({ source_type: SourceType })
+    const referenced = JSONSchema.make(withSourceType) as unknown as { $defs: Record<string, unknown> }
+    const inlined = toolJsonSchema(withSourceType) as { properties: Record<string, unknown> }
+    expect(inlined.properties.source_type).toEqual(referenced.$defs.SourceType)
   })
 
   it("turns a top-level reference (a Schema.Class) into the object itself", () => {

@@ -54,14 +54,12 @@ export const argumentIssues = (error: ParseResult.ParseError): ReadonlyArray<Arg
   return [...listed.slice(0, MAX_LISTED_ISSUES), { field: "(arguments)", problem: `and ${rest} more problems` }]
 }
 
-/** Everything a tool can fail with, each an answer an agent can act on. */
-export type ToolFailure =
-  | InvalidArguments
-  | InstallationUnusable
-  | DaemonUnavailable
-  | DaemonBusy
+/** The failures a daemon call can end in (the session adds DaemonUnavailable and the identity check). */
+export type CallFailure =
   | InvalidQuery
   | DaemonStoreError
+  | DaemonUnavailable
+  | DaemonBusy
   | SessionBindingConflict
   | UnknownContextSession
   | UpdateConflict
@@ -70,6 +68,9 @@ export type ToolFailure =
   | InvalidForgetSelector
   | ForgetTokenMismatch
   | ForgetTokenExpired
+
+/** Everything a tool can fail with, each an answer an agent can act on. */
+export type ToolFailure = InvalidArguments | InstallationUnusable | CallFailure
 
 /**
  * What an agent can tell apart without reading prose: its own mistake (`invalid_arguments`,

@@ -1,22 +1,12 @@
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import type { ForgetTokenExpired, ForgetTokenMismatch, InvalidForgetSelector } from "../forget/forget-contract.js"
-import type {
-  SessionBindingConflict,
-  StaleRevision,
-  UnknownContextSession,
-  UnknownNote,
-  UpdateConflict
-} from "../notes/notes-contract.js"
 import { ContextRequest } from "../retrieval/context.js"
 import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
-import type { InvalidQuery } from "../retrieval/invalid-query.js"
 import { CONTEXT_BOUNDS, RECENT_BOUNDS, SEARCH_BOUNDS } from "../retrieval/read-bounds.js"
 import { RecentRequest } from "../retrieval/recent.js"
 import type { BlctxClient } from "../rpc/client.js"
-import type { DaemonBusy, DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
 import { type JsonObject, toolJsonSchema } from "./json-schema.js"
-import { argumentIssues, InvalidArguments } from "./tool-errors.js"
+import { argumentIssues, type CallFailure, InvalidArguments } from "./tool-errors.js"
 import {
   McpContextResponse,
   McpContextStatusResponse,
@@ -58,21 +48,6 @@ export const ContextStatusToolRequest = Schema.Record({
   key: Schema.String,
   value: Schema.Never.annotations({ message: () => "is not an argument: context_status takes none" })
 })
-
-/** The failures a daemon call can end in (the session adds DaemonUnavailable and the identity check). */
-type CallFailure =
-  | InvalidQuery
-  | DaemonStoreError
-  | DaemonUnavailable
-  | DaemonBusy
-  | SessionBindingConflict
-  | UnknownContextSession
-  | UpdateConflict
-  | UnknownNote
-  | StaleRevision
-  | InvalidForgetSelector
-  | ForgetTokenMismatch
-  | ForgetTokenExpired
 
 /** A decoded call, ready to run against a daemon session; its answer is the encoded structured content. */
 export type PreparedCall = (client: BlctxClient) => Effect.Effect<JsonObject, CallFailure>

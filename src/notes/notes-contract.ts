@@ -1,6 +1,7 @@
 import { type ParseResult, Schema } from "effect"
+import { described } from "../domain/field-description.js"
 import { BoundedPath } from "../retrieval/contract.js"
-import { LIST_NOTES_BOUNDS } from "../retrieval/read-bounds.js"
+import { LIST_NOTES_BOUNDS, rangeWords } from "../retrieval/read-bounds.js"
 import { boundedWithFallback } from "../retrieval/read-bounds-schema.js"
 
 /**
@@ -301,10 +302,15 @@ export class NoteHistoryResponse extends Schema.Class<NoteHistoryResponse>("Note
 
 /** Notes, newest change first, optionally of one project or one blctx session. */
 export const ListNotesRequest = Schema.Struct({
-  project: Schema.optional(BoundedPath),
-  session_id: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-  limit: boundedWithFallback(LIST_NOTES_BOUNDS.limit),
-  offset: boundedWithFallback(LIST_NOTES_BOUNDS.offset)
+  project: Schema.optional(described(BoundedPath, "Only notes of this project directory or a directory under it.")),
+  session_id: Schema.optional(
+    described(
+      Schema.String.pipe(Schema.maxLength(200)),
+      "Only notes whose current revision was written in this blctx session."
+    )
+  ),
+  limit: boundedWithFallback(LIST_NOTES_BOUNDS.limit, `At most N notes (${rangeWords(LIST_NOTES_BOUNDS.limit)}).`),
+  offset: boundedWithFallback(LIST_NOTES_BOUNDS.offset, "Skip the first N notes, to page on (next_offset).")
 })
 export type ListNotesRequest = typeof ListNotesRequest.Type
 

@@ -1,12 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
+import { described } from "../domain/field-description.js"
 import { firstRowOf, rowsOf } from "../store/sql-rows.js"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import { messageContextId, parseContextId } from "./context-id.js"
 import { RESPONSE_TEXT_BUDGET, ResultAgent, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
 import { NOTE_REVISIONS } from "./current-revision.js"
 import { ProvenanceColumns } from "./provenance-row.js"
-import { CONTEXT_BOUNDS } from "./read-bounds.js"
+import { CONTEXT_BOUNDS, rangeWords } from "./read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 
 /** A context id that names nothing in the index. */
@@ -66,12 +67,25 @@ export const ContextRequest = Schema.Struct({
   /** A `context_id` from a search or recent answer. */
   context_id: Schema.String.pipe(Schema.maxLength(40)),
   /** First message (0-based index in the session); defaults to the first message of the anchor's turn. */
-  offset: Schema.optional(boundedNumber(CONTEXT_BOUNDS.offset)),
-  limit: boundedWithFallback(CONTEXT_BOUNDS.limit),
+  offset: Schema.optional(
+    boundedNumber(
+      CONTEXT_BOUNDS.offset,
+      "The first message to return, by its position in the session (0 is the first message). Default: the first message of the result's turn."
+    )
+  ),
+  limit: boundedWithFallback(CONTEXT_BOUNDS.limit, `How many messages to return, ${rangeWords(CONTEXT_BOUNDS.limit)}.`),
   /** Character offset inside the first message returned. */
-  char_offset: boundedWithFallback(CONTEXT_BOUNDS.char_offset),
+  char_offset: boundedWithFallback(
+    CONTEXT_BOUNDS.char_offset,
+    "Start this many characters into the first message, to continue a message an answer cut off: pass its next_char_offset."
+  ),
   /** Answer only when the context id's source passes this agent filter (as search's `agent`). */
-  agent: Schema.optional(AgentFilter)
+  agent: Schema.optional(
+    described(
+      AgentFilter,
+      "Answer only when the result comes from this agent's history (codex or claude), or is a note no other agent's session wrote; otherwise fail saying whose it is."
+    )
+  )
 })
 export type ContextRequest = typeof ContextRequest.Type
 

@@ -1,7 +1,8 @@
 import { Schema } from "effect"
+import { described } from "../domain/field-description.js"
 import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
 import { AgentFilter, KNOWN_AGENTS } from "./agent-filter.js"
-import { SEARCH_BOUNDS } from "./read-bounds.js"
+import { rangeWords, SEARCH_BOUNDS } from "./read-bounds.js"
 import { boundedWithFallback } from "./read-bounds-schema.js"
 
 /** Every response caps the text it returns at this many characters and says when it did. */
@@ -154,13 +155,37 @@ export const BoundedId = Schema.String.pipe(Schema.maxLength(MAX_ID_CHARS))
 /** A date or time as a person types it (`2026-01-02`, an ISO timestamp with an offset). */
 export const BoundedDate = Schema.String.pipe(Schema.maxLength(MAX_DATE_CHARS))
 
+/**
+ * The fields the reads share, each with its one description: MCP's input schemas and the CLI's
+ * help (`src/cli/request-options.ts`) both show it. A field named in backquotes is the argument
+ * of that name (`--since` on the command line).
+ */
+export const ProjectField = described(
+  BoundedPath,
+  "Only sessions whose working directory is this directory or one below it."
+)
+export const SinceField = described(BoundedDate, "Only from this time on (inclusive).")
+export const UntilField = described(BoundedDate, "Only before this time (exclusive).")
+
 export const SearchFilters = Schema.Struct({
-  project: Schema.optional(BoundedPath),
-  session: Schema.optional(BoundedId),
-  since: Schema.optional(BoundedDate),
-  until: Schema.optional(BoundedDate),
-  source_type: Schema.optional(SourceType),
-  agent: Schema.optional(AgentFilter)
+  project: Schema.optional(ProjectField),
+  session: Schema.optional(
+    described(BoundedId, "Only this session, by its session id (as results and explore show it).")
+  ),
+  since: Schema.optional(SinceField),
+  until: Schema.optional(UntilField),
+  source_type: Schema.optional(
+    described(
+      SourceType,
+      "Only this kind of text: codex_transcript or claude_transcript (messages read from your Codex or Claude Code transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
+    )
+  ),
+  agent: Schema.optional(
+    described(
+      AgentFilter,
+      "Only results of this agent: codex or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
+    )
+  )
 })
 export type SearchFilters = typeof SearchFilters.Type
 
@@ -168,8 +193,11 @@ export type SearchFilters = typeof SearchFilters.Type
 export const SearchRequest = Schema.Struct({
   query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
   filters: Schema.optionalWith(SearchFilters, { default: () => ({}) }),
-  limit: boundedWithFallback(SEARCH_BOUNDS.limit),
-  offset: boundedWithFallback(SEARCH_BOUNDS.offset)
+  limit: boundedWithFallback(SEARCH_BOUNDS.limit, `How many results to return, ${rangeWords(SEARCH_BOUNDS.limit)}.`),
+  offset: boundedWithFallback(
+    SEARCH_BOUNDS.offset,
+    "Skip this many results first, to get the next page (an answer's next_offset says where it continues)."
+  )
 })
 export type SearchRequest = typeof SearchRequest.Type
 

@@ -2,7 +2,7 @@
  * The numeric bounds of the history reads (search, recent, context, notes list), declared once.
  * The request schemas (`contract.ts`, `recent.ts`, `context.ts`, `notes-contract.ts`) derive their
  * checks from these (`read-bounds-schema.ts`), the CLI derives its options and their usage errors
- * (`src/cli/bounded-options.ts`), and the CLI's effect-free search fast path
+ * (`src/cli/request-options.ts`), and the CLI's effect-free search fast path
  * (`src/cli/fast-search.ts`) its pre-check, so changing a bound is one edit here. Plain constants:
  * this module imports nothing, so the fast path may load it.
  */
@@ -54,6 +54,10 @@ export const withinBound = (n: number, bound: NumberBound): boolean =>
   n <= bound.max
 
 const count = (n: number) => n.toLocaleString("en-US")
+
+/** The range as a description says it: `1 to 100`, or `0 or more`. */
+export const rangeWords = (bound: NumberBound): string =>
+  bound.max === UNBOUNDED ? `${bound.min} or more` : `${bound.min} to ${bound.max}`
 
 /** The bound in words: `between 1 and 100`, `at least 0`, `greater than 0 and at most 36,500`. */
 export const describeBound = (bound: NumberBound): string => {

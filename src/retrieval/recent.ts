@@ -1,13 +1,22 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { described } from "../domain/field-description.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { countOf, rowsOf } from "../store/sql-rows.js"
 import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
 import { messageContextId } from "./context-id.js"
-import { BoundedDate, BoundedPath, ResultAgent, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
+import {
+  ProjectField,
+  ResultAgent,
+  SinceField,
+  SourceLocation,
+  SourceType,
+  sourceLocationOf,
+  UntilField
+} from "./contract.js"
 import { CURRENT_REVISION } from "./current-revision.js"
 import { ProvenanceColumns } from "./provenance-row.js"
-import { RECENT_BOUNDS } from "./read-bounds.js"
+import { RECENT_BOUNDS, rangeWords } from "./read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
@@ -42,13 +51,26 @@ export class RecentTurn extends Schema.Class<RecentTurn>("RecentTurn")({
 
 /** Recent activity: a day count or a `[since, until)` range, optionally one project and one agent. */
 export const RecentRequest = Schema.Struct({
-  days: Schema.optional(boundedNumber(RECENT_BOUNDS.days)),
-  since: Schema.optional(BoundedDate),
-  until: Schema.optional(BoundedDate),
-  project: Schema.optional(BoundedPath),
-  agent: Schema.optional(AgentFilter),
-  limit: boundedWithFallback(RECENT_BOUNDS.limit),
-  offset: boundedWithFallback(RECENT_BOUNDS.offset)
+  days: Schema.optional(
+    boundedNumber(
+      RECENT_BOUNDS.days,
+      `Only turns active in the last N days, up to ${RECENT_BOUNDS.days.max} (fractions such as 0.5 work). Not with \`since\`.`
+    )
+  ),
+  since: Schema.optional(SinceField),
+  until: Schema.optional(UntilField),
+  project: Schema.optional(ProjectField),
+  agent: Schema.optional(
+    described(
+      AgentFilter,
+      "Only turns of this agent: codex or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
+    )
+  ),
+  limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many turns to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),
+  offset: boundedWithFallback(
+    RECENT_BOUNDS.offset,
+    "Skip this many turns first, to get the next page (an answer's next_offset says where it continues)."
+  )
 })
 export type RecentRequest = typeof RecentRequest.Type
 

@@ -1,0 +1,56 @@
+import { CliConfig, Command, ValidationError } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { described } from "../domain/field-description.js"
+import { BoundedPath, SearchRequest } from "../retrieval/contract.js"
+import { boundedWithFallback } from "../retrieval/read-bounds-schema.js"
+import { docText } from "./help.js"
+import { AGENT_FIELD, requestOptions } from "./request-options.js"
+import { SEARCH_FIELDS, SearchOptionsRequest } from "./search-fields.js"
+
+/** What a command with these options received, or the usage error it failed with. */
+const received = <A>(request: ReturnType<typeof requestOptions<A, unknown>>, args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    let got: A | undefined
+    const probe = Command.make("probe", { request }, (o) => Effect.sync(() => (got = o.request)))
+    const exit = yield* Command.run(probe, { name: "probe", version: "0" })(["node", "probe", ...args]).pipe(
+      Effect.either
+    )
+    if (exit._tag === "Right") return got
+    return ValidationError.isValidationError(exit.left) ? docText(exit.left.error) : String(exit.left)
+  }).pipe(Effect.provide(NodeContext.layer))
+
+describe("requestOptions", () => {
+  it.effect("decodes a command line into the request, defaults filled in by the schema", () =>
+    Effect.gen(function* () {
+      const options = requestOptions(SearchOptionsRequest, SEARCH_FIELDS)
+      expect(yield* received(options, [])).toEqual({ limit: 10, offset: 0, filters: {} })
+      expect(
+        yield* received(options, ["--limit", "5", "--source-type", "authored_update", "--project", "/srv"])
+      ).toEqual({ limit: 5, offset: 0, filters: { project: "/srv", source_type: "authored_update" } })
+      // The bound comes from the schema, the message from the option.
+      expect(yield* received(options, ["--limit", "0"])).toBe("--limit must be between 1 and 100 (got 0)")
+      // What the options accept but the request does not carry is refused naming the option.
+      expect(yield* received(options, ["--project", "x".repeat(5_000)])).toMatch(/^--project /)
+    })
+  )
+
+  it("refuses a request field without an option, and an option without a description", () => {
+    expect(() => requestOptions(SearchRequest, SEARCH_FIELDS)).toThrow(
+      "the request field query has no command-line option"
+    )
+    const undescribed = Schema.Struct({ limit: boundedWithFallback({ min: 1, max: 5, fallback: 1 }) })
+    expect(() => requestOptions(undescribed, { limit: {} })).toThrow("the request field limit has no description")
+  })
+
+  it("names a field in backquotes as its option", () => {
+    const request = Schema.Struct({
+      project: Schema.optional(described(BoundedPath, "Only here. Not with `agent`.")),
+      agent: Schema.optional(described(BoundedPath, "Whose."))
+    })
+    const probe = Command.make("probe", { request: requestOptions(request, { project: {}, agent: AGENT_FIELD }) })
+    const help = docText(Command.getHelp(probe, CliConfig.defaultConfig))
+    expect(help).toContain("Only here. Not with --agent.")
+  })
+})
