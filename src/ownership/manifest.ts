@@ -12,73 +12,72 @@ export const HooksDecision = Schema.Literal("installed", "declined")
 export type HooksDecision = typeof HooksDecision.Type
 
 /**
- * A registration blctx made in a Codex config: where (the Codex home at that time, so it can be
- * checked and removed there even after CODEX_HOME changed), under which name, and what it runs.
- * An entry of that name is blctx's only while it still runs exactly this.
+ * A record's fields with the agent's home first, under the agent's own name (`codex_home`,
+ * `claude_home`): each agent's records keep the field names they were written with.
  */
-export const CodexMcpRegistration = Schema.Struct({
-  codex_home: AbsolutePath,
+const inAgentHome = <H extends string, F extends Schema.Struct.Fields>(home: H, fields: F) =>
+  Schema.Struct({ ...({ [home]: AbsolutePath } as { readonly [K in H]: typeof AbsolutePath }), ...fields })
+
+/**
+ * A registration blctx made with an agent's CLI: where (the agent home at that time, so it can
+ * be checked and removed there even after CODEX_HOME or CLAUDE_CONFIG_DIR changed), under which
+ * name, and what it runs. An entry of that name is blctx's only while it still runs exactly this.
+ */
+const McpRegistrationFields = {
   name: Schema.String,
   command: AbsolutePath,
   args: Schema.Array(Schema.String)
-})
-export type CodexMcpRegistration = typeof CodexMcpRegistration.Type
+}
 
 /**
- * The bundled skill blctx wrote into a Codex skills root: the root and exact file (recorded, so
- * uninstall finds it even after CODEX_HOME changed), the blctx version that wrote it and the
+ * The bundled skill blctx wrote into an agent's skills root: the root and exact file (recorded, so
+ * uninstall finds it even after the agent's home changed), the blctx version that wrote it and the
  * file's SHA-256. The file is blctx's only while its content still hashes to this.
  */
-export const CodexSkillInstallation = Schema.Struct({
-  codex_home: AbsolutePath,
+const SkillInstallationFields = {
   root: AbsolutePath,
   path: AbsolutePath,
   version: Schema.String,
   sha256: Schema.String
-})
-export type CodexSkillInstallation = typeof CodexSkillInstallation.Type
+}
 
-/** One hook entry blctx added to a Codex hooks.json: its event and the exact command it runs. */
+/** One hook entry blctx added to an agent's hooks file: its event and the exact command it runs. */
 export const CodexHookEntry = Schema.Struct({ event: Schema.String, command: Schema.String })
 
-/**
- * The lifecycle hooks blctx registered in one Codex home: the hooks file, the generation its
- * commands carry (a handler of another generation records nothing) and the entries it owns.
- */
-export const CodexHooksRegistration = Schema.Struct({
-  codex_home: AbsolutePath,
-  hooks_file: AbsolutePath,
+/** The generation the hook commands carry (a handler of another generation records nothing) and the entries blctx owns. */
+const HooksRegistrationFields = {
   generation: Schema.UUID,
   entries: Schema.Array(CodexHookEntry)
+}
+
+/** blctx's MCP server in a Codex config (`codex mcp add`). */
+export const CodexMcpRegistration = inAgentHome("codex_home", McpRegistrationFields)
+export type CodexMcpRegistration = typeof CodexMcpRegistration.Type
+
+export const CodexSkillInstallation = inAgentHome("codex_home", SkillInstallationFields)
+export type CodexSkillInstallation = typeof CodexSkillInstallation.Type
+
+/** The lifecycle hooks blctx registered in one Codex home's hooks.json. */
+export const CodexHooksRegistration = inAgentHome("codex_home", {
+  hooks_file: AbsolutePath,
+  ...HooksRegistrationFields
 })
 export type CodexHooksRegistration = typeof CodexHooksRegistration.Type
 
-/** blctx's MCP server registered with Claude Code at user scope (`claude mcp add --scope user`). */
-export const ClaudeMcpRegistration = Schema.Struct({
-  /** CLAUDE_CONFIG_DIR at registration (default `~/.claude`): which Claude Code configuration holds it. */
-  claude_home: AbsolutePath,
-  name: Schema.String,
-  command: AbsolutePath,
-  args: Schema.Array(Schema.String)
-})
+/**
+ * blctx's MCP server registered with Claude Code at user scope (`claude mcp add --scope user`);
+ * `claude_home` is CLAUDE_CONFIG_DIR at registration (default `~/.claude`).
+ */
+export const ClaudeMcpRegistration = inAgentHome("claude_home", McpRegistrationFields)
 export type ClaudeMcpRegistration = typeof ClaudeMcpRegistration.Type
 
-/** The bundled skill written under a Claude Code skills root; owned while it hashes to `sha256`. */
-export const ClaudeSkillInstallation = Schema.Struct({
-  claude_home: AbsolutePath,
-  root: AbsolutePath,
-  path: AbsolutePath,
-  version: Schema.String,
-  sha256: Schema.String
-})
+export const ClaudeSkillInstallation = inAgentHome("claude_home", SkillInstallationFields)
 export type ClaudeSkillInstallation = typeof ClaudeSkillInstallation.Type
 
-/** The hook entries blctx merged into a Claude Code settings.json, with their generation. */
-export const ClaudeHooksRegistration = Schema.Struct({
-  claude_home: AbsolutePath,
+/** The hook entries blctx merged into a Claude Code settings.json. */
+export const ClaudeHooksRegistration = inAgentHome("claude_home", {
   settings_file: AbsolutePath,
-  generation: Schema.UUID,
-  entries: Schema.Array(CodexHookEntry)
+  ...HooksRegistrationFields
 })
 export type ClaudeHooksRegistration = typeof ClaudeHooksRegistration.Type
 
