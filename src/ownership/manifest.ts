@@ -41,45 +41,40 @@ const SkillInstallationFields = {
   sha256: Schema.String
 }
 
-/** One hook entry blctx added to an agent's hooks file: its event and the exact command it runs. */
-export const CodexHookEntry = Schema.Struct({ event: Schema.String, command: Schema.String })
-
-/** The generation the hook commands carry (a handler of another generation records nothing) and the entries blctx owns. */
+/**
+ * The generation the hook commands carry (a handler of another generation records nothing) and
+ * the entries blctx owns: each its event and the exact command it runs.
+ */
 const HooksRegistrationFields = {
   generation: Schema.UUID,
-  entries: Schema.Array(CodexHookEntry)
+  entries: Schema.Array(Schema.Struct({ event: Schema.String, command: Schema.String }))
 }
 
-/** blctx's MCP server in a Codex config (`codex mcp add`). */
-export const CodexMcpRegistration = inAgentHome("codex_home", McpRegistrationFields)
-export type CodexMcpRegistration = typeof CodexMcpRegistration.Type
-
-export const CodexSkillInstallation = inAgentHome("codex_home", SkillInstallationFields)
-export type CodexSkillInstallation = typeof CodexSkillInstallation.Type
-
-/** The lifecycle hooks blctx registered in one Codex home's hooks.json. */
-export const CodexHooksRegistration = inAgentHome("codex_home", {
-  hooks_file: AbsolutePath,
-  ...HooksRegistrationFields
-})
-export type CodexHooksRegistration = typeof CodexHooksRegistration.Type
-
 /**
- * blctx's MCP server registered with Claude Code at user scope (`claude mcp add --scope user`);
- * `claude_home` is CLAUDE_CONFIG_DIR at registration (default `~/.claude`).
+ * An agent's three lists of records (MCP registrations, skills, hooks), its home field named
+ * `home` and its hooks file `hooksFile`. Each list is optional: manifests written before the
+ * agent's steps read as having none.
  */
-export const ClaudeMcpRegistration = inAgentHome("claude_home", McpRegistrationFields)
-export type ClaudeMcpRegistration = typeof ClaudeMcpRegistration.Type
-
-export const ClaudeSkillInstallation = inAgentHome("claude_home", SkillInstallationFields)
-export type ClaudeSkillInstallation = typeof ClaudeSkillInstallation.Type
-
-/** The hook entries blctx merged into a Claude Code settings.json. */
-export const ClaudeHooksRegistration = inAgentHome("claude_home", {
-  settings_file: AbsolutePath,
-  ...HooksRegistrationFields
+const agentRecords = <H extends string, F extends string>(home: H, hooksFile: F) => ({
+  mcp: Schema.optional(Schema.Array(inAgentHome(home, McpRegistrationFields))),
+  skills: Schema.optional(Schema.Array(inAgentHome(home, SkillInstallationFields))),
+  hooks: Schema.optional(
+    Schema.Array(
+      inAgentHome(home, {
+        ...({ [hooksFile]: AbsolutePath } as { readonly [K in F]: typeof AbsolutePath }),
+        ...HooksRegistrationFields
+      })
+    )
+  )
 })
-export type ClaudeHooksRegistration = typeof ClaudeHooksRegistration.Type
+
+/** Codex: `codex mcp add` registrations, skills under $CODEX_HOME/skills, hooks in its hooks.json. */
+const codex = agentRecords("codex_home", "hooks_file")
+/**
+ * Claude Code: registrations at user scope (`claude mcp add --scope user`), where `claude_home` is
+ * CLAUDE_CONFIG_DIR at registration (default `~/.claude`); hooks merged into its settings.json.
+ */
+const claude = agentRecords("claude_home", "settings_file")
 
 /**
  * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
@@ -104,19 +99,16 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
     { default: () => ({}) }
   ),
   /**
-   * MCP server registrations blctx wrote with `codex mcp add`, one per Codex home. Recorded
-   * before the registration is written, so an interrupted install is retried as blctx's own.
-   * Optional: manifests written before the codex_mcp step read as having none.
+   * What blctx registered with each agent (its MCP server, one per agent home; its skill; its
+   * hooks). Recorded before the registration is written, so an interrupted install is retried as
+   * blctx's own.
    */
-  codex_mcp: Schema.optional(Schema.Array(CodexMcpRegistration)),
-  /** The bundled skill files blctx wrote (codex_skills step). Optional, as codex_mcp. */
-  codex_skills: Schema.optional(Schema.Array(CodexSkillInstallation)),
-  /** The hook entries blctx registered (codex_hooks step). Optional, as codex_mcp. */
-  codex_hooks: Schema.optional(Schema.Array(CodexHooksRegistration)),
-  /** Claude Code: the MCP registration, skill and hooks (`blctx install claude`). Optional, as above. */
-  claude_mcp: Schema.optional(Schema.Array(ClaudeMcpRegistration)),
-  claude_skills: Schema.optional(Schema.Array(ClaudeSkillInstallation)),
-  claude_hooks: Schema.optional(Schema.Array(ClaudeHooksRegistration))
+  codex_mcp: codex.mcp,
+  codex_skills: codex.skills,
+  codex_hooks: codex.hooks,
+  claude_mcp: claude.mcp,
+  claude_skills: claude.skills,
+  claude_hooks: claude.hooks
 }) {}
 
 /** Only the version field, read first so an unknown version is reported as such, not as corruption. */
