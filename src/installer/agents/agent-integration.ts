@@ -57,7 +57,7 @@ export interface FoundServer {
 export interface McpCli {
   /** The file the agent keeps the registration in. */
   readonly configFileOf: (home: string) => string
-  /** `codex mcp list`, as a person types it for this home. */
+  /** A CLI command as a person types it for this home (`CODEX_HOME=/x codex mcp list`). */
   readonly command: (home: string, args: string) => string
   /** How a person removes the entry of `name` from this home, said after "or ... yourself". */
   readonly removeYourself: (home: string, name: string) => string

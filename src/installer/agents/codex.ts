@@ -22,7 +22,7 @@ import {
 import { SafeFs } from "../../fs/safe-fs.js"
 import { Paths } from "../../paths/paths.js"
 import { codexFormat } from "../../transcripts/formats/codex-format.js"
-import { fail, type StepFailure } from "../step.js"
+import { fail, type StepFailure, type StepRun } from "../step.js"
 import {
   type AgentIntegration,
   type FoundServer,
@@ -96,8 +96,7 @@ const foundServer =
 const mcpCli = Effect.gen(function* () {
   const codex = yield* CodexCli
   const fs = yield* SafeFs
-  const preserving = (home: string, run: { readonly progress: Parameters<typeof preservingCodexConfig>[2] }) =>
-    preservingCodexConfig(fs, codexConfigFile(home), run.progress)
+  const preserving = (home: string, run: StepRun) => preservingCodexConfig(fs, codexConfigFile(home), run.progress)
   const cli: McpCli = {
     configFileOf: codexConfigFile,
     command: codexCommand,

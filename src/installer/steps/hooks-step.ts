@@ -17,7 +17,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import type { AgentIntegration, HooksApproval, HooksRecord } from "../agents/agent-integration.js"
 import { ProgramPaths } from "../program-paths.js"
-import { fail, type Step } from "../step.js"
+import { fail, type Step, type StepFailure } from "../step.js"
 import { captureFindings, describeCapture, fault, type HookFinding, hooksVerdict, waiting } from "./capture-health.js"
 import { daemonSession } from "./daemon-session.js"
 import { makeHooksManifest } from "./hooks-manifest.js"
@@ -161,7 +161,7 @@ export const hooksStep = <R>(agent: AgentIntegration<unknown, unknown, R>) =>
       })
 
     /** The agent's answer about the entries in place: asked where it has approvals, fixed otherwise. */
-    const approvalOf = (record: HooksRecord, next: string): Effect.Effect<HooksApproval, ReturnType<typeof fail>> =>
+    const approvalOf = (record: HooksRecord, next: string): Effect.Effect<HooksApproval, StepFailure> =>
       own.approval.asks ? own.approval.confirm(record.entries, next) : Effect.succeed(own.approval.said)
 
     /** Installed and loaded: blctx's entries in place and current, programs present, the agent's answer said. */
