@@ -1,4 +1,3 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Command, CommandExecutor } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
@@ -16,7 +15,7 @@ import {
 } from "../src/claude/claude-cli.js"
 import { shareClaudeAnswers } from "../src/installer/shared-answers.js"
 import { Paths } from "../src/paths/paths.js"
-import { findOnPath } from "./codex-launcher.js"
+import { findOnPath, isExecutableFile } from "./agent-executable.js"
 import { type CommandResult, runCommand } from "./daemon-process-table.js"
 
 /** `claude mcp add/remove` answer in under a second; the bound is for a machine under load. */
@@ -43,16 +42,6 @@ const QUIET = {
   NO_COLOR: "1",
   [OWN_CALL_VARIABLE]: "1"
 } as const
-
-const isExecutableFile = (path: string) => {
-  try {
-    if (!Fs.statSync(path).isFile()) return false
-    Fs.accessSync(path, Fs.constants.X_OK)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** What claude said on one line: its stderr (else stdout), without blank lines, bounded. */
 export const claudeErrorText = (result: CommandResult): string => {

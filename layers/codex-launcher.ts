@@ -1,31 +1,12 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Command } from "@effect/platform"
 import { Config, Effect, Option } from "effect"
 import { OWN_CALL_VARIABLE } from "../src/capture/hook-command.js"
 import { CodexNotFound } from "../src/codex/codex-cli.js"
 import { Paths } from "../src/paths/paths.js"
+import { findOnPath } from "./agent-executable.js"
 
-const isExecutableFile = (path: string) => {
-  try {
-    if (!Fs.statSync(path).isFile()) return false
-    Fs.accessSync(path, Fs.constants.X_OK)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/**
- * The first executable `name` in the absolute directories of PATH. Empty and relative entries
- * (which mean "the current directory") are skipped: an installer never runs a program that
- * depends on where it was started.
- */
-export const findOnPath = (pathVariable: string, name = "codex") => {
-  const searched = pathVariable.split(NodePath.delimiter).filter((d) => d !== "" && NodePath.isAbsolute(d))
-  const found = searched.map((d) => NodePath.join(d, name)).find(isExecutableFile)
-  return { found: Option.fromNullable(found), searched }
-}
+export { findOnPath }
 
 /**
  * How blctx starts the codex found on PATH for one Codex home, shared by every layer that runs

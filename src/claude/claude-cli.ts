@@ -1,5 +1,6 @@
 import * as NodePath from "node:path"
 import { Context, Data, type Effect, Option } from "effect"
+import { notOnPath } from "../domain/not-on-path.js"
 
 /** What a person runs to get Claude Code's CLI. */
 export const CLAUDE_INSTALL_COMMAND = "npm install -g @anthropic-ai/claude-code"
@@ -63,9 +64,7 @@ export class ClaudeNotFound extends Data.TaggedError("ClaudeNotFound")<{
     if (Option.isSome(this.variable)) {
       return `${CLAUDE_BIN_VARIABLE}=${this.variable.value} is not an executable file (it must be an absolute path to claude)`
     }
-    return this.searched.length === 0
-      ? "the claude command was not found: PATH is empty"
-      : `the claude command was not found on PATH (${this.searched.join(":")})`
+    return notOnPath("claude", this.searched)
   }
 }
 

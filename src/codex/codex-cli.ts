@@ -1,4 +1,5 @@
 import { Context, Data, type Effect, type Option, Schema } from "effect"
+import { notOnPath } from "../domain/not-on-path.js"
 
 /** What a person runs to get the Codex CLI. */
 export const CODEX_INSTALL_COMMAND = "npm install -g @openai/codex"
@@ -54,9 +55,7 @@ export class CodexNotFound extends Data.TaggedError("CodexNotFound")<{
   readonly searched: ReadonlyArray<string>
 }> {
   override get message() {
-    return this.searched.length === 0
-      ? "the codex command was not found: PATH is empty"
-      : `the codex command was not found on PATH (${this.searched.join(":")})`
+    return notOnPath("codex", this.searched)
   }
 }
 

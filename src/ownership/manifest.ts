@@ -12,75 +12,69 @@ export const HooksDecision = Schema.Literal("installed", "declined")
 export type HooksDecision = typeof HooksDecision.Type
 
 /**
- * A registration blctx made in a Codex config: where (the Codex home at that time, so it can be
- * checked and removed there even after CODEX_HOME changed), under which name, and what it runs.
- * An entry of that name is blctx's only while it still runs exactly this.
+ * A record's fields with the agent's home first, under the agent's own name (`codex_home`,
+ * `claude_home`): each agent's records keep the field names they were written with.
  */
-export const CodexMcpRegistration = Schema.Struct({
-  codex_home: AbsolutePath,
+const inAgentHome = <H extends string, F extends Schema.Struct.Fields>(home: H, fields: F) =>
+  Schema.Struct({ ...({ [home]: AbsolutePath } as { readonly [K in H]: typeof AbsolutePath }), ...fields })
+
+/**
+ * A registration blctx made with an agent's CLI: where (the agent home at that time, so it can
+ * be checked and removed there even after CODEX_HOME or CLAUDE_CONFIG_DIR changed), under which
+ * name, and what it runs. An entry of that name is blctx's only while it still runs exactly this.
+ */
+const McpRegistrationFields = {
   name: Schema.String,
   command: AbsolutePath,
   args: Schema.Array(Schema.String)
-})
-export type CodexMcpRegistration = typeof CodexMcpRegistration.Type
+}
 
 /**
- * The bundled skill blctx wrote into a Codex skills root: the root and exact file (recorded, so
- * uninstall finds it even after CODEX_HOME changed), the blctx version that wrote it and the
+ * The bundled skill blctx wrote into an agent's skills root: the root and exact file (recorded, so
+ * uninstall finds it even after the agent's home changed), the blctx version that wrote it and the
  * file's SHA-256. The file is blctx's only while its content still hashes to this.
  */
-export const CodexSkillInstallation = Schema.Struct({
-  codex_home: AbsolutePath,
+const SkillInstallationFields = {
   root: AbsolutePath,
   path: AbsolutePath,
   version: Schema.String,
   sha256: Schema.String
-})
-export type CodexSkillInstallation = typeof CodexSkillInstallation.Type
-
-/** One hook entry blctx added to a Codex hooks.json: its event and the exact command it runs. */
-export const CodexHookEntry = Schema.Struct({ event: Schema.String, command: Schema.String })
+}
 
 /**
- * The lifecycle hooks blctx registered in one Codex home: the hooks file, the generation its
- * commands carry (a handler of another generation records nothing) and the entries it owns.
+ * The generation the hook commands carry (a handler of another generation records nothing) and
+ * the entries blctx owns: each its event and the exact command it runs.
  */
-export const CodexHooksRegistration = Schema.Struct({
-  codex_home: AbsolutePath,
-  hooks_file: AbsolutePath,
+const HooksRegistrationFields = {
   generation: Schema.UUID,
-  entries: Schema.Array(CodexHookEntry)
-})
-export type CodexHooksRegistration = typeof CodexHooksRegistration.Type
+  entries: Schema.Array(Schema.Struct({ event: Schema.String, command: Schema.String }))
+}
 
-/** blctx's MCP server registered with Claude Code at user scope (`claude mcp add --scope user`). */
-export const ClaudeMcpRegistration = Schema.Struct({
-  /** CLAUDE_CONFIG_DIR at registration (default `~/.claude`): which Claude Code configuration holds it. */
-  claude_home: AbsolutePath,
-  name: Schema.String,
-  command: AbsolutePath,
-  args: Schema.Array(Schema.String)
+/**
+ * An agent's three lists of records (MCP registrations, skills, hooks), its home field named
+ * `home` and its hooks file `hooksFile`. Each list is optional: manifests written before the
+ * agent's steps read as having none.
+ */
+const agentRecords = <H extends string, F extends string>(home: H, hooksFile: F) => ({
+  mcp: Schema.optional(Schema.Array(inAgentHome(home, McpRegistrationFields))),
+  skills: Schema.optional(Schema.Array(inAgentHome(home, SkillInstallationFields))),
+  hooks: Schema.optional(
+    Schema.Array(
+      inAgentHome(home, {
+        ...({ [hooksFile]: AbsolutePath } as { readonly [K in F]: typeof AbsolutePath }),
+        ...HooksRegistrationFields
+      })
+    )
+  )
 })
-export type ClaudeMcpRegistration = typeof ClaudeMcpRegistration.Type
 
-/** The bundled skill written under a Claude Code skills root; owned while it hashes to `sha256`. */
-export const ClaudeSkillInstallation = Schema.Struct({
-  claude_home: AbsolutePath,
-  root: AbsolutePath,
-  path: AbsolutePath,
-  version: Schema.String,
-  sha256: Schema.String
-})
-export type ClaudeSkillInstallation = typeof ClaudeSkillInstallation.Type
-
-/** The hook entries blctx merged into a Claude Code settings.json, with their generation. */
-export const ClaudeHooksRegistration = Schema.Struct({
-  claude_home: AbsolutePath,
-  settings_file: AbsolutePath,
-  generation: Schema.UUID,
-  entries: Schema.Array(CodexHookEntry)
-})
-export type ClaudeHooksRegistration = typeof ClaudeHooksRegistration.Type
+/** Codex: `codex mcp add` registrations, skills under $CODEX_HOME/skills, hooks in its hooks.json. */
+const codex = agentRecords("codex_home", "hooks_file")
+/**
+ * Claude Code: registrations at user scope (`claude mcp add --scope user`), where `claude_home` is
+ * CLAUDE_CONFIG_DIR at registration (default `~/.claude`); hooks merged into its settings.json.
+ */
+const claude = agentRecords("claude_home", "settings_file")
 
 /**
  * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
@@ -105,19 +99,16 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
     { default: () => ({}) }
   ),
   /**
-   * MCP server registrations blctx wrote with `codex mcp add`, one per Codex home. Recorded
-   * before the registration is written, so an interrupted install is retried as blctx's own.
-   * Optional: manifests written before the codex_mcp step read as having none.
+   * What blctx registered with each agent (its MCP server, one per agent home; its skill; its
+   * hooks). Recorded before the registration is written, so an interrupted install is retried as
+   * blctx's own.
    */
-  codex_mcp: Schema.optional(Schema.Array(CodexMcpRegistration)),
-  /** The bundled skill files blctx wrote (codex_skills step). Optional, as codex_mcp. */
-  codex_skills: Schema.optional(Schema.Array(CodexSkillInstallation)),
-  /** The hook entries blctx registered (codex_hooks step). Optional, as codex_mcp. */
-  codex_hooks: Schema.optional(Schema.Array(CodexHooksRegistration)),
-  /** Claude Code: the MCP registration, skill and hooks (`blctx install claude`). Optional, as above. */
-  claude_mcp: Schema.optional(Schema.Array(ClaudeMcpRegistration)),
-  claude_skills: Schema.optional(Schema.Array(ClaudeSkillInstallation)),
-  claude_hooks: Schema.optional(Schema.Array(ClaudeHooksRegistration))
+  codex_mcp: codex.mcp,
+  codex_skills: codex.skills,
+  codex_hooks: codex.hooks,
+  claude_mcp: claude.mcp,
+  claude_skills: claude.skills,
+  claude_hooks: claude.hooks
 }) {}
 
 /** Only the version field, read first so an unknown version is reported as such, not as corruption. */

@@ -6,9 +6,9 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { describeError, fail, type Step } from "../step.js"
-import { mcpServerCommand } from "./codex-mcp.js"
 import { HISTORY_INDEX_FILE } from "./history-index.js"
 import { callDecoded, IndexStatus, MCP_PROBE_TIMEOUT, probeFailure } from "./mcp-health.js"
+import { mcpServerCommand } from "./mcp-server-command.js"
 
 /** The part of history_index's record this step reads: which session files it imported. */
 const ImportedPaths = Schema.parseJson(Schema.Struct({ paths: Schema.Array(Schema.String) }))

@@ -2,14 +2,11 @@ import { DateTime, Effect, Option } from "effect"
 import type { AgentTarget } from "../../domain/step-id.js"
 import { type HooksDecision, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
+import type { HooksRecord } from "../agents/agent-integration.js"
+import { AGENTS } from "../agents/agents.js"
+import type { RecordList } from "../agents/manifest-records.js"
 import { fail } from "../step.js"
 import { stepManifest } from "./step-manifest.js"
-
-/** Where each target's hooks step keeps its choice and its registrations. */
-const HOOKS_KEYS = {
-  codex: { choice: "hooks", records: "codex_hooks" },
-  claude: { choice: "claude_hooks", records: "claude_hooks" }
-} as const satisfies Record<AgentTarget, { readonly choice: ChoiceKey; readonly records: RecordsKey }>
 
 /**
  * What the person already answered about a target's hooks: the choice install recorded, or, for
@@ -18,10 +15,10 @@ const HOOKS_KEYS = {
  */
 export const answeredHooks = (manifest: Option.Option<Manifest>, target: AgentTarget): Option.Option<HooksDecision> =>
   Option.flatMap(manifest, (m) => {
-    const keys = HOOKS_KEYS[target]
-    const choice = m.choices[keys.choice]
+    const { hooks } = AGENTS[target]
+    const choice = m.choices[hooks.choice]
     if (choice !== undefined) return Option.some(choice)
-    return (m[keys.records] ?? []).length > 0 ? Option.some("installed" as const) : Option.none()
+    return hooks.records.read(m).length > 0 ? Option.some("installed" as const) : Option.none()
   })
 
 /** The recorded answer about a target's hooks; an unreadable manifest counts as none (the data step reports it). */
@@ -33,13 +30,11 @@ export const readAnsweredHooks = (target: AgentTarget) =>
     )
   )
 
-/** Where a hooks step keeps its registrations in the manifest. */
-type RecordsKey = "codex_hooks" | "claude_hooks"
 /** Where it keeps the person's choice (`declined`, or nothing). */
 type ChoiceKey = keyof Manifest["choices"]
 
-export interface HooksManifestOptions<K extends RecordsKey> {
-  readonly records: K
+export interface HooksManifestOptions {
+  readonly records: RecordList<HooksRecord>
   readonly choice: ChoiceKey
   /** The command that installs this agent's target, named when there is no active installation. */
   readonly install: string
@@ -51,9 +46,9 @@ export interface HooksManifestOptions<K extends RecordsKey> {
  * Each step keeps its records and its choice under its own keys, so one agent's hooks never touch
  * the other's.
  */
-export const makeHooksManifest = <K extends RecordsKey>(
+export const makeHooksManifest = (
   manifests: ManifestStore,
-  { records: recordsKey, choice: choiceKey, install }: HooksManifestOptions<K>
+  { records: list, choice: choiceKey, install }: HooksManifestOptions
 ) => {
   const { read, readActive } = stepManifest(manifests, install)
 
@@ -64,17 +59,19 @@ export const makeHooksManifest = <K extends RecordsKey>(
   )
 
   /** Writes `m` with new choices and/or registrations; an empty list of registrations drops the key. */
-  const write = (m: Manifest, changes: { readonly choices?: Manifest["choices"]; readonly records?: Manifest[K] }) =>
+  const write = (
+    m: Manifest,
+    changes: { readonly choices?: Manifest["choices"]; readonly records?: ReadonlyArray<HooksRecord> }
+  ) =>
     Effect.gen(function* () {
-      const { [recordsKey]: current, ...rest } = m
-      const records = "records" in changes ? changes.records : current
-      // A computed key loses its type in a spread; the Manifest constructor still validates it.
-      const fields = {
-        ...rest,
-        ...(changes.choices === undefined ? {} : { choices: changes.choices }),
-        ...(records !== undefined && records.length > 0 ? { [recordsKey]: records } : {}),
-        updated_at: DateTime.formatIso(yield* DateTime.now)
-      } as ConstructorParameters<typeof Manifest>[0]
+      const fields = list.with(
+        {
+          ...m,
+          ...(changes.choices === undefined ? {} : { choices: changes.choices }),
+          updated_at: DateTime.formatIso(yield* DateTime.now)
+        },
+        changes.records ?? list.read(m)
+      )
       const next = new Manifest(fields)
       yield* manifests
         .write(next)

@@ -21,9 +21,9 @@ import { MCP_TOOLS } from "../../mcp/mcp-server.js"
 import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
+import { CLAUDE_MCP_NAME } from "../agents/claude.js"
+import { CODEX_MCP_NAME } from "../agents/codex.js"
 import { fail, type Step, type StepFailure } from "../step.js"
-import { CLAUDE_MCP_NAME } from "./claude-mcp.js"
-import { CODEX_MCP_NAME } from "./codex-mcp.js"
 
 /** Launch, initialise, list and call within this: a cold start plus a daemon round trip, generously. */
 export const MCP_PROBE_TIMEOUT = Duration.seconds(30)

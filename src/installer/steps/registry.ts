@@ -1,28 +1,31 @@
 import { Effect, Option } from "effect"
 import type { ReportCommand } from "../../domain/report.js"
-import { type AgentTarget, displayIndex, SHARED_STEP_IDS } from "../../domain/step-id.js"
+import { AGENT_TARGETS, type AgentTarget, displayIndex, SHARED_STEP_IDS } from "../../domain/step-id.js"
 import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
+import type { AgentIntegration } from "../agents/agent-integration.js"
+import { AGENTS } from "../agents/agents.js"
 import type { Step } from "../step.js"
 import { backgroundServiceStep } from "./background-service.js"
-import { claudeHooksStep } from "./claude-hooks.js"
-import { claudeMcpStep } from "./claude-mcp.js"
-import { claudeSkillsStep } from "./claude-skills.js"
-import { codexHooksStep } from "./codex-hooks.js"
-import { codexMcpStep } from "./codex-mcp.js"
-import { codexSkillsStep } from "./codex-skills.js"
 import { dataDirectoryStep } from "./data-directory.js"
 import { embeddingModelStep } from "./embedding-model.js"
 import { historyIndexStep } from "./history-index.js"
 import { historyRetrievalStep } from "./history-retrieval.js"
+import { hooksStep } from "./hooks-step.js"
 import { claudeMcpSource, codexMcpSource, makeMcpHealthStep } from "./mcp-health.js"
+import { mcpStep } from "./mcp-step.js"
 import { serviceHealthStep } from "./service-health.js"
 import { sessionDiscoveryStep } from "./session-discovery.js"
+import { skillsStep } from "./skills-step.js"
+
+/** What an agent's target registers with it: its MCP server, its skill and its hooks, one generic step each. */
+const agentSteps = <M, S, H>(agent: AgentIntegration<M, S, H>) =>
+  [mcpStep(agent), skillsStep(agent), hooksStep(agent)] as const
 
 /** Each target's own steps (what it registers with its agent), and where mcp_health reads its registration. */
 const targetSteps = {
-  codex: { steps: [codexMcpStep, codexSkillsStep, codexHooksStep], mcpSource: codexMcpSource },
-  claude: { steps: [claudeMcpStep, claudeSkillsStep, claudeHooksStep], mcpSource: claudeMcpSource }
+  codex: { steps: agentSteps(AGENTS.codex), mcpSource: codexMcpSource },
+  claude: { steps: agentSteps(AGENTS.claude), mcpSource: claudeMcpSource }
 } as const
 
 /**
@@ -60,11 +63,11 @@ export const installSteps = stepsFor(["codex"])
 export const installedTargets = (manifest: Option.Option<Manifest>): ReadonlyArray<AgentTarget> => {
   if (Option.isNone(manifest) || manifest.value.state !== "active") return []
   const m = manifest.value
-  const any = (records: ReadonlyArray<unknown> | undefined) => (records ?? []).length > 0
-  const targets: Array<AgentTarget> = []
-  if (any(m.codex_mcp) || any(m.codex_skills) || any(m.codex_hooks)) targets.push("codex")
-  if (any(m.claude_mcp) || any(m.claude_skills) || any(m.claude_hooks)) targets.push("claude")
-  return targets
+  const recorded = (target: AgentTarget) => {
+    const { mcp, skills, hooks } = AGENTS[target]
+    return [mcp.records, skills.records, hooks.records].some((list) => list.read(m).length > 0)
+  }
+  return AGENT_TARGETS.filter(recorded)
 }
 
 /** The manifest's installed targets; an unreadable manifest counts as none (the data step reports it). */

@@ -9,6 +9,7 @@ import { writeReplacing } from "../../fs/write-replacing.js"
 import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { VERSION } from "../../version.js"
+import { SKILL_NAME, type SkillRecord } from "../agents/agent-integration.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type StepFailure } from "../step.js"
 import { checkAgentHomePath } from "./agent-home-ownership.js"
@@ -20,8 +21,7 @@ import { stepManifest } from "./step-manifest.js"
  * An agent's step adds only how it confirms the agent sees the skill.
  */
 
-/** The skill's name: its folder in a skills root and the `name:` of its front matter. */
-export const SKILL_NAME = "base-layer-context"
+export { SKILL_NAME, type SkillRecord }
 
 /**
  * Folders blctx creates are private; the file is 0600 too: only this user's agent reads it, and
@@ -43,15 +43,6 @@ export const skillLocation = (agentHome: string) => {
 
 export const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex")
 export const short = (hash: string) => hash.slice(0, 12)
-
-/** A skill record with the agent's home under one name (the manifest names it per agent). */
-export interface SkillRecord {
-  readonly home: string
-  readonly root: string
-  readonly path: string
-  readonly version: string
-  readonly sha256: string
-}
 
 /** What is at the skill file's path, read without following a link. */
 export type FileState =

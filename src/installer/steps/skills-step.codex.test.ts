@@ -19,9 +19,14 @@ import {
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { VERSION } from "../../version.js"
+import { AGENTS } from "../agents/agents.js"
 import { ProgramPaths } from "../program-paths.js"
 import type { Step, StepFailure } from "../step.js"
-import { CODEX_SKILL_NAME, codexSkillsStep, skillLocation } from "./codex-skills.js"
+import { SKILL_NAME as CODEX_SKILL_NAME, skillLocation } from "./skill-file.js"
+import { skillsStep } from "./skills-step.js"
+
+const codexSkillsStep = skillsStep(AGENTS.codex)
+
 import { diagnoseOf, pathInputs, runOf, useActiveHome } from "./service-steps.test-support.js"
 
 const fresh = useActiveHome()

@@ -10,11 +10,16 @@ import type { Check } from "../../domain/report.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
 import type { ContextStatusResponse } from "../../retrieval/context-status.js"
+import { AGENTS } from "../agents/agents.js"
 import { runSteps } from "../engine.js"
 import { ProgramPaths } from "../program-paths.js"
 import { Renderer } from "../renderer.js"
 import type { HooksChoice, Step, StepFailure } from "../step.js"
-import { CLAUDE_DECLINED_DETAIL, claudeHooksStep } from "./claude-hooks.js"
+import { declinedDetail, hooksStep } from "./hooks-step.js"
+
+const claudeHooksStep = hooksStep(AGENTS.claude)
+const CLAUDE_DECLINED_DETAIL = declinedDetail(AGENTS.claude)
+
 import {
   diagnoseOf,
   FakeConnector,

@@ -14,11 +14,17 @@ import type { Check } from "../../domain/report.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
 import type { ContextStatusResponse } from "../../retrieval/context-status.js"
+import { AGENTS } from "../agents/agents.js"
+import { APPROVE_HOOKS } from "../agents/codex.js"
 import { runSteps } from "../engine.js"
 import { ProgramPaths } from "../program-paths.js"
 import { Renderer } from "../renderer.js"
 import type { HooksChoice, Step, StepFailure } from "../step.js"
-import { APPROVE_HOOKS, codexHooksStep, DECLINED_DETAIL } from "./codex-hooks.js"
+import { declinedDetail, hooksStep } from "./hooks-step.js"
+
+const codexHooksStep = hooksStep(AGENTS.codex)
+const DECLINED_DETAIL = declinedDetail(AGENTS.codex)
+
 import {
   diagnoseOf,
   FakeConnector,

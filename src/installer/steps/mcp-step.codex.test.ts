@@ -7,9 +7,14 @@ import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { codexConfigFile } from "../../codex/codex-cli.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
+import { AGENTS } from "../agents/agents.js"
+import { CODEX_MCP_NAME } from "../agents/codex.js"
 import { ProgramPaths } from "../program-paths.js"
 import type { Step, StepFailure } from "../step.js"
-import { CODEX_MCP_NAME, codexMcpStep } from "./codex-mcp.js"
+import { mcpStep } from "./mcp-step.js"
+
+const codexMcpStep = mcpStep(AGENTS.codex)
+
 import { diagnoseOf, INSTALLATION, pathInputs, runOf, useActiveHome } from "./service-steps.test-support.js"
 
 const fresh = useActiveHome()

@@ -8,9 +8,13 @@ import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { VERSION } from "../../version.js"
+import { AGENTS } from "../agents/agents.js"
 import { ProgramPaths } from "../program-paths.js"
 import type { Step, StepFailure } from "../step.js"
-import { claudeSkillsStep } from "./claude-skills.js"
+import { skillsStep } from "./skills-step.js"
+
+const claudeSkillsStep = skillsStep(AGENTS.claude)
+
 import { diagnoseOf, pathInputs, runOf, useActiveHome } from "./service-steps.test-support.js"
 import { SKILL_NAME, skillLocation } from "./skill-file.js"
 

@@ -9,9 +9,14 @@ import { CodexAppServer } from "../../codex/codex-app-server.js"
 import { renderHooksDocument } from "../../codex/hooks-file.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
+import { AGENTS } from "../agents/agents.js"
+import { APPROVE_HOOKS } from "../agents/codex.js"
 import { ProgramPaths } from "../program-paths.js"
 import type { Step } from "../step.js"
-import { APPROVE_HOOKS, codexHooksStep } from "./codex-hooks.js"
+import { hooksStep } from "./hooks-step.js"
+
+const codexHooksStep = hooksStep(AGENTS.codex)
+
 import {
   FakeConnector,
   INSTALLATION,

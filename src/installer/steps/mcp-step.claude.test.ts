@@ -5,10 +5,15 @@ import { Effect, Either, Layer } from "effect"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
+import { AGENTS } from "../agents/agents.js"
+import { CLAUDE_MCP_NAME } from "../agents/claude.js"
 import { ProgramPaths } from "../program-paths.js"
 import type { Step, StepFailure } from "../step.js"
-import { CLAUDE_MCP_NAME, claudeMcpStep } from "./claude-mcp.js"
-import { mcpServerCommand } from "./codex-mcp.js"
+import { mcpServerCommand } from "./mcp-server-command.js"
+import { mcpStep } from "./mcp-step.js"
+
+const claudeMcpStep = mcpStep(AGENTS.claude)
+
 import { claudeIn, realClaude, realClaudeLayer, writeFakeMcpServer } from "./real-claude.test-support.js"
 import { diagnoseOf, INSTALLATION, pathInputs, runOf, useActiveHome } from "./service-steps.test-support.js"
 

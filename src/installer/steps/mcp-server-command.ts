@@ -1,0 +1,28 @@
+import type { Context } from "effect"
+import { daemonArgv } from "../../daemon/daemon-args.js"
+import type { InstallationId } from "../../domain/installation-id.js"
+import type { ResolvedPaths } from "../../paths/paths.js"
+import type { ProgramPaths } from "../program-paths.js"
+
+/**
+ * The command that runs this installation's MCP server: the absolute node and bundled entry, then
+ * the installation id and its XDG roots (the daemon's own arguments). The MCP steps register it;
+ * history_retrieval runs it.
+ */
+export const mcpServerCommand = (
+  programs: Context.Tag.Service<ProgramPaths>,
+  paths: ResolvedPaths,
+  installationId: InstallationId
+): { readonly command: string; readonly args: ReadonlyArray<string> } => ({
+  command: programs.node,
+  args: [
+    programs.mcp,
+    ...daemonArgv({
+      "installation-id": installationId,
+      "data-home": paths.dataHome,
+      "config-home": paths.configHome,
+      "cache-home": paths.cacheHome,
+      "state-home": paths.stateHome
+    })
+  ]
+})
