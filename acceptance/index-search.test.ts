@@ -318,9 +318,11 @@ describe("indexing and retrieval through the daemon", () => {
         // A rebuild of every vector, pausing inside each batch's write transaction for longer
         // than any search below can take, so the repair holds the writer throughout.
         h.holdJobs({ repair_batch_ms: 60_000 })
-        const repair = await withClient(h, (c) => c.submitJob({ kind: "repair", params: { force: true } }))
+        const repair = await withClient(h, (c) => c.SubmitJob({ kind: "repair", params: { force: true } }))
         await waitFor("the repair to run", () =>
-          withClient(h, (c) => c.jobStatus(repair.job.id)).then((j) => (j.state === "running" ? j : undefined))
+          withClient(h, (c) => c.JobStatus({ job_id: repair.job.id })).then((j) =>
+            j.state === "running" ? j : undefined
+          )
         )
         await waitFor("the repair to hold the writer", () => (writerHeld(h.database) ? true : undefined))
         const during = await json<Search>(h, ["search", "deploy", "rollout"])
@@ -328,7 +330,7 @@ describe("indexing and retrieval through the daemon", () => {
         expect(during.query_mode_reason).toContain("repair")
         expect(during.results.length).toBeGreaterThan(0)
         expect(during.results[0]?.score.kind).toBe("bm25")
-        await withClient(h, (c) => c.cancelJobs({ job_ids: [repair.job.id] }))
+        await withClient(h, (c) => c.CancelJobs({ job_ids: [repair.job.id] }))
       } finally {
         await server.close()
       }
@@ -354,13 +356,13 @@ describe("indexing and retrieval through the daemon", () => {
             trial * FILES + 1
           )
           const submitted = await withClient(h, (c) =>
-            c.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
+            c.SubmitJob({ kind: "import", params: { paths: files, origin: "cli" } })
           )
           // Killed on an event, not after a delay: once the job runs and has committed a random
           // number of its files (0 to all but one), so the kill lands inside it however fast it is.
           const before = Math.floor(Math.random() * FILES)
           await waitFor("the import to reach its kill point", () =>
-            withClient(h, (c) => c.jobStatus(submitted.job.id)).then(
+            withClient(h, (c) => c.JobStatus({ job_id: submitted.job.id })).then(
               (j) => (j.state !== "queued" && (j.state !== "running" || j.progress_done >= before) ? j : undefined),
               () => undefined
             )
@@ -376,7 +378,7 @@ describe("indexing and retrieval through the daemon", () => {
           const done = await waitFor(
             "the import to finish",
             () =>
-              withClient(h, (c) => c.jobStatus(submitted.job.id)).then(
+              withClient(h, (c) => c.JobStatus({ job_id: submitted.job.id })).then(
                 (j) => (j.state === "queued" || j.state === "running" ? undefined : j),
                 () => undefined
               ),

@@ -124,7 +124,7 @@ const follow = (client: BlctxClient, job: JobView) =>
       }
       yield* Effect.sleep(POLL)
       current = yield* client
-        .jobStatus(current.id)
+        .JobStatus({ job_id: current.id })
         .pipe(Effect.retry({ times: POLL_ATTEMPTS - 1, while: (e) => e._tag === "DaemonUnavailable" }))
     }
     if (tty) process.stderr.write("\r\u001b[2K")
@@ -136,7 +136,7 @@ const follow = (client: BlctxClient, job: JobView) =>
       onTimeout: () =>
         Console.error(
           `blctx: job ${job.id} is still running after ten minutes; it continues in the daemon. Inspect it with: blctx index-status ${job.id}`
-        ).pipe(Effect.zipRight(client.jobStatus(job.id)))
+        ).pipe(Effect.zipRight(client.JobStatus({ job_id: job.id })))
     }),
     Effect.flatten
   )
@@ -144,7 +144,7 @@ const follow = (client: BlctxClient, job: JobView) =>
 /** Submits one import job (once: never retried) and, with `wait`, follows it to its end. */
 export const submitImport = (client: BlctxClient, files: ReadonlyArray<string>, wait: boolean) =>
   Effect.gen(function* () {
-    const submitted = yield* client.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
+    const submitted = yield* client.SubmitJob({ kind: "import", params: { paths: files, origin: "cli" } })
     return wait ? yield* follow(client, submitted.job) : submitted.job
   })
 
@@ -198,7 +198,7 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
   handled(
     Option.match(o.jobId, {
       onNone: () =>
-        withDaemon((client) => client.contextStatus()).pipe(
+        withDaemon((client) => client.ContextStatus()).pipe(
           Effect.flatMap((status) => emit(status, (s) => s, renderStatus, o.pretty))
         ),
       onSome: (id) =>
@@ -206,7 +206,7 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
           const jobId = yield* Schema.decodeUnknown(JobId)(id).pipe(
             Effect.mapError(() => new CliUsageError({ message: `${quoteValue(id)} is not a job id` }))
           )
-          const job = yield* withDaemon((client) => client.jobStatus(jobId))
+          const job = yield* withDaemon((client) => client.JobStatus({ job_id: jobId }))
           yield* emit(job, (j) => ({ job: j }), renderJob, o.pretty)
         })
     }),
@@ -296,7 +296,7 @@ export const searchCommand = Command.make(
         if (query === "") return yield* new CliUsageError({ message: "give a search query" })
         yield* checkRange(o.since, o.until)
         const response = yield* withDaemon((client) =>
-          client.search({
+          client.Search({
             query,
             limit: o.limit,
             offset: o.offset,
@@ -347,7 +347,7 @@ export const recentCommand = Command.make(
         }
         yield* checkRange(o.since, o.until)
         const response = yield* withDaemon((client) =>
-          client.recent(
+          client.Recent(
             defined({
               days: optional(o.days),
               since: optional(o.since),
@@ -400,7 +400,7 @@ export const contextCommand = Command.make(
     handled(
       Effect.gen(function* () {
         const response = yield* withDaemon((client) =>
-          client.context(
+          client.Context(
             defined({
               context_id: o.contextId,
               offset: optional(o.offset),

@@ -53,7 +53,7 @@ const listCommand = Command.make(
     handled(
       Effect.gen(function* () {
         const response = yield* withDaemon((client) =>
-          client.listNotes({
+          client.ListNotes({
             limit: o.limit,
             offset: o.offset,
             ...Option.match(o.project, { onNone: () => ({}), onSome: (project) => ({ project }) }),
@@ -74,7 +74,7 @@ const showCommand = Command.make("show", { noteId, pretty }, (o) =>
   handled(
     Effect.gen(function* () {
       const request = yield* historyRequest(o.noteId)
-      const history = yield* withDaemon((client) => client.noteHistory(request))
+      const history = yield* withDaemon((client) => client.NoteHistory(request))
       const current = history.revisions.at(-1)
       yield* emit(
         history,
@@ -91,7 +91,7 @@ const historyCommand = Command.make("history", { noteId, pretty }, (o) =>
   handled(
     Effect.gen(function* () {
       const request = yield* historyRequest(o.noteId)
-      const history = yield* withDaemon((client) => client.noteHistory(request))
+      const history = yield* withDaemon((client) => client.NoteHistory(request))
       yield* emit(history, (h) => h, renderNoteHistory, o.pretty)
     }),
     o.pretty

@@ -187,7 +187,7 @@ const searchTool = readTool({
   ].join(" "),
   input: SearchToolRequest,
   output: McpSearchResponse,
-  run: (client, request) => Effect.map(client.search(request), toMcpSearch),
+  run: (client, request) => Effect.map(client.Search(request), toMcpSearch),
   excerpts: searchExcerpts
 })
 
@@ -207,7 +207,7 @@ const recentTool = readTool({
   ].join(" "),
   input: RecentRequest,
   output: McpRecentResponse,
-  run: (client, request) => Effect.map(client.recent(request), toMcpRecent),
+  run: (client, request) => Effect.map(client.Recent(request), toMcpRecent),
   excerpts: recentExcerpts
 })
 
@@ -227,12 +227,12 @@ const contextTool = readTool({
   output: McpContextResponse,
   run: (client, request) =>
     Effect.gen(function* () {
-      const response = yield* client.context(request)
+      const response = yield* client.Context(request)
       const first = response.messages[0]
       if (first !== undefined) return toMcpContext(response, first.source_type)
       // A page past the end holds no message to name the source: ask for the anchor itself,
       // positioned past its last character so no text is sent.
-      const anchor = yield* client.context({
+      const anchor = yield* client.Context({
         context_id: request.context_id,
         offset: response.anchor.index,
         limit: 1,
@@ -255,7 +255,7 @@ const contextStatusTool = readTool({
   ].join(" "),
   input: ContextStatusToolRequest,
   output: McpContextStatusResponse,
-  run: (client) => client.contextStatus()
+  run: (client) => client.ContextStatus()
 })
 
 /** The read tools, in the order `tools/list` shows them. */

@@ -260,7 +260,7 @@ export const claudeHooksStep = Effect.gen(function* () {
       remedies.push(hooks.left.remediation)
     }
     const status = yield* Effect.either(
-      daemon.session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.contextStatus())
+      daemon.session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.ContextStatus())
     )
     let captured = ""
     if (Either.isLeft(status)) {

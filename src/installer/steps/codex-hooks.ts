@@ -315,7 +315,7 @@ export const codexHooksStep = Effect.gen(function* () {
       }
     }
     const status = yield* Effect.either(
-      daemon.session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.contextStatus())
+      daemon.session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.ContextStatus())
     )
     let captured = ""
     if (Either.isLeft(status)) {
