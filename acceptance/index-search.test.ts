@@ -14,6 +14,7 @@ import {
   waitFor,
   writerHeld
 } from "./support/daemon-harness.js"
+import { mcpArgs, startMcp, structured, toolErrorOf } from "./support/mcp-client.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
@@ -113,7 +114,7 @@ const tinyModelHome = async (options: DaemonHomeOptions = {}) => {
 }
 
 describe("indexing and retrieval through the daemon", () => {
-  it("indexes, skips unchanged files, appends incrementally, and answers search, recent, context and index-status", async () => {
+  it("indexes, skips unchanged files, appends incrementally, and answers search, recent, sessions, context and index-status", async () => {
     const h = makeDaemonHome("detached")
     home = h
     await installService(h)
@@ -191,6 +192,42 @@ describe("indexing and retrieval through the daemon", () => {
     ])
     const none = await json<Recent>(h, ["recent", "--since", "2026-02-03", "--until", "2026-02-04"])
     expect(none.turns).toEqual([])
+
+    // The sessions read, added the recipe's way: the CLI's JSON and the MCP tool answer alike.
+    interface Sessions {
+      sessions: Array<{ session_id: string; agent: string | null; project: string | null; turns: number }>
+      next_offset: number | null
+    }
+    const [facts] = query(
+      h,
+      `SELECT max(session_id) AS session_id, count(DISTINCT turn_number) AS turns,
+              strftime('%Y-%m-%dT%H:%M:%fZ', max(timestamp)) AS last FROM messages`
+    )
+    const listed = await json<Sessions & { sessions: Array<{ last_activity: string }> }>(h, ["sessions"])
+    expect(listed.sessions).toEqual([
+      expect.objectContaining({
+        session_id: facts?.session_id,
+        agent: "codex",
+        project: "/home/dev/shop-api",
+        turns: facts?.turns,
+        messages: 26,
+        last_activity: facts?.last
+      })
+    ])
+    expect(listed.next_offset).toBeNull()
+    expect((await json<Sessions>(h, ["sessions", "--since", "2026-02-03"])).sessions).toEqual([])
+    const mcp = await startMcp({
+      args: mcpArgs(h),
+      env: { HOME: h.home, PATH: process.env.PATH ?? "", BLCTX_SERVICE_MANAGER: "detached" },
+      cwd: h.home
+    })
+    try {
+      expect(structured<Sessions>(await mcp.call("sessions", { agent: "codex" })).sessions).toEqual(listed.sessions)
+      expect(structured<Sessions>(await mcp.call("sessions", { agent: "claude" })).sessions).toEqual([])
+      expect(toolErrorOf(await mcp.call("sessions", { limit: 0 })).kind).toBe("invalid_arguments")
+    } finally {
+      await mcp.close()
+    }
 
     interface Context {
       messages: Array<{ is_anchor: boolean; text: string; char_offset: number; text_length: number }>

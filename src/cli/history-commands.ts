@@ -10,8 +10,9 @@ import { JobId, type JobView } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
 import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
 import { CONTEXT_BOUNDS, type NumberBound, RECENT_BOUNDS, SEARCH_BOUNDS, UNBOUNDED } from "../retrieval/read-bounds.js"
+import type { SessionsResponse } from "../retrieval/sessions.js"
 import type { BlctxClient } from "../rpc/client.js"
-import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
+import { sanitizeDeep, sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } from "../transcripts/discovery.js"
 import { agentLabels, describeHomes, describeSessionFolders } from "../transcripts/formats/registry.js"
 import { boundedOption, choiceOption, rangeProblem, TIME_FORMS, timeOption } from "./checked-options.js"
@@ -22,7 +23,7 @@ import { HISTORY_CALL_TIMEOUT_MS, remainingOfCommandDeadline } from "./history-t
 import { checkTranscriptPaths, UnindexablePaths } from "./index-paths.js"
 import { outputWidth, wantsReadable } from "./output-choice.js"
 import { OutputMode } from "./output-mode.js"
-import { renderSearch } from "./search-render.js"
+import { renderSearch, when } from "./search-render.js"
 import { CliUsageError } from "./usage-error.js"
 
 /** Every call of a history command answers within this, or says why not (busy, not answering). */
@@ -368,6 +369,68 @@ export const recentCommand = Command.make(
     commandDescription(
       "Show the most recent turns of your coding sessions",
       "Turns of every agent's sessions (Codex and Claude Code) and notes, with activity in the time range, newest activity first; without --days or --since, from the beginning. --agent keeps one agent's. A message whose time is unknown is never in a bounded range."
+    )
+  )
+)
+
+/** `blctx sessions --pretty`: one line per session, newest activity first (the rest is in the JSON). */
+const renderSessions = (answer: SessionsResponse, style: typeof plainStyle): string => {
+  const r = sanitizeDeep(answer)
+  const lines = [style.bold(`${r.sessions.length} sessions`) + style.dim(` (${r.since ?? "…"} to ${r.until ?? "now"})`)]
+  for (const s of r.sessions) {
+    lines.push(
+      `${style.bold(when(s.last_activity))}  ${s.agent ?? "?"}  ${s.turns} turns  ${style.dim(s.project ?? "no project")}  ${style.dim(s.session_id)}`
+    )
+  }
+  if (r.next_offset !== null) lines.push(style.dim(`More: --offset ${r.next_offset}`))
+  return lines.join("\n")
+}
+
+export const sessionsCommand = Command.make(
+  "sessions",
+  {
+    days: boundedOption(
+      "days",
+      RECENT_BOUNDS.days,
+      `Only sessions active in the last N days, up to ${RECENT_BOUNDS.days.max} (fractions such as 0.5 work). Not with --since.`
+    ).pipe(Options.optional),
+    since,
+    until,
+    project,
+    agent: agent("sessions"),
+    limit: limit(RECENT_BOUNDS.limit, "sessions"),
+    offset: offset(RECENT_BOUNDS.offset, "sessions"),
+    pretty
+  },
+  (o) =>
+    handled(
+      Effect.gen(function* () {
+        if (Option.isSome(o.days) && Option.isSome(o.since)) {
+          return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
+        }
+        yield* checkRange(o.since, o.until)
+        const response = yield* withDaemon((client) =>
+          client.Sessions(
+            defined({
+              days: optional(o.days),
+              since: optional(o.since),
+              until: optional(o.until),
+              project: optional(o.project),
+              agent: optional(o.agent),
+              limit: o.limit,
+              offset: o.offset
+            })
+          )
+        )
+        yield* emit(response, (r) => r, renderSessions, o.pretty)
+      }),
+      o.pretty
+    )
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "List your coding sessions",
+      "Sessions of every agent (Codex and Claude Code) with activity in the time range, newest activity first: each with its agent, project, first and last activity and how many turns it has. Filters as for recent."
     )
   )
 )

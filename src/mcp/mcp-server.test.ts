@@ -53,7 +53,7 @@ const answering = (answers: Parameters<typeof fakeClient>[0]) =>
   Effect.map(fakeClient({ Ping: () => identity(), ...answers }), ({ client }) => client)
 
 describe("the MCP server", () => {
-  it.scoped("lists the four read tools, then the two note tools, with schemas and annotations", () =>
+  it.scoped("lists the read tools, then the note tools and forget, with schemas and annotations", () =>
     Effect.gen(function* () {
       const { client, tools } = yield* connected(toolLayer(yield* answering({})))
       expect(client.getServerVersion()?.name).toBe(MCP_SERVER_NAME)
@@ -61,6 +61,7 @@ describe("the MCP server", () => {
       expect(tools.map((t) => t.name)).toEqual([
         "search",
         "recent",
+        "sessions",
         "context",
         "context_status",
         "open_session",

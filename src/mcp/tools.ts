@@ -13,6 +13,7 @@ import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
 import { CONTEXT_BOUNDS, RECENT_BOUNDS, SEARCH_BOUNDS } from "../retrieval/read-bounds.js"
 import { RecentRequest } from "../retrieval/recent.js"
+import { SessionsRequest, SessionsResponse } from "../retrieval/sessions.js"
 import type { BlctxClient } from "../rpc/client.js"
 import type { DaemonBusy, DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"
 import { type JsonObject, toolJsonSchema } from "./json-schema.js"
@@ -258,5 +259,27 @@ const contextStatusTool = readTool({
   run: (client) => client.ContextStatus()
 })
 
+const sessionsTool = readTool({
+  name: "sessions",
+  title: "The person's coding sessions",
+  description: [
+    "List the person's coding-agent sessions with activity in a window, newest activity first: each session's id, `agent`, `project`, first and last activity, and how many turns and messages it has. No message text: use `recent` or `search` for what was said.",
+    "Choose the window with `days` or `since`/`until` (not `days` with `since`); without them, from the beginning. `project` keeps one directory and everything below it.",
+    AGENTS,
+    `\`limit\` sessions (default ${RECENT_BOUNDS.limit.fallback}, at most ${RECENT_BOUNDS.limit.max}); \`next_offset\`, passed as \`offset\`, continues.`,
+    UTC,
+    "An empty `sessions` list means nothing happened in the window: an answer, not an error."
+  ].join(" "),
+  input: SessionsRequest,
+  output: SessionsResponse,
+  run: (client, request) => client.Sessions(request)
+})
+
 /** The read tools, in the order `tools/list` shows them. */
-export const READ_TOOLS: ReadonlyArray<ReadTool> = [searchTool, recentTool, contextTool, contextStatusTool]
+export const READ_TOOLS: ReadonlyArray<ReadTool> = [
+  searchTool,
+  recentTool,
+  sessionsTool,
+  contextTool,
+  contextStatusTool
+]

@@ -1,6 +1,7 @@
 import { RpcTest } from "@effect/rpc"
 import { Effect, Layer, Option } from "effect"
 import { HistoryReads } from "../retrieval/history-reads.js"
+import { listSessions } from "../retrieval/sessions.js"
 import type { StoreError } from "../store/store-error.js"
 import { daemonStoreError } from "./errors.js"
 import { QueryRpcs } from "./query-protocol.js"
@@ -30,7 +31,8 @@ export const QueryHandlersLive = QueryRpcs.toLayer(
       Context: (request) => answered(reads.context(request)),
       ExportPage: (request) => answered(reads.exportPage(request)),
       NoteHistory: (request) => answered(reads.noteHistory(request)),
-      ListNotes: (request) => answered(reads.listNotes(request))
+      ListNotes: (request) => answered(reads.listNotes(request)),
+      Sessions: (request) => answered(reads.run(listSessions(request)))
     }
   })
 )
