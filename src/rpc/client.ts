@@ -28,18 +28,8 @@ export {
   InvalidForgetSelector
 } from "../forget/forget-contract.js"
 export { JobView } from "../jobs/job.js"
-export {
-  ListNotesResponse,
-  LogUpdateResponse,
-  NoteHistoryResponse,
-  OpenSessionResponse,
-  SessionBindingConflict,
-  StaleRevision,
-  UnknownContextSession,
-  UnknownNote,
-  UpdateConflict,
-  UpdateNoteResponse
-} from "../notes/notes-contract.js"
+// The notes contract whole: its requests, answers and refusals.
+export * from "../notes/notes-contract.js"
 export { ContextResponse } from "../retrieval/context.js"
 export { ContextStatusResponse } from "../retrieval/context-status.js"
 export { SearchHit, SearchResponse } from "../retrieval/contract.js"

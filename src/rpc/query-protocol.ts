@@ -3,67 +3,50 @@ import { Schema } from "effect"
 import { CaptureStatus } from "../capture/capture-status.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { CaptureCountsRequest } from "../retrieval/capture-counts.js"
-import { AuthoredUpdatesPending, AuthoredUpdatesPendingRequest, IndexStatus } from "../retrieval/context-status.js"
+import {
+  AuthoredUpdatesPendingRequest,
+  IndexStatus,
+  AuthoredUpdatesPending as Pending
+} from "../retrieval/context-status.js"
 import { SearchResponse } from "../retrieval/contract.js"
 import { Coverage } from "../retrieval/coverage.js"
-import { PromptRecallInput, SearchInput } from "../retrieval/history-reads.js"
+import { PromptRecallInput as RecallInput, SearchInput } from "../retrieval/history-reads.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
-import { PromptRecallResponse } from "../retrieval/prompt-recall.js"
+import { PromptRecallResponse as RecallAnswer } from "../retrieval/prompt-recall.js"
 import { DaemonStoreError } from "./errors.js"
 import { ForwardedReads } from "./history-protocol.js"
 
 // What only the daemon asks its query workers: reads it completes itself (a search with the
 // query's vectors, the index facts it judges, a job's row). Internal, never on the socket.
 
-const Failure = Schema.Union(InvalidQuery, DaemonStoreError)
+const Refused = Schema.Union(InvalidQuery, DaemonStoreError)
+const Failed = DaemonStoreError
 
-/** A search with its vector candidates (the daemon embedded the query, or says why it is lexical). */
-const SearchWithVectors = Rpc.make("SearchWithVectors", {
-  payload: SearchInput,
-  success: SearchResponse,
-  error: Failure
-})
+/** A search or prompt recall with its vector candidates (the daemon embedded the query, or says why it is lexical). */
+const Search = Rpc.make("SearchWithVectors", { payload: SearchInput, success: SearchResponse, error: Refused })
+const Recall = Rpc.make("PromptRecallWithVectors", { payload: RecallInput, success: RecallAnswer, error: Refused })
 
-const PromptRecallWithVectors = Rpc.make("PromptRecallWithVectors", {
-  payload: PromptRecallInput,
-  success: PromptRecallResponse,
-  error: Failure
-})
-
-const ReadJob = Rpc.make("ReadJob", {
-  payload: { job_id: JobId },
-  success: Schema.NullOr(JobView),
-  error: DaemonStoreError
-})
-
-const ReadCoverage = Rpc.make("Coverage", { success: Coverage, error: DaemonStoreError })
-
-const ReadIndexStatus = Rpc.make("IndexStatus", {
-  payload: { fingerprint_key: Schema.NullOr(Schema.String) },
-  success: IndexStatus,
-  error: DaemonStoreError
-})
-
-const ReadAuthoredUpdatesPending = Rpc.make("AuthoredUpdatesPending", {
-  payload: AuthoredUpdatesPendingRequest,
-  success: AuthoredUpdatesPending,
-  error: DaemonStoreError
-})
-
+/** The index facts the daemon judges and reports (`ContextStatus`, the index judge) and a job's row (`JobStatus`). */
+const ReadJob = Rpc.make("ReadJob", { payload: { job_id: JobId }, success: Schema.NullOr(JobView), error: Failed })
+const ReadCoverage = Rpc.make("Coverage", { success: Coverage, error: Failed })
+const IndexStatusRequest = Schema.Struct({ fingerprint_key: Schema.NullOr(Schema.String) })
+const ReadIndexStatus = Rpc.make("IndexStatus", { payload: IndexStatusRequest, success: IndexStatus, error: Failed })
+const PendingRequest = AuthoredUpdatesPendingRequest
+const ReadPending = Rpc.make("AuthoredUpdatesPending", { payload: PendingRequest, success: Pending, error: Failed })
 const ReadCaptureCounts = Rpc.make("CaptureCounts", {
   payload: CaptureCountsRequest,
   success: CaptureStatus,
-  error: DaemonStoreError
+  error: Failed
 })
 
 /** The reads the daemon completes itself before answering (the worker side of Search, PromptRecall, ContextStatus, JobStatus). */
 export class DaemonOnlyReads extends RpcGroup.make(
-  SearchWithVectors,
-  PromptRecallWithVectors,
+  Search,
+  Recall,
   ReadJob,
   ReadCoverage,
   ReadIndexStatus,
-  ReadAuthoredUpdatesPending,
+  ReadPending,
   ReadCaptureCounts
 ) {}
 
