@@ -216,6 +216,8 @@ describe("indexing and retrieval through the daemon", () => {
     ])
     expect(listed.next_offset).toBeNull()
     expect((await json<Sessions>(h, ["sessions", "--since", "2026-02-03"])).sessions).toEqual([])
+    const readable = await h.blctx(["sessions", "--pretty"])
+    expect(readable.stdout).toContain(`codex  ${facts?.turns} turns  /home/dev/shop-api  ${facts?.session_id}`)
     const mcp = await startMcp({
       args: mcpArgs(h),
       env: { HOME: h.home, PATH: process.env.PATH ?? "", BLCTX_SERVICE_MANAGER: "detached" },
