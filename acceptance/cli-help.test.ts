@@ -19,6 +19,7 @@ const COMMANDS = [
   "index-status",
   "search",
   "recent",
+  "sessions",
   "context",
   "notes",
   "forget",
@@ -199,6 +200,7 @@ describe("help for people", () => {
         index-status  Show what the index covers, or the state of one job
         search        Search your indexed history
         recent        Show the most recent turns of your coding sessions
+        sessions      List your coding sessions
         context       Show the messages around a search or recent result
         notes         List and read the notes agents logged
         forget        Forget part of your history, after a preview

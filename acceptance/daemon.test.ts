@@ -79,7 +79,7 @@ const restartAfterCrash = async (home: DaemonHome, crashed: number) => {
     return pids.length === 1 && pids[0] !== crashed ? pids[0] : undefined
   })
   await waitFor("the restarted daemon to answer", () =>
-    withClient(home, (c) => c.ping()).then(
+    withClient(home, (c) => c.Ping()).then(
       (identity) => (identity.pid === pid ? identity : undefined),
       () => undefined
     )
@@ -159,11 +159,11 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
     home = h
     await installGreen(h)
     h.holdJobs({ maintenance_step_ms: 1_500 })
-    const submitted = await withClient(h, (c) => c.submitJob({ kind: "maintenance" }))
+    const submitted = await withClient(h, (c) => c.SubmitJob({ kind: "maintenance" }))
     const jobId = submitted.job.id
     // Wait until the first step committed and the second is holding the writer, then crash.
     await waitFor("one committed step", () =>
-      withClient(h, (c) => c.jobStatus(jobId)).then((j) => (j.progress_done >= 1 ? j : undefined))
+      withClient(h, (c) => c.JobStatus({ job_id: jobId })).then((j) => (j.progress_done >= 1 ? j : undefined))
     )
     await waitFor("the next step to hold the writer", () => (writerHeld(h.database) ? true : undefined))
     const crashed = await onlyDaemon(h)
@@ -177,7 +177,7 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
     await restartAfterCrash(h, crashed)
     const done = await waitFor(
       "the job to complete",
-      () => withClient(h, (c) => c.jobStatus(jobId)).then((j) => (j.state === "completed" ? j : undefined)),
+      () => withClient(h, (c) => c.JobStatus({ job_id: jobId })).then((j) => (j.state === "completed" ? j : undefined)),
       30_000
     )
     expect(done.progress_done).toBe(4)
@@ -191,10 +191,10 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
     home = h
     await installGreen(h)
     h.holdJobs({ maintenance_step_ms: 8_000 })
-    const submitted = await withClient(h, (c) => c.submitJob({ kind: "maintenance" }))
+    const submitted = await withClient(h, (c) => c.SubmitJob({ kind: "maintenance" }))
     const jobId = submitted.job.id
     await waitFor("the job to start", () =>
-      withClient(h, (c) => c.jobStatus(jobId)).then((j) => (j.state === "running" ? j : undefined))
+      withClient(h, (c) => c.JobStatus({ job_id: jobId })).then((j) => (j.state === "running" ? j : undefined))
     )
     await waitFor("the job to hold the writer", () => (writerHeld(h.database) ? true : undefined))
     // The writer holds the database's write lock right now: another writer cannot get it...
@@ -205,17 +205,17 @@ describe.each<Supervisor>(["fake-systemd", "detached"])("blctxd under the %s sup
       probe.close()
     }
     // ...and yet reads are answered, by the query workers on read-only connections.
-    const during = await withClient(h, (c) => c.jobStatus(jobId))
+    const during = await withClient(h, (c) => c.JobStatus({ job_id: jobId }))
     expect(during.state).toBe("running")
     expect(during.progress_done).toBe(0)
-    const identity = await withClient(h, (c) => c.ping())
+    const identity = await withClient(h, (c) => c.Ping())
     expect(identity.installation_id).toBe(h.installationId())
     // The first step has not committed yet: the read was not waiting behind the writer.
     expect(jobRow(h, jobId).steps).toEqual([])
 
-    const cancelled = await withClient(h, (c) => c.cancelJobs({ job_ids: [jobId] }))
+    const cancelled = await withClient(h, (c) => c.CancelJobs({ job_ids: [jobId] }))
     expect(cancelled.cancelled).toEqual([jobId])
-    const final = await withClient(h, (c) => c.jobStatus(jobId))
+    const final = await withClient(h, (c) => c.JobStatus({ job_id: jobId }))
     expect(final.state).toBe("cancelled")
     expect(jobRow(h, jobId).steps).toEqual([])
   })

@@ -35,7 +35,7 @@ const withClient = async <A, E>(use: (client: BlctxClient) => Effect.Effect<A, E
   )
 }
 
-const opened = (client: BlctxClient) => client.openSession({ binding_key: randomUUID(), project: "/home/dev/shop" })
+const opened = (client: BlctxClient) => client.OpenSession({ binding_key: randomUUID(), project: "/home/dev/shop" })
 const note = (session_id: string, text: string) => ({
   session_id,
   update_id: randomUUID(),
@@ -84,7 +84,7 @@ describe("blctxd and the database at its path", () => {
 
     const text = "Decided: deploys go blue-green behind the zebra canary gate."
     const logged = await withClient((client) =>
-      Effect.flatMap(opened(client), (session) => client.logUpdate(note(session.session_id, text)))
+      Effect.flatMap(opened(client), (session) => client.LogUpdate(note(session.session_id, text)))
     )
     expect(logged.revision).toBe(1)
     await restart()
@@ -107,7 +107,7 @@ describe("blctxd and the database at its path", () => {
     renameSync(`${h.database}.restored`, h.database)
 
     const lost = "Decided: the walrus migration runs on Fridays."
-    const refused = await withClient((client) => Effect.flip(client.logUpdate(note(session.session_id, lost))))
+    const refused = await withClient((client) => Effect.flip(client.LogUpdate(note(session.session_id, lost))))
     expect(refused._tag).toBe("DaemonStoreError")
     expect(refused.message).toContain(`replaced by another file at ${h.database}`)
     expect(refused.message).toContain("blctxd is stopping")
@@ -117,7 +117,7 @@ describe("blctxd and the database at its path", () => {
     const next = await h.blctx(["ping", "--json"])
     expect(next.code, next.stderr).toBe(0)
     const kept = "Decided: the walrus migration runs on Mondays."
-    const logged = await withClient((client) => client.logUpdate(note(session.session_id, kept)))
+    const logged = await withClient((client) => client.LogUpdate(note(session.session_id, kept)))
     expect(logged.revision).toBe(1)
     expect(runningDaemon()).not.toBe(old)
     await restart()

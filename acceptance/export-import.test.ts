@@ -88,26 +88,26 @@ describe("blctx export | blctx import-notes", () => {
 
     const seeded = await withDaemonClient(a, (client) =>
       Effect.gen(function* () {
-        const parent = yield* client.openSession({ binding_key: randomUUID(), project: "/home/dev/shop-api" })
-        const child = yield* client.openSession({ binding_key: randomUUID(), parent_session_id: parent.session_id })
-        const first = yield* client.logUpdate({
+        const parent = yield* client.OpenSession({ binding_key: randomUUID(), project: "/home/dev/shop-api" })
+        const child = yield* client.OpenSession({ binding_key: randomUUID(), parent_session_id: parent.session_id })
+        const first = yield* client.LogUpdate({
           session_id: child.session_id,
           update_id: randomUUID(),
           text: "Rate limiting: a token bucket per client",
           kind: "decision",
           tags: ["limits"]
         })
-        const second = yield* client.updateNote({
+        const second = yield* client.UpdateNote({
           note_id: first.note_id,
           expected_revision: 1,
           text: "Rate limiting: a token bucket per API key"
         })
-        yield* client.updateNote({
+        yield* client.UpdateNote({
           note_id: first.note_id,
           expected_revision: second.revision,
           text: "Rate limiting: sliding window per API key, 100 requests a minute"
         })
-        const other = yield* client.logUpdate({
+        const other = yield* client.LogUpdate({
           session_id: parent.session_id,
           update_id: randomUUID(),
           text: "Migrations run before the deploy, never during it",
@@ -178,7 +178,7 @@ describe("blctx export | blctx import-notes", () => {
     const hits = (JSON.parse(search.stdout) as { results: Array<{ source: { note_id?: string; revision?: number } }> })
       .results
     expect(hits[0]?.source).toMatchObject({ note_id: seeded.revised, revision: 3 })
-    const history = await withDaemonClient(b, (client) => client.noteHistory({ note_id: seeded.revised }))
+    const history = await withDaemonClient(b, (client) => client.NoteHistory({ note_id: seeded.revised }))
     expect(history.revisions.map((r) => r.revision)).toEqual([1, 2, 3])
 
     // The same file again: nothing added.
@@ -206,8 +206,8 @@ describe("blctx export | blctx import-notes", () => {
     const a = await installedHome()
     await withDaemonClient(a, (client) =>
       Effect.gen(function* () {
-        const session = yield* client.openSession({ binding_key: randomUUID() })
-        yield* client.logUpdate({
+        const session = yield* client.OpenSession({ binding_key: randomUUID() })
+        yield* client.LogUpdate({
           session_id: session.session_id,
           update_id: randomUUID(),
           text: "Keep the cache warm"

@@ -95,9 +95,9 @@ describe("kill -9 during acknowledged writes", () => {
     home = h
     const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
     expect(install.code, install.stdout + install.stderr).toBe(0)
-    const session = await withClient(h, (c) => c.openSession({ binding_key: randomUUID() }))
+    const session = await withClient(h, (c) => c.OpenSession({ binding_key: randomUUID() }))
     const chain = await withClient(h, (c) =>
-      c.logUpdate({ session_id: session.session_id, update_id: randomUUID(), text: "chain revision 1" })
+      c.LogUpdate({ session_id: session.session_id, update_id: randomUUID(), text: "chain revision 1" })
     )
 
     let killed = 0
@@ -111,7 +111,7 @@ describe("kill -9 during acknowledged writes", () => {
         const ids = Array.from({ length: WRITES_PER_TRIAL }, () => randomUUID())
         const text = (i: number) => `trial ${trial} note ${i}`
         const acknowledged = await writesUntilKilled(h, ids.length, killAfter, (i) =>
-          withClient(h, (c) => c.logUpdate({ session_id: session.session_id, update_id: ids[i] ?? "", text: text(i) }))
+          withClient(h, (c) => c.LogUpdate({ session_id: session.session_id, update_id: ids[i] ?? "", text: text(i) }))
         )
         killed++
         acknowledgedTotal += acknowledged.size
@@ -123,7 +123,7 @@ describe("kill -9 during acknowledged writes", () => {
         for (const [i, id] of ids.entries()) {
           if (acknowledged.has(i)) continue
           retried++
-          await withClient(h, (c) => c.logUpdate({ session_id: session.session_id, update_id: id, text: text(i) }))
+          await withClient(h, (c) => c.LogUpdate({ session_id: session.session_id, update_id: id, text: text(i) }))
         }
         const stored = query(
           h,
@@ -139,7 +139,7 @@ describe("kill -9 during acknowledged writes", () => {
           let done = 0
           for (; done < killAfter; done++) {
             await withClient(h, (c) =>
-              c.updateNote({
+              c.UpdateNote({
                 note_id: chain.note_id,
                 expected_revision: start + done,
                 text: `chain revision ${start + done + 1}`
@@ -148,7 +148,7 @@ describe("kill -9 during acknowledged writes", () => {
           }
           // In flight when the daemon dies (or just after): it may or may not have committed.
           void withClient(h, (c) =>
-            c.updateNote({
+            c.UpdateNote({
               note_id: chain.note_id,
               expected_revision: start + done,
               text: `chain revision ${start + done + 1}`
@@ -159,7 +159,7 @@ describe("kill -9 during acknowledged writes", () => {
         killed++
         const done = acknowledged.get(0) ?? 0
         acknowledgedTotal += done
-        const history = await withClient(h, (c) => c.noteHistory({ note_id: chain.note_id }))
+        const history = await withClient(h, (c) => c.NoteHistory({ note_id: chain.note_id }))
         const numbers = history.revisions.map((r) => r.revision)
         // Every acknowledged revision is there, the chain has no gap and no repeat.
         expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1))

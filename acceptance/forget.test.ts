@@ -89,7 +89,7 @@ const indexed = async (h: DaemonHome, paths: ReadonlyArray<string>) => {
 
 /** Search through the protocol (the CLI's own search is covered elsewhere; a CLI start costs seconds on CI). */
 const searchTexts = (h: DaemonHome, words: string) =>
-  withClient(h, (c) => c.search({ query: words, limit: 20 })).then((r) => r.results.map((hit) => hit.text))
+  withClient(h, (c) => c.Search({ query: words, limit: 20 })).then((r) => r.results.map((hit) => hit.text))
 
 /** Files of the data and state directories holding the marker in any case. */
 const traces = (h: DaemonHome, marker: string) => [
@@ -245,12 +245,12 @@ describe("blctx forget", () => {
       expect(markerRows(t)).toBe(2 * perSession)
       const before = tombstones().length
       const selector = { session: `0199d000-0000-7000-8000-${String(t).padStart(12, "0")}` }
-      const preview = await withClient(h, (c) => c.forgetPreview({ selector }))
+      const preview = await withClient(h, (c) => c.ForgetPreview({ selector }))
       expect(preview.counts.messages).toBe(2 * perSession)
       const [pid] = h.daemonPids()
       expect(pid).toBeDefined()
       let answered = false
-      const confirming = withClient(h, (c) => c.forget({ selector, token: preview.token })).then(
+      const confirming = withClient(h, (c) => c.Forget({ selector, token: preview.token })).then(
         () => {
           answered = true
         },

@@ -59,7 +59,7 @@ const builtClientModule = () => {
 const rpcSearch = async (h: DaemonHome, query: string) => {
   const { connect } = await builtClientModule()
   const result = await Effect.runPromise(
-    Effect.scoped(Effect.flatMap(connect({ socketPath: h.socketPath }), (c) => c.search({ query }))).pipe(Effect.either)
+    Effect.scoped(Effect.flatMap(connect({ socketPath: h.socketPath }), (c) => c.Search({ query }))).pipe(Effect.either)
   )
   return Either.match(result, {
     onLeft: (e) => ({ ok: false as const, tag: e._tag, message: e.message }),

@@ -274,7 +274,7 @@ describe("index on hostile input", () => {
 
     // Submitted straight to the daemon, as a client that does not check paths first would.
     const submitted = await withClient(h, (client) =>
-      client.submitJob({ kind: "import", params: { paths: [fifo, good], origin: "test" } })
+      client.SubmitJob({ kind: "import", params: { paths: [fifo, good], origin: "test" } })
     )
     const job = (await finished(h, submitted.job.id)) as Job["job"]
     expect(job.state).toBe("partial")

@@ -126,7 +126,7 @@ describe("skipped imports are retried by the daemon", () => {
     // Every import now waits before reading each file, so each kill lands inside a known file.
     h.holdJobs({ import_file_ms: 600_000 })
     const submitted = await withClient(h, (client) =>
-      client.submitJob({ kind: "import", params: { paths: [a, c, b], origin: "cli" } })
+      client.SubmitJob({ kind: "import", params: { paths: [a, c, b], origin: "cli" } })
     )
     const jobId = submitted.job.id
     /** The first attempt inside the file, killed; the resumed one, killed again: the next skips it. */
@@ -165,7 +165,7 @@ describe("skipped imports are retried by the daemon", () => {
     const done = await waitFor(
       "the import to end",
       () =>
-        withClient(h, (client) => client.jobStatus(jobId)).then(
+        withClient(h, (client) => client.JobStatus({ job_id: jobId })).then(
           (j) => (j.state === "queued" || j.state === "running" ? undefined : j),
           () => undefined
         ),

@@ -14,6 +14,7 @@ import {
   waitFor,
   writerHeld
 } from "./support/daemon-harness.js"
+import { mcpArgs, startMcp, structured, toolErrorOf } from "./support/mcp-client.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
@@ -113,7 +114,7 @@ const tinyModelHome = async (options: DaemonHomeOptions = {}) => {
 }
 
 describe("indexing and retrieval through the daemon", () => {
-  it("indexes, skips unchanged files, appends incrementally, and answers search, recent, context and index-status", async () => {
+  it("indexes, skips unchanged files, appends incrementally, and answers search, recent, sessions, context and index-status", async () => {
     const h = makeDaemonHome("detached")
     home = h
     await installService(h)
@@ -191,6 +192,44 @@ describe("indexing and retrieval through the daemon", () => {
     ])
     const none = await json<Recent>(h, ["recent", "--since", "2026-02-03", "--until", "2026-02-04"])
     expect(none.turns).toEqual([])
+
+    // The sessions read, added the recipe's way: the CLI's JSON and the MCP tool answer alike.
+    interface Sessions {
+      sessions: Array<{ session_id: string; agent: string | null; project: string | null; turns: number }>
+      next_offset: number | null
+    }
+    const [facts] = query(
+      h,
+      `SELECT max(session_id) AS session_id, count(DISTINCT turn_number) AS turns,
+              strftime('%Y-%m-%dT%H:%M:%fZ', max(timestamp)) AS last FROM messages`
+    )
+    const listed = await json<Sessions & { sessions: Array<{ last_activity: string }> }>(h, ["sessions"])
+    expect(listed.sessions).toEqual([
+      expect.objectContaining({
+        session_id: facts?.session_id,
+        agent: "codex",
+        project: "/home/dev/shop-api",
+        turns: facts?.turns,
+        messages: 26,
+        last_activity: facts?.last
+      })
+    ])
+    expect(listed.next_offset).toBeNull()
+    expect((await json<Sessions>(h, ["sessions", "--since", "2026-02-03"])).sessions).toEqual([])
+    const readable = await h.blctx(["sessions", "--pretty"])
+    expect(readable.stdout).toContain(`codex  ${facts?.turns} turns  /home/dev/shop-api  ${facts?.session_id}`)
+    const mcp = await startMcp({
+      args: mcpArgs(h),
+      env: { HOME: h.home, PATH: process.env.PATH ?? "", BLCTX_SERVICE_MANAGER: "detached" },
+      cwd: h.home
+    })
+    try {
+      expect(structured<Sessions>(await mcp.call("sessions", { agent: "codex" })).sessions).toEqual(listed.sessions)
+      expect(structured<Sessions>(await mcp.call("sessions", { agent: "claude" })).sessions).toEqual([])
+      expect(toolErrorOf(await mcp.call("sessions", { limit: 0 })).kind).toBe("invalid_arguments")
+    } finally {
+      await mcp.close()
+    }
 
     interface Context {
       messages: Array<{ is_anchor: boolean; text: string; char_offset: number; text_length: number }>
@@ -318,9 +357,11 @@ describe("indexing and retrieval through the daemon", () => {
         // A rebuild of every vector, pausing inside each batch's write transaction for longer
         // than any search below can take, so the repair holds the writer throughout.
         h.holdJobs({ repair_batch_ms: 60_000 })
-        const repair = await withClient(h, (c) => c.submitJob({ kind: "repair", params: { force: true } }))
+        const repair = await withClient(h, (c) => c.SubmitJob({ kind: "repair", params: { force: true } }))
         await waitFor("the repair to run", () =>
-          withClient(h, (c) => c.jobStatus(repair.job.id)).then((j) => (j.state === "running" ? j : undefined))
+          withClient(h, (c) => c.JobStatus({ job_id: repair.job.id })).then((j) =>
+            j.state === "running" ? j : undefined
+          )
         )
         await waitFor("the repair to hold the writer", () => (writerHeld(h.database) ? true : undefined))
         const during = await json<Search>(h, ["search", "deploy", "rollout"])
@@ -328,7 +369,7 @@ describe("indexing and retrieval through the daemon", () => {
         expect(during.query_mode_reason).toContain("repair")
         expect(during.results.length).toBeGreaterThan(0)
         expect(during.results[0]?.score.kind).toBe("bm25")
-        await withClient(h, (c) => c.cancelJobs({ job_ids: [repair.job.id] }))
+        await withClient(h, (c) => c.CancelJobs({ job_ids: [repair.job.id] }))
       } finally {
         await server.close()
       }
@@ -354,13 +395,13 @@ describe("indexing and retrieval through the daemon", () => {
             trial * FILES + 1
           )
           const submitted = await withClient(h, (c) =>
-            c.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
+            c.SubmitJob({ kind: "import", params: { paths: files, origin: "cli" } })
           )
           // Killed on an event, not after a delay: once the job runs and has committed a random
           // number of its files (0 to all but one), so the kill lands inside it however fast it is.
           const before = Math.floor(Math.random() * FILES)
           await waitFor("the import to reach its kill point", () =>
-            withClient(h, (c) => c.jobStatus(submitted.job.id)).then(
+            withClient(h, (c) => c.JobStatus({ job_id: submitted.job.id })).then(
               (j) => (j.state !== "queued" && (j.state !== "running" || j.progress_done >= before) ? j : undefined),
               () => undefined
             )
@@ -376,7 +417,7 @@ describe("indexing and retrieval through the daemon", () => {
           const done = await waitFor(
             "the import to finish",
             () =>
-              withClient(h, (c) => c.jobStatus(submitted.job.id)).then(
+              withClient(h, (c) => c.JobStatus({ job_id: submitted.job.id })).then(
                 (j) => (j.state === "queued" || j.state === "running" ? undefined : j),
                 () => undefined
               ),

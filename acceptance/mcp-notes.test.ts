@@ -95,6 +95,7 @@ describe("MCP open_session and log_update (blctx-mcp over the daemon)", () => {
     expect(tools.map((t) => t.name)).toEqual([
       "search",
       "recent",
+      "sessions",
       "context",
       "context_status",
       "open_session",

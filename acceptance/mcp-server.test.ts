@@ -109,6 +109,7 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
     expect(tools.map((t) => t.name)).toEqual([
       "search",
       "recent",
+      "sessions",
       "context",
       "context_status",
       "open_session",

@@ -95,7 +95,7 @@ export const run = async () => {
     const daemon = await Effect.runPromise(
       Effect.scoped(
         Effect.flatMap(connect({ socketPath, timeout: "30 seconds" }), (client) =>
-          Effect.promise(() => timeMany(RUNS, () => Effect.runPromise(client.search({ query: QUERY, limit: 5 }))))
+          Effect.promise(() => timeMany(RUNS, () => Effect.runPromise(client.Search({ query: QUERY, limit: 5 }))))
         )
       )
     )

@@ -21,12 +21,12 @@ export const runDaemonBench = async () => {
       Effect.scoped(
         Effect.gen(function* () {
           const client = yield* connect({ socketPath, timeout: "5 seconds" })
-          for (let i = 0; i < 100; i++) yield* client.ping()
+          for (let i = 0; i < 100; i++) yield* client.Ping()
           const times: Array<number> = []
           let pid = 0
           for (let i = 0; i < 1_000; i++) {
             const start = process.hrtime.bigint()
-            pid = (yield* client.ping()).pid
+            pid = (yield* client.Ping()).pid
             times.push(Number(process.hrtime.bigint() - start) / 1e6)
           }
           return { times: times.sort((a, b) => a - b), pid }

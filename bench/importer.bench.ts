@@ -642,8 +642,8 @@ export const runThroughDaemon = async (modelDir: string) => {
         Effect.scoped(
           Effect.gen(function* () {
             const client = yield* connect({ socketPath, timeout: "120 seconds" })
-            const s = yield* client.contextStatus()
-            const pid = (yield* client.ping()).pid
+            const s = yield* client.ContextStatus()
+            const pid = (yield* client.Ping()).pid
             return { pid, coverage: s.coverage, mode: s.query_mode }
           })
         )

@@ -330,12 +330,12 @@ const searchThroughDaemon = (
       // A ping reads nothing: slow pings mean the daemon's event loop was held, slow statuses alone the reads.
       const timedPing = Effect.gen(function* () {
         const start = process.hrtime.bigint()
-        yield* Effect.either(client.ping())
+        yield* Effect.either(client.Ping())
         statusWait.longestPingMs = Math.max(statusWait.longestPingMs, msSince(start))
       })
       const timedStatus = Effect.gen(function* () {
         const start = process.hrtime.bigint()
-        const answer = yield* Effect.either(client.contextStatus())
+        const answer = yield* Effect.either(client.ContextStatus())
         statusWait.calls++
         statusWait.longestMs = Math.max(statusWait.longestMs, msSince(start))
         if (answer._tag === "Right") return answer.right
@@ -353,14 +353,14 @@ const searchThroughDaemon = (
       }
       if (status === undefined) return yield* Effect.dieMessage("the daemon never answered context_status")
       const vectorWait = msSince(waitStart) / 1000
-      for (const query of queries.slice(0, 10)) yield* client.search({ query, limit: 10 })
+      for (const query of queries.slice(0, 10)) yield* client.Search({ query, limit: 10 })
       const times: Array<number> = []
       for (const query of queries) {
         const start = process.hrtime.bigint()
-        yield* client.search({ query, limit: 10 })
+        yield* client.Search({ query, limit: 10 })
         times.push(msSince(start))
       }
-      const pid = (yield* client.ping()).pid
+      const pid = (yield* client.Ping()).pid
       return { times: sorted(times), status, vectorWait, statusWait, pid }
     })
   )
@@ -383,7 +383,7 @@ const rssWithRealSizeModel = async (input: {
 }) => {
   const real = readModelFolder(input.modelDir, "blctx-bench/bge-small-shaped", STANDIN_DIMS)
   const pid = await Effect.runPromise(
-    Effect.scoped(Effect.flatMap(connect({ socketPath: input.socketPath, timeout: "60 seconds" }), (c) => c.ping()))
+    Effect.scoped(Effect.flatMap(connect({ socketPath: input.socketPath, timeout: "60 seconds" }), (c) => c.Ping()))
   )
   await Effect.runPromise(stopProcess(pid.pid, "30 seconds"))
   const target = fingerprintOf(specOf(real))

@@ -1,12 +1,12 @@
 import { Worker } from "node:worker_threads"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import { RpcClient, type RpcClientError } from "@effect/rpc"
-import { type Duration, Effect, Layer, Option } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { Paths } from "../src/paths/paths.js"
-import { HistoryReads } from "../src/retrieval/history-reads.js"
-import type { InvalidQuery } from "../src/retrieval/invalid-query.js"
+import { daemonStoreError } from "../src/rpc/errors.js"
 import { makePrimaryFirst } from "../src/rpc/primary-first.js"
-import { type QueryFailed, QueryRpcs, type QueryWorkerData } from "../src/rpc/query-protocol.js"
+import { QueryRpcs, type QueryWorkerData } from "../src/rpc/query-protocol.js"
+import { QueryReads } from "../src/rpc/query-reads.js"
 import { StoreError } from "../src/store/store-error.js"
 
 /**
@@ -46,16 +46,21 @@ const workerClient = (
     return yield* RpcClient.make(QueryRpcs).pipe(Effect.provide(context))
   })
 
+/** The reads that need the vector matrix, which only the primary worker keeps. */
+const ON_PRIMARY: ReadonlySet<string> = new Set(["SearchWithVectors", "PromptRecallWithVectors"])
+
+type Call = (payload: unknown) => Effect.Effect<unknown, unknown>
+
 /**
- * HistoryReads answered by worker threads, so a busy writer (or event loop) never delays a read.
- * Each call is the same call on `HistoryReadsSql` inside a worker. Only the primary worker keeps
+ * QueryReads answered by worker threads, so a busy writer (or event loop) never delays a read.
+ * Each call is the same procedure of `QueryRpcs` served in a worker. Only the primary worker keeps
  * the compact vector matrix (a quarter of the vectors' size: 37 MiB at 100k chunks of 384
  * dimensions), so every search and prompt recall goes to it; any other read goes to it when it
  * is free, else to an overflow worker. The matrix is in memory once, and an idle daemon runs one
  * worker (each costs ~35 MiB before it reads anything).
  */
 export const QueryWorkerPoolLive = Layer.scoped(
-  HistoryReads,
+  QueryReads,
   Effect.gen(function* () {
     const { database } = yield* Paths
     const primary = yield* workerClient({ database, vectors: true }, { size: 1 })
@@ -63,30 +68,23 @@ export const QueryWorkerPoolLive = Layer.scoped(
       { database, vectors: false },
       { minSize: 0, maxSize: QUERY_WORKERS - 1, timeToLive: "60 seconds" }
     )
-    const { onPrimary, onAny } = makePrimaryFirst(primary, overflow)
+    const { onPrimary, onAny } = makePrimaryFirst(
+      primary as unknown as Record<string, Call>,
+      overflow as unknown as Record<string, Call>
+    )
     /** A worker that failed or could not be reached: the read failed on the database's side. */
-    const storeError = (e: QueryFailed | RpcClientError.RpcClientError) =>
-      new StoreError({ path: database, message: e._tag === "QueryFailed" ? e.reason : e.message })
-    const keepInvalid = (e: InvalidQuery | QueryFailed | RpcClientError.RpcClientError) =>
-      e._tag === "InvalidQuery" ? e : storeError(e)
-    return HistoryReads.of({
-      search: (input) => onPrimary((c) => c.Search(input)).pipe(Effect.mapError(keepInvalid)),
-      recent: (request) => onAny((c) => c.Recent(request)).pipe(Effect.mapError(keepInvalid)),
-      context: (request) => onAny((c) => c.Context(request)).pipe(Effect.mapError(keepInvalid)),
-      coverage: onAny((c) => c.Coverage()).pipe(Effect.mapError(storeError)),
-      indexStatus: (key) => onAny((c) => c.IndexStatus({ fingerprint_key: key })).pipe(Effect.mapError(storeError)),
-      job: (id) =>
-        onAny((c) => c.ReadJob({ job_id: id })).pipe(Effect.map(Option.fromNullable), Effect.mapError(storeError)),
-      authoredUpdatesPending: (request) =>
-        onAny((c) => c.AuthoredUpdatesPending(request)).pipe(Effect.mapError(storeError)),
-      captureCounts: (request) => onAny((c) => c.CaptureCounts(request)).pipe(Effect.mapError(storeError)),
-      promptRecall: (input) => onPrimary((c) => c.PromptRecall(input)).pipe(Effect.mapError(keepInvalid)),
-      exportPage: (request) => onAny((c) => c.ExportPage(request)).pipe(Effect.mapError(keepInvalid)),
-      noteHistory: (request) =>
-        onAny((c) => c.NoteHistory(request)).pipe(
-          Effect.mapError((e) => (e._tag === "UnknownNote" ? e : storeError(e)))
-        ),
-      listNotes: (request) => onAny((c) => c.ListNotes(request)).pipe(Effect.mapError(storeError))
-    })
+    const unreachable = (e: RpcClientError.RpcClientError) =>
+      Effect.fail(daemonStoreError({ path: database, message: `query worker: ${e.message}` }))
+    const route = (tag: string) => (payload: unknown) =>
+      (ON_PRIMARY.has(tag) ? onPrimary : onAny)((worker) => worker[tag]?.(payload) ?? Effect.die(tag)).pipe(
+        Effect.catchIf((e): e is RpcClientError.RpcClientError => isClientError(e), unreachable)
+      )
+    // Every procedure of the group, routed alike; the types are QueryReads' by construction.
+    return Object.fromEntries(
+      [...QueryRpcs.requests.keys()].map((tag) => [tag, route(tag)])
+    ) as unknown as QueryReads["Type"]
   })
 )
+
+const isClientError = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && "_tag" in e && e._tag === "RpcClientError"

@@ -3,13 +3,12 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { Effect, Either, Layer, Option, Schema } from "effect"
+import { Effect, Either, Layer, Schema } from "effect"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
-import { HistoryReads } from "../src/retrieval/history-reads.js"
 import { HistoryReadsSql } from "../src/retrieval/history-reads-sql.js"
-import { QueryFailed, QueryRpcs, QueryWorkerData } from "../src/rpc/query-protocol.js"
-import type { StoreError } from "../src/store/store-error.js"
+import { QueryHandlersLive } from "../src/rpc/query-handlers.js"
+import { QueryRpcs, QueryWorkerData } from "../src/rpc/query-protocol.js"
 import { keepMatrixCurrent } from "../src/vectors/matrix-catch-up.js"
 
 // A query worker (worker thread): one read-only connection, answering reads while the
@@ -35,35 +34,8 @@ const ReadsLive = Layer.unwrapScoped(
   })
 )
 
-const failed = (e: StoreError) => new QueryFailed({ path: e.path, reason: e.message })
-
-const Handlers = QueryRpcs.toLayer(
-  Effect.gen(function* () {
-    const reads = yield* HistoryReads
-    return {
-      ReadJob: ({ job_id }) => reads.job(job_id).pipe(Effect.map(Option.getOrNull), Effect.mapError(failed)),
-      Search: (input) => reads.search(input).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
-      Recent: (request) =>
-        reads.recent(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
-      Context: (request) =>
-        reads.context(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
-      Coverage: () => reads.coverage.pipe(Effect.mapError(failed)),
-      IndexStatus: ({ fingerprint_key }) => reads.indexStatus(fingerprint_key).pipe(Effect.mapError(failed)),
-      AuthoredUpdatesPending: (request) => reads.authoredUpdatesPending(request).pipe(Effect.mapError(failed)),
-      CaptureCounts: (request) => reads.captureCounts(request).pipe(Effect.mapError(failed)),
-      PromptRecall: (input) =>
-        reads.promptRecall(input).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
-      ExportPage: (request) =>
-        reads.exportPage(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
-      NoteHistory: (request) =>
-        reads.noteHistory(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? failed(e) : e))),
-      ListNotes: (request) => reads.listNotes(request).pipe(Effect.mapError(failed))
-    }
-  })
-)
-
 const Main = RpcServer.layer(QueryRpcs).pipe(
-  Layer.provide(Handlers),
+  Layer.provide(QueryHandlersLive),
   Layer.provide(ReadsLive),
   Layer.provide(ConnectionLive),
   Layer.provide(RpcServer.layerProtocolWorkerRunner),

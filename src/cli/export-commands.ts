@@ -121,9 +121,9 @@ const jsonLine = (line: ExportLine) => `${stringifyForTerminal(encodeExportValue
 const runExport = (client: BlctxClient, filters: ExportFilters) =>
   Effect.gen(function* () {
     yield* stdoutErrorsHandled
-    const identity = yield* client.ping()
+    const identity = yield* client.Ping()
     // The first page before the header: a filter the daemon refuses writes nothing.
-    let page = yield* client.exportPage({ cursor: EXPORT_START, limit: EXPORT_PAGE_ITEMS, filters })
+    let page = yield* client.ExportPage({ cursor: EXPORT_START, limit: EXPORT_PAGE_ITEMS, filters })
     const exportedAt = DateTime.formatIso(yield* DateTime.now)
     yield* writeStdout(
       jsonLine({
@@ -154,7 +154,7 @@ const runExport = (client: BlctxClient, filters: ExportFilters) =>
       if (text !== "") yield* writeStdout(text)
       const next: ExportCursor | null = page.next_cursor
       if (next === null) break
-      page = yield* client.exportPage({ cursor: next, limit: EXPORT_PAGE_ITEMS, filters })
+      page = yield* client.ExportPage({ cursor: next, limit: EXPORT_PAGE_ITEMS, filters })
     }
     yield* writeStdout(jsonLine({ type: "end", counts: counts satisfies ExportCounts }))
   }).pipe(Effect.scoped)
@@ -303,7 +303,7 @@ export const importNotesCommand = Command.make("import-notes", { file: fileArg }
       Effect.forEach(
         batches,
         (batch) =>
-          Effect.map(client.importNotes(batch), (r) => {
+          Effect.map(client.ImportNotes(batch), (r) => {
             summary.notes_imported += r.notes_imported
             summary.revisions_imported += r.revisions_imported
             summary.already_present += r.already_present

@@ -101,7 +101,7 @@ export const forgetCommand = Command.make("forget", options, (o) =>
     const mode = yield* OutputMode
     const readable = !mode.json && (o.pretty || process.stdout.isTTY === true)
     const style = mode.color ? ansiStyle : plainStyle
-    const preview = yield* withDaemon(PREVIEW_TIMEOUT, (client) => client.forgetPreview({ selector }))
+    const preview = yield* withDaemon(PREVIEW_TIMEOUT, (client) => client.ForgetPreview({ selector }))
 
     let confirmed = o.yes
     if (!confirmed && mode.interactive) {
@@ -123,7 +123,7 @@ export const forgetCommand = Command.make("forget", options, (o) =>
       yield* Console.error(`blctx: ${NOTHING_REMOVED}`)
       return yield* Effect.flatMap(ExitStatus, (s) => s.set(ExitCode.failed))
     }
-    const forgotten = yield* withDaemon(FORGET_TIMEOUT, (client) => client.forget({ selector, token: preview.token }))
+    const forgotten = yield* withDaemon(FORGET_TIMEOUT, (client) => client.Forget({ selector, token: preview.token }))
     if (readable) {
       if (!mode.interactive || o.yes) yield* Console.log(renderForgetPreview(preview, style))
       yield* Console.log(renderForgotten(forgotten, style))

@@ -9,8 +9,9 @@ import { JobId, type JobView } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
 import { ContextRequest } from "../retrieval/context.js"
 import { RecentRequest } from "../retrieval/recent.js"
+import { SessionsRequest, type SessionsResponse } from "../retrieval/sessions.js"
 import type { BlctxClient } from "../rpc/client.js"
-import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
+import { sanitizeDeep, sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { defaultTargets, describeTargets, discoverTranscripts, targetsUnder } from "../transcripts/discovery.js"
 import { agentLabels, describeHomes, describeSessionFolders } from "../transcripts/formats/registry.js"
 import { rangeProblem } from "./checked-options.js"
@@ -23,7 +24,7 @@ import { outputWidth, wantsReadable } from "./output-choice.js"
 import { OutputMode } from "./output-mode.js"
 import { AGENT_FIELD, DIRECTORY_FIELD, requestOptions, TIME_FIELD } from "./request-options.js"
 import { SEARCH_FIELDS, SearchOptionsRequest } from "./search-fields.js"
-import { renderSearch } from "./search-render.js"
+import { renderSearch, when } from "./search-render.js"
 import { CliUsageError } from "./usage-error.js"
 
 /** Every call of a history command answers within this, or says why not (busy, not answering). */
@@ -125,7 +126,7 @@ const follow = (client: BlctxClient, job: JobView) =>
       }
       yield* Effect.sleep(POLL)
       current = yield* client
-        .jobStatus(current.id)
+        .JobStatus({ job_id: current.id })
         .pipe(Effect.retry({ times: POLL_ATTEMPTS - 1, while: (e) => e._tag === "DaemonUnavailable" }))
     }
     if (tty) process.stderr.write("\r\u001b[2K")
@@ -137,7 +138,7 @@ const follow = (client: BlctxClient, job: JobView) =>
       onTimeout: () =>
         Console.error(
           `blctx: job ${job.id} is still running after ten minutes; it continues in the daemon. Inspect it with: blctx index-status ${job.id}`
-        ).pipe(Effect.zipRight(client.jobStatus(job.id)))
+        ).pipe(Effect.zipRight(client.JobStatus({ job_id: job.id })))
     }),
     Effect.flatten
   )
@@ -145,7 +146,7 @@ const follow = (client: BlctxClient, job: JobView) =>
 /** Submits one import job (once: never retried) and, with `wait`, follows it to its end. */
 export const submitImport = (client: BlctxClient, files: ReadonlyArray<string>, wait: boolean) =>
   Effect.gen(function* () {
-    const submitted = yield* client.submitJob({ kind: "import", params: { paths: files, origin: "cli" } })
+    const submitted = yield* client.SubmitJob({ kind: "import", params: { paths: files, origin: "cli" } })
     return wait ? yield* follow(client, submitted.job) : submitted.job
   })
 
@@ -199,7 +200,7 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
   handled(
     Option.match(o.jobId, {
       onNone: () =>
-        withDaemon((client) => client.contextStatus()).pipe(
+        withDaemon((client) => client.ContextStatus()).pipe(
           Effect.flatMap((status) => emit(status, (s) => s, renderStatus, o.pretty))
         ),
       onSome: (id) =>
@@ -207,7 +208,7 @@ export const indexStatusCommand = Command.make("index-status", { jobId: jobIdArg
           const jobId = yield* Schema.decodeUnknown(JobId)(id).pipe(
             Effect.mapError(() => new CliUsageError({ message: `${quoteValue(id)} is not a job id` }))
           )
-          const job = yield* withDaemon((client) => client.jobStatus(jobId))
+          const job = yield* withDaemon((client) => client.JobStatus({ job_id: jobId }))
           yield* emit(job, (j) => ({ job: j }), renderJob, o.pretty)
         })
     }),
@@ -246,7 +247,7 @@ export const searchCommand = Command.make(
         const query = o.query.join(" ").trim()
         if (query === "") return yield* new CliUsageError({ message: "give a search query" })
         yield* checkRange(o.request.filters.since, o.request.filters.until)
-        const response = yield* withDaemon((client) => client.search({ query, ...o.request }))
+        const response = yield* withDaemon((client) => client.Search({ query, ...o.request }))
         yield* emit(response, (r) => r, renderSearch, o.pretty)
       }),
       o.pretty
@@ -281,7 +282,7 @@ export const recentCommand = Command.make(
           return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
         }
         yield* checkRange(o.request.since, o.request.until)
-        const response = yield* withDaemon((client) => client.recent(o.request))
+        const response = yield* withDaemon((client) => client.Recent(o.request))
         yield* emit(response, (r) => r, renderRecent, o.pretty)
       }),
       o.pretty
@@ -291,6 +292,54 @@ export const recentCommand = Command.make(
     commandDescription(
       "Show the most recent turns of your coding sessions",
       "Turns of every agent's sessions (Codex and Claude Code) and notes, with activity in the time range, newest activity first; without --days or --since, from the beginning. --agent keeps one agent's. A message whose time is unknown is never in a bounded range."
+    )
+  )
+)
+
+/** `blctx sessions --pretty`: one line per session, newest activity first (the rest is in the JSON). */
+const renderSessions = (answer: SessionsResponse, style: typeof plainStyle): string => {
+  const r = sanitizeDeep(answer)
+  const lines = [style.bold(`${r.sessions.length} sessions`) + style.dim(` (${r.since ?? "…"} to ${r.until ?? "now"})`)]
+  for (const s of r.sessions) {
+    lines.push(
+      `${style.bold(when(s.last_activity))}  ${s.agent ?? "?"}  ${s.turns} turns  ${style.dim(s.project ?? "no project")}  ${style.dim(s.session_id)}`
+    )
+  }
+  if (r.next_offset !== null) lines.push(style.dim(`More: --offset ${r.next_offset}`))
+  return lines.join("\n")
+}
+
+export const sessionsCommand = Command.make(
+  "sessions",
+  {
+    request: requestOptions(SessionsRequest, {
+      days: {},
+      since: TIME_FIELD,
+      until: TIME_FIELD,
+      project: DIRECTORY_FIELD,
+      agent: AGENT_FIELD,
+      limit: {},
+      offset: {}
+    }),
+    pretty
+  },
+  (o) =>
+    handled(
+      Effect.gen(function* () {
+        if (o.request.days !== undefined && o.request.since !== undefined) {
+          return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
+        }
+        yield* checkRange(o.request.since, o.request.until)
+        const response = yield* withDaemon((client) => client.Sessions(o.request))
+        yield* emit(response, (r) => r, renderSessions, o.pretty)
+      }),
+      o.pretty
+    )
+).pipe(
+  Command.withDescription(
+    commandDescription(
+      "List your coding sessions",
+      "Sessions of every agent (Codex and Claude Code) with activity in the time range, newest activity first: each with its agent, project, first and last activity and how many turns it has. Filters as for recent."
     )
   )
 )
@@ -312,7 +361,7 @@ export const contextCommand = Command.make(
   (o) =>
     handled(
       Effect.gen(function* () {
-        const response = yield* withDaemon((client) => client.context({ context_id: o.contextId, ...o.request }))
+        const response = yield* withDaemon((client) => client.Context({ context_id: o.contextId, ...o.request }))
         yield* emit(response, (r) => r, renderContext, o.pretty)
       }),
       o.pretty

@@ -37,7 +37,7 @@ const listCommand = Command.make(
   (o) =>
     handled(
       Effect.gen(function* () {
-        const response = yield* withDaemon((client) => client.listNotes(o.request))
+        const response = yield* withDaemon((client) => client.ListNotes(o.request))
         yield* emit(response, (r) => r, renderNotesList, o.pretty)
       }),
       o.pretty
@@ -52,7 +52,7 @@ const showCommand = Command.make("show", { noteId, pretty }, (o) =>
   handled(
     Effect.gen(function* () {
       const request = yield* historyRequest(o.noteId)
-      const history = yield* withDaemon((client) => client.noteHistory(request))
+      const history = yield* withDaemon((client) => client.NoteHistory(request))
       const current = history.revisions.at(-1)
       yield* emit(
         history,
@@ -69,7 +69,7 @@ const historyCommand = Command.make("history", { noteId, pretty }, (o) =>
   handled(
     Effect.gen(function* () {
       const request = yield* historyRequest(o.noteId)
-      const history = yield* withDaemon((client) => client.noteHistory(request))
+      const history = yield* withDaemon((client) => client.NoteHistory(request))
       yield* emit(history, (h) => h, renderNoteHistory, o.pretty)
     }),
     o.pretty

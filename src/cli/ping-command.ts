@@ -23,7 +23,7 @@ export const pingCommand = Command.make("ping", {}, () =>
     const manager = yield* ServiceManager
     const [elapsed, result] = yield* Effect.timed(
       Effect.either(
-        withDaemon(PING_TIMEOUT, (client) => client.ping(), {
+        withDaemon(PING_TIMEOUT, (client) => client.Ping(), {
           reachWithin: Duration.millis(remainingOfCommandDeadline())
         })
       )

@@ -3,7 +3,14 @@ import { agentLabels } from "../transcripts/formats/registry.js"
 import { exploreCommand } from "./explore-command.js"
 import { exportCommand, importNotesCommand } from "./export-commands.js"
 import { forgetCommand } from "./forget-command.js"
-import { contextCommand, indexCommand, indexStatusCommand, recentCommand, searchCommand } from "./history-commands.js"
+import {
+  contextCommand,
+  indexCommand,
+  indexStatusCommand,
+  recentCommand,
+  searchCommand,
+  sessionsCommand
+} from "./history-commands.js"
 import { doctorCommand, installCommand, statusCommand, uninstallCommand } from "./install-commands.js"
 import { notesCommand } from "./notes-commands.js"
 import { pingCommand } from "./ping-command.js"
@@ -19,6 +26,7 @@ export const subcommands = [
   indexStatusCommand,
   searchCommand,
   recentCommand,
+  sessionsCommand,
   contextCommand,
   notesCommand,
   forgetCommand,

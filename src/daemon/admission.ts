@@ -1,6 +1,7 @@
 import { Duration, Effect, Layer } from "effect"
 import { Admission } from "../rpc/admission.js"
 import { daemonBusy } from "../rpc/errors.js"
+import { ForwardedReads } from "../rpc/history-protocol.js"
 
 /**
  * The reads that queue for the query workers: beyond the bound they are refused at once with
@@ -10,12 +11,8 @@ import { daemonBusy } from "../rpc/errors.js"
  */
 export const SHEDDABLE_READS: ReadonlySet<string> = new Set([
   "Search",
-  "Recent",
-  "Context",
   "PromptRecall",
-  "ExportPage",
-  "NoteHistory",
-  "ListNotes"
+  ...ForwardedReads.requests.keys()
 ])
 
 /**

@@ -20,6 +20,7 @@ import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
 import { HistoryReadsSql } from "../retrieval/history-reads-sql.js"
 import { DaemonRpcs } from "../rpc/protocol.js"
+import { QueryReadsInProcess } from "../rpc/query-handlers.js"
 import { initializeDatabase } from "../store/identity.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
 import { makeDaemonCore } from "./daemon.js"
@@ -135,7 +136,10 @@ const inProcessReads = (vectorReads: boolean) =>
       const vectors = vectorReads
         ? yield* Effect.either(makeSqliteVectorIndex(reader)).pipe(Effect.map(Either.mapLeft((e) => e.message)))
         : Either.left("no vector index in this test")
-      return HistoryReadsSql({ database, vectors }).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, reader)))
+      return QueryReadsInProcess.pipe(
+        Layer.provide(HistoryReadsSql({ database, vectors })),
+        Layer.provide(Layer.succeed(SqlClient.SqlClient, reader))
+      )
     })
   )
 

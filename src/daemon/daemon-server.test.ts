@@ -87,11 +87,11 @@ describe("the daemon's socket", () => {
           const paths = yield* Paths.pipe(Effect.provide(context))
           const socketPath = socketPathIn(paths.stateDir)
           const client = yield* connect({ socketPath, timeout: "30 seconds" })
-          yield* client.ping()
+          yield* client.Ping()
 
           Fs.copyFileSync(paths.database, `${paths.database}.other`)
           Fs.renameSync(`${paths.database}.other`, paths.database)
-          const refused = yield* Effect.flip(client.ping())
+          const refused = yield* Effect.flip(client.Ping())
           expect(refused).toMatchObject({ _tag: "DaemonUnavailable", not_running: false })
           expect(stoppingReason(refused)).toBe(
             `the database blctxd holds was replaced by another file at ${paths.database}; blctxd is stopping`

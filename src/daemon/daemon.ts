@@ -2,7 +2,7 @@ import { Duration, Effect, Layer } from "effect"
 import { JobRunner } from "../jobs/job-runner.js"
 import { JobStore } from "../jobs/job-store.js"
 import type { Paths } from "../paths/paths.js"
-import type { HistoryReads } from "../retrieval/history-reads.js"
+import type { QueryReads } from "../rpc/query-reads.js"
 import type { StoreError } from "../store/store-error.js"
 import { CaptureDrainLive } from "./capture-drain.js"
 import { DaemonIndexingLive, DaemonJobKindsLive, type IndexingKindOptions } from "./daemon-indexing.js"
@@ -48,7 +48,7 @@ const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
  * watcher, capture (the spool's drain and the reconciliation of captured transcripts), and the
  * retry of skipped imports. The database and the readers start together.
  */
-export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
+export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<QueryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
   const storage = Layer.merge(WriterDatabaseLive, reads).pipe(Layer.provideMerge(HeldFilesLive))
   const indexing = DaemonIndexingLive.pipe(Layer.provideMerge(storage))
   const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive(kinds)))
@@ -64,7 +64,7 @@ export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<HistoryReads, E, RIn>,
  * closed in reverse when the daemon stops.
  */
 export const makeDaemonLive = <RIn>(
-  reads: Layer.Layer<HistoryReads, StoreError, RIn | Paths>,
+  reads: Layer.Layer<QueryReads, StoreError, RIn | Paths>,
   kinds: IndexingKindOptions = {}
 ) => {
   const readers = reads.pipe(Layer.mapError((e) => startupError(`query workers: ${e.message}`, "Run: blctx doctor")))

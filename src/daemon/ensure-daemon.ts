@@ -4,7 +4,7 @@ import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { DaemonConnector } from "../rpc/daemon-connector.js"
-import { type DaemonBusy, DaemonUnavailable } from "../rpc/errors.js"
+import { type DaemonBusy, DaemonUnavailable, notAnswering } from "../rpc/errors.js"
 import { CALL_DEADLINE_MS } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { ServiceManager } from "../service/service-manager.js"
@@ -69,7 +69,10 @@ export const withDaemon = <A, E, R>(
     const session: Effect.Effect<Reached<A, E | DaemonUnavailable | DaemonBusy>, never, R> = connector
       .withClient({ socketPath, timeout }, (client) =>
         Effect.gen(function* () {
-          const reached = yield* Effect.either(client.ping(reach))
+          // A first Ping answers fast or not at all: its deadline is the shorter reach.
+          const reached = yield* Effect.either(
+            client.Ping().pipe(Effect.timeoutFail({ duration: reach, onTimeout: () => notAnswering(socketPath) }))
+          )
           if (Either.isLeft(reached)) {
             // Ping is never refused as busy; should it be, the daemon was reached.
             if (reached.left._tag === "DaemonBusy") return { _tag: "Done", result: Either.left(reached.left) } as const

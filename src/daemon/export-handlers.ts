@@ -1,10 +1,8 @@
 import { Effect, FiberSet, Option } from "effect"
-import type { ExportPageRequest } from "../export/export-format.js"
 import { type ImportedRevision, type ImportNotesRequest, ImportNotesResponse } from "../export/import-contract.js"
 import { makeNotesImportStore } from "../export/notes-import-store.js"
 import { IndexingServices } from "../importer/import-services.js"
 import { chunkNote, embedMessageChunks } from "../notes/note-embedding.js"
-import { HistoryReads } from "../retrieval/history-reads.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { WriterDatabase } from "./writer-database.js"
 
@@ -16,7 +14,6 @@ import { WriterDatabase } from "./writer-database.js"
  * in the background; if that fails they stay pending for the index watcher's repair.
  */
 export const makeExportHandlers = Effect.gen(function* () {
-  const reads = yield* HistoryReads
   const writer = yield* WriterDatabase
   const indexing = yield* IndexingServices
   const store = makeNotesImportStore({ sql: writer.sql, database: writer.path })
@@ -83,8 +80,6 @@ export const makeExportHandlers = Effect.gen(function* () {
     }).pipe(Effect.mapError(daemonStoreError))
 
   return {
-    ExportPage: (request: ExportPageRequest) =>
-      reads.exportPage(request).pipe(Effect.mapError((e) => (e._tag === "StoreError" ? daemonStoreError(e) : e))),
     ImportNotes: importNotes
   }
 })

@@ -2,28 +2,24 @@ import { Effect, Option } from "effect"
 import { CaptureStatus } from "../capture/capture-status.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import type { SearchRequest } from "../retrieval/contract.js"
-import { HistoryReads, VECTOR_CANDIDATES, type VectorInput } from "../retrieval/history-reads.js"
-import type { InvalidQuery } from "../retrieval/invalid-query.js"
+import { VECTOR_CANDIDATES, type VectorInput } from "../retrieval/history-reads.js"
 import type { PromptRecallRequest } from "../retrieval/prompt-recall.js"
 import { daemonStoreError } from "../rpc/errors.js"
-import type { StoreError } from "../store/store-error.js"
+import { QueryReads } from "../rpc/query-reads.js"
 import { makeCaptureFacts } from "./capture-facts.js"
 import { VectorPlacement } from "./daemon-indexing.js"
 import { HeldFiles } from "./held-files.js"
 import { IndexJudge } from "./index-judge.js"
 
-/** A database failure as the protocol reports it; a rejected query passes as it is. */
-const toProtocol = (e: InvalidQuery | StoreError) => (e._tag === "StoreError" ? daemonStoreError(e) : e)
-
 /**
- * History queries. Reads run where `HistoryReads` runs (the query workers); the daemon only
+ * History queries the daemon completes. Reads run where `QueryReads` sends them (the query workers); the daemon only
  * judges the index (model, jobs, pending vectors) and embeds the query when vectors can be used,
  * so a search is hybrid exactly when every chunk has a vector of the loaded model, and lexical
  * with a reason otherwise. Prompt recall is a search of the prompt judged the same way; the
  * capture part of the status adds the spool's records (a readdir here) to what the readers count.
  */
 export const makeHistoryHandlers = Effect.gen(function* () {
-  const reads = yield* HistoryReads
+  const reads = yield* QueryReads
   const { judge, judgeAlongside } = yield* IndexJudge
   const { embeddedVectors } = yield* VectorPlacement
   const capture = yield* makeCaptureFacts
@@ -67,28 +63,22 @@ export const makeHistoryHandlers = Effect.gen(function* () {
 
   return {
     Search: (request: SearchRequest) =>
-      vectorsFor(request).pipe(
-        Effect.flatMap((candidates) => reads.search({ request, ...candidates })),
-        Effect.mapError(toProtocol)
-      ),
-    Recent: (request: Parameters<typeof reads.recent>[0]) => reads.recent(request).pipe(Effect.mapError(toProtocol)),
-    Context: (request: Parameters<typeof reads.context>[0]) => reads.context(request).pipe(Effect.mapError(toProtocol)),
+      Effect.flatMap(vectorsFor(request), (candidates) => reads.SearchWithVectors({ request, ...candidates })),
     PromptRecall: (request: PromptRecallRequest) =>
-      vectorsFor({ query: request.prompt }).pipe(
-        Effect.flatMap((candidates) => reads.promptRecall({ request, ...candidates })),
-        Effect.mapError(toProtocol)
+      Effect.flatMap(vectorsFor({ query: request.prompt }), (candidates) =>
+        reads.PromptRecallWithVectors({ request, ...candidates })
       ),
     ContextStatus: () =>
       Effect.gen(function* () {
         // A health answer: a database no longer at its path is not reported on, the daemon stops.
         yield* held.check.pipe(Effect.mapError((e) => daemonStoreError({ path: e.path, message: e.message })))
         const { verdict, services, status } = yield* judge
-        const coverage = yield* reads.coverage
+        const coverage = yield* reads.Coverage()
         const fingerprintKey = Option.getOrNull(Option.map(services.embedding, (e) => e.fingerprint.key))
-        const pendingNotes = yield* reads.authoredUpdatesPending({ fingerprint_key: fingerprintKey })
+        const pendingNotes = yield* reads.AuthoredUpdatesPending({ fingerprint_key: fingerprintKey })
         // The manifest names the current hook generations; unreadable, every generation counts.
         const generations = yield* Effect.orElseSucceed(capture.generations, () => null)
-        const counted = yield* reads.captureCounts({ generations })
+        const counted = yield* reads.CaptureCounts({ generations })
         const spooled = yield* capture.spoolRecords
         return new ContextStatusResponse({
           ...verdict,
@@ -98,6 +88,6 @@ export const makeHistoryHandlers = Effect.gen(function* () {
           authored_updates_pending: pendingNotes,
           capture: new CaptureStatus({ ...counted, pending: counted.pending + spooled })
         })
-      }).pipe(Effect.mapError(daemonStoreError))
+      })
   }
 })

@@ -3,18 +3,18 @@ import { Cause, Deferred, Effect, Exit, Layer, Option } from "effect"
 import type { ImportChunking } from "../importer/import-services.js"
 import { IndexingServices } from "../importer/import-services.js"
 import { IndexStatus } from "../retrieval/context-status.js"
-import { HistoryReads } from "../retrieval/history-reads.js"
-import { StoreError } from "../store/store-error.js"
+import { DaemonStoreError } from "../rpc/errors.js"
+import { fakeQueryReads } from "../rpc/fake-daemon.test-support.js"
 import { IndexJudge, IndexJudgeLive } from "./index-judge.js"
 
 const noChunking: ImportChunking = { tokenizer: "none", chunkAll: (texts) => Effect.succeed(texts.map(() => [])) }
 
 const indexed = new IndexStatus({ has_messages: true, chunks_without_vector: 0, active_kinds: [], recent_jobs: [] })
 
-/** A judge whose status read runs `read` (the rest of HistoryReads is never asked). */
-const judgeOver = (read: Effect.Effect<IndexStatus, StoreError>) =>
+/** A judge whose status read runs `read` (no other read is asked). */
+const judgeOver = (read: Effect.Effect<IndexStatus, DaemonStoreError>) =>
   IndexJudgeLive.pipe(
-    Layer.provide(Layer.succeed(HistoryReads, { indexStatus: () => read } as unknown as HistoryReads["Type"])),
+    Layer.provide(fakeQueryReads({ IndexStatus: () => read })),
     Layer.provide(
       Layer.succeed(IndexingServices, {
         current: Effect.succeed({ chunking: noChunking, embedding: Option.none() }),
@@ -54,15 +54,17 @@ describe("IndexJudge.judgeAlongside", () => {
   it.live("a failing status read fails the judgement, and the work beside it is interrupted", () =>
     Effect.gen(function* () {
       const workInterrupted = yield* Deferred.make<void>()
-      const failing = Effect.fail(new StoreError({ path: "/data/blctx.db", message: "database is locked" }))
+      const failing = Effect.fail(
+        new DaemonStoreError({ path: "/data/blctx.db", reason: "database is locked", remediation: "x" })
+      )
       const exit = yield* Effect.flatMap(IndexJudge, (judge) =>
         judge.judgeAlongside(() =>
           Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(workInterrupted, undefined)))
         )
       ).pipe(Effect.provide(judgeOver(failing)), Effect.exit)
       expect(Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : exit).toMatchObject({
-        _tag: "StoreError",
-        message: "database is locked"
+        _tag: "DaemonStoreError",
+        reason: "database is locked"
       })
       yield* Deferred.await(workInterrupted).pipe(Effect.timeout("20 seconds"))
     })

@@ -2,9 +2,9 @@ import { Context, Effect, Layer, Option } from "effect"
 import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import { IndexingServices } from "../importer/import-services.js"
 import type { IndexStatus } from "../retrieval/context-status.js"
-import { HistoryReads } from "../retrieval/history-reads.js"
 import { type IndexVerdict, judgeIndex } from "../retrieval/index-state.js"
-import type { StoreError } from "../store/store-error.js"
+import type { DaemonStoreError } from "../rpc/errors.js"
+import { QueryReads } from "../rpc/query-reads.js"
 
 /** The index judged now, with what it was judged from. */
 export interface Judgement {
@@ -19,27 +19,27 @@ type Services = Judgement["services"]
 export class IndexJudge extends Context.Tag("blctx/IndexJudge")<
   IndexJudge,
   {
-    readonly judge: Effect.Effect<Judgement, StoreError>
+    readonly judge: Effect.Effect<Judgement, DaemonStoreError>
     /**
      * Judges the index while `alongside` runs with the services it is judged from: a search
      * embeds its query while a reader counts what lacks vectors, instead of after.
      */
     readonly judgeAlongside: <A, E>(
       alongside: (services: Services) => Effect.Effect<A, E>
-    ) => Effect.Effect<readonly [Judgement, A], StoreError | E>
+    ) => Effect.Effect<readonly [Judgement, A], DaemonStoreError | E>
   }
 >() {}
 
 export const IndexJudgeLive = Layer.effect(
   IndexJudge,
   Effect.gen(function* () {
-    const reads = yield* HistoryReads
+    const reads = yield* QueryReads
     const indexing = yield* IndexingServices
     const judgeWith = (services: Services) =>
       Effect.gen(function* () {
         const unavailable = yield* indexing.unavailable
         const fingerprint = Option.map(services.embedding, (e) => e.fingerprint.key)
-        const status = yield* reads.indexStatus(Option.getOrNull(fingerprint))
+        const status = yield* reads.IndexStatus({ fingerprint_key: Option.getOrNull(fingerprint) })
         const verdict = judgeIndex({
           modelUnavailable: Option.isSome(services.embedding)
             ? null

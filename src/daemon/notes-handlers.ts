@@ -2,16 +2,9 @@ import { Effect, FiberSet, Option } from "effect"
 import { IndexingServices } from "../importer/import-services.js"
 import { storedUpdate } from "../notes/note-content.js"
 import { chunkNote, embedMessageChunks } from "../notes/note-embedding.js"
-import type {
-  ListNotesRequest,
-  LogUpdateRequest,
-  NoteHistoryRequest,
-  OpenSessionRequest,
-  UpdateNoteRequest
-} from "../notes/notes-contract.js"
+import type { LogUpdateRequest, OpenSessionRequest, UpdateNoteRequest } from "../notes/notes-contract.js"
 import { makeNotesStore } from "../notes/notes-store.js"
 import { redactSecrets } from "../redaction/redact.js"
-import { HistoryReads } from "../retrieval/history-reads.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { StoreError } from "../store/store-error.js"
 import { WriterDatabase } from "./writer-database.js"
@@ -34,7 +27,6 @@ const toProtocol = <E extends { readonly _tag: string }>(e: E | StoreError) =>
 export const makeNotesHandlers = Effect.gen(function* () {
   const writer = yield* WriterDatabase
   const indexing = yield* IndexingServices
-  const reads = yield* HistoryReads
   const store = makeNotesStore({ sql: writer.sql, database: writer.path })
   // Background embeddings live as long as the handlers; shutdown interrupts them (their
   // transaction rolls back, the chunks stay pending for the next repair).
@@ -89,9 +81,6 @@ export const makeNotesHandlers = Effect.gen(function* () {
         )
         yield* embedLater(revised.messageId, revised.response.note_id)
         return revised.response
-      }).pipe(Effect.mapError(toProtocol)),
-    // Reads: answered where every read is (the query workers), never behind the writer.
-    NoteHistory: (request: NoteHistoryRequest) => reads.noteHistory(request).pipe(Effect.mapError(toProtocol)),
-    ListNotes: (request: ListNotesRequest) => reads.listNotes(request).pipe(Effect.mapError(toProtocol))
+      }).pipe(Effect.mapError(toProtocol))
   }
 })

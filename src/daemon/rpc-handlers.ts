@@ -1,10 +1,12 @@
-import { DateTime, Effect, Either, Layer, Option } from "effect"
+import type { Rpc, RpcGroup } from "@effect/rpc"
+import { DateTime, Effect, Either, Layer } from "effect"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { JobRunner } from "../jobs/job-runner.js"
-import { HistoryReads } from "../retrieval/history-reads.js"
 import { DAEMON_STOPPING_REMEDIATION, DaemonStopping } from "../rpc/daemon-stopping.js"
 import { daemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "../rpc/errors.js"
+import { ForwardedReads } from "../rpc/history-protocol.js"
 import { DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
+import { QueryReads } from "../rpc/query-reads.js"
 import { VERSION } from "../version.js"
 import { AdmissionLive } from "./admission.js"
 import { DaemonConfig } from "./daemon-config.js"
@@ -37,6 +39,23 @@ const makeIdentity = Effect.gen(function* () {
   return Effect.map(summary.get, (s) => new DaemonIdentity({ ...fixed, ...s }))
 })
 
+type ForwardedRead = RpcGroup.Rpcs<typeof ForwardedReads>
+
+/** A forwarded read's handler: the same procedure, sent to a query worker. */
+type Forwarded = {
+  readonly [R in ForwardedRead as R["_tag"]]: (payload: Rpc.Payload<R>) => Effect.Effect<Rpc.Success<R>, Rpc.Error<R>>
+}
+
+/** The forwarded reads, each answered by a query worker as it came: derived from the group, no line per read. */
+const forwarded = (reads: QueryReads["Type"]): Forwarded => {
+  const calls = reads as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>
+  const forward = (tag: string) => (payload: unknown) => calls[tag]?.(payload) ?? Effect.die(tag)
+  // The same procedures on both sides, so the types are Forwarded's by construction.
+  return Object.fromEntries(
+    [...ForwardedReads.requests.keys()].map((tag) => [tag, forward(tag)])
+  ) as unknown as Forwarded
+}
+
 /**
  * The daemon's answers: jobs go to the job runner, reads to `HistoryReads` (the query workers),
  * authored updates to the writer connection (`notes-handlers.ts`); admission control in front
@@ -46,7 +65,7 @@ const Handlers = DaemonRpcs.toLayer(
   Effect.gen(function* () {
     const runner = yield* JobRunner
     const kinds = yield* JobKinds
-    const reads = yield* HistoryReads
+    const reads = yield* QueryReads
     const held = yield* HeldFiles
     const identity = yield* makeIdentity
     const history = yield* makeHistoryHandlers
@@ -54,6 +73,7 @@ const Handlers = DaemonRpcs.toLayer(
     const forget = yield* makeForgetHandlers
     const exports = yield* makeExportHandlers
     return {
+      ...forwarded(reads),
       ...history,
       ...notes,
       ...forget,
@@ -79,15 +99,13 @@ const Handlers = DaemonRpcs.toLayer(
           return new SubmittedJob(result)
         }),
       JobStatus: (request) =>
-        reads.job(request.job_id).pipe(
-          Effect.mapError(daemonStoreError),
-          Effect.flatMap(
-            Option.match({
-              onNone: () => Effect.fail(new JobNotFound({ job_id: request.job_id })),
-              onSome: Effect.succeed
-            })
-          )
-        ),
+        reads
+          .ReadJob({ job_id: request.job_id })
+          .pipe(
+            Effect.flatMap((job) =>
+              job === null ? Effect.fail(new JobNotFound({ job_id: request.job_id })) : Effect.succeed(job)
+            )
+          ),
       CancelJobs: (request) =>
         runner
           .cancel({

@@ -51,8 +51,8 @@ export const forgetTool: McpTool = defineTool(
     output: McpForgetResponse,
     run: (client, request) =>
       request.token === undefined
-        ? Effect.map(client.forgetPreview({ selector: request.selector }), (preview) => ({ preview, forgotten: null }))
-        : Effect.map(client.forget({ selector: request.selector, token: request.token }), (forgotten) => ({
+        ? Effect.map(client.ForgetPreview({ selector: request.selector }), (preview) => ({ preview, forgotten: null }))
+        : Effect.map(client.Forget({ selector: request.selector, token: request.token }), (forgotten) => ({
             preview: null,
             forgotten
           }))

@@ -10,6 +10,7 @@ import { Coverage } from "../retrieval/coverage.js"
 import { RecentResponse, RecentTurn, TurnMessage } from "../retrieval/recent.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { DaemonUnavailable } from "../rpc/errors.js"
+import { type FakeAnswers, fakeDaemonClient } from "../rpc/fake-daemon.test-support.js"
 import { DaemonIdentity } from "../rpc/protocol.js"
 import { DaemonSession } from "./daemon-session.js"
 import { type McpArgs, McpConfig } from "./mcp-config.js"
@@ -191,33 +192,8 @@ export const identity = (installationId: InstallationId = INSTALLATION) =>
     started_at: "2026-02-02T08:00:00.000Z"
   })
 
-/** A client whose answers are given; a call without an answer dies (the test did not expect it). */
-export const fakeClient = (answers: Partial<Record<keyof BlctxClient, (...args: never) => unknown>>) => {
-  const calls: Array<{ readonly method: string; readonly request: unknown }> = []
-  const method = (name: keyof BlctxClient) => (request?: unknown) => {
-    calls.push({ method: name, request })
-    const answer = answers[name]
-    if (answer === undefined) return Effect.dieMessage(`unexpected call ${name}`)
-    const value = (answer as (r: unknown) => unknown)(request)
-    return Effect.isEffect(value) ? value : Effect.succeed(value)
-  }
-  const client = {
-    socketPath: "/home/a/.local/state/blctx/blctxd.sock",
-    ping: method("ping"),
-    submitJob: method("submitJob"),
-    jobStatus: method("jobStatus"),
-    cancelJobs: method("cancelJobs"),
-    search: method("search"),
-    recent: method("recent"),
-    context: method("context"),
-    contextStatus: method("contextStatus"),
-    openSession: method("openSession"),
-    logUpdate: method("logUpdate"),
-    updateNote: method("updateNote"),
-    noteHistory: method("noteHistory")
-  } as unknown as BlctxClient
-  return { client, calls }
-}
+/** A client whose answers are given (`RpcTest` over the group); a call without an answer dies. Scoped. */
+export const fakeClient = (answers: FakeAnswers) => fakeDaemonClient(answers)
 
 export const manifest = (state: "active" | "inactive" = "active", installationId: InstallationId = INSTALLATION) =>
   new Manifest({

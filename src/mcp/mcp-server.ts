@@ -70,7 +70,7 @@ export const callTool = (tool: McpTool, args: unknown): Effect.Effect<CallToolRe
     const session = yield* DaemonSession
     const structured = yield* session.use((client) =>
       Effect.gen(function* () {
-        yield* checkDaemonIdentity(expected, yield* client.ping())
+        yield* checkDaemonIdentity(expected, yield* client.Ping())
         return yield* call(client)
       })
     )

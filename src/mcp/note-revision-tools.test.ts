@@ -107,9 +107,9 @@ describe("the revision tools", () => {
     expect(output).not.toContain('"session_id"')
   })
 
-  it.effect("decode arguments, send the defaults, and rename the session in the answers", () =>
+  it.scoped("decode arguments, send the defaults, and rename the session in the answers", () =>
     Effect.gen(function* () {
-      const { client, calls } = fakeClient({ updateNote: () => updated, noteHistory: () => history })
+      const { client, calls } = yield* fakeClient({ UpdateNote: () => updated, NoteHistory: () => history })
       const answer = yield* (yield* tool("update_note").prepare({
         note_id: NOTE,
         expected_revision: 1,
@@ -130,7 +130,7 @@ describe("the revision tools", () => {
     })
   )
 
-  it.effect("refuse bad arguments before any daemon is asked", () =>
+  it.scoped("refuse bad arguments before any daemon is asked", () =>
     Effect.gen(function* () {
       const base = { note_id: NOTE, expected_revision: 1, text: "ok" }
       const cases: Array<[unknown, string]> = [
@@ -146,7 +146,7 @@ describe("the revision tools", () => {
     })
   )
 
-  it.effect("report unknown_note and stale_revision as errors an agent can act on", () =>
+  it.scoped("report unknown_note and stale_revision as errors an agent can act on", () =>
     Effect.gen(function* () {
       const stale = new StaleRevision({ note_id: NOTE, expected_revision: 1, current_revision: 3 })
       const unknown = new UnknownNote({ note_id: NOTE })
@@ -156,10 +156,10 @@ describe("the revision tools", () => {
         ["note_history", { note_id: NOTE }, unknown, "unknown_note"]
       ] as const
       for (const [name, args, refusal, kind] of cases) {
-        const { client } = fakeClient({
-          ping: () => identity(),
-          updateNote: () => Effect.fail(refusal),
-          noteHistory: () => Effect.fail(refusal)
+        const { client } = yield* fakeClient({
+          Ping: () => identity(),
+          UpdateNote: () => Effect.fail(refusal),
+          NoteHistory: () => Effect.fail(refusal)
         })
         const result = yield* callTool(tool(name), args).pipe(Effect.provide(toolLayer(client)))
         expect(errorOf(result)).toMatchObject({

@@ -135,9 +135,9 @@ describe("the note tools", () => {
     expect(log.properties.source_type).toMatchObject({ enum: ["authored_update"] })
   })
 
-  it.effect("decode their arguments with the shared schemas and send the defaults", () =>
+  it.scoped("decode their arguments with the shared schemas and send the defaults", () =>
     Effect.gen(function* () {
-      const { client, calls } = fakeClient({ openSession: () => session, logUpdate: () => logged })
+      const { client, calls } = yield* fakeClient({ OpenSession: () => session, LogUpdate: () => logged })
       const opened = yield* (yield* tool("open_session").prepare({ binding_key: BINDING }))(client)
       expect(opened).toMatchObject({ context_session_id: SESSION, created: true })
       expect(opened).not.toHaveProperty("session_id")
@@ -166,7 +166,7 @@ describe("the note tools", () => {
     })
   )
 
-  it.effect("refuse each limit with a clear field error, before any daemon is asked", () =>
+  it.scoped("refuse each limit with a clear field error, before any daemon is asked", () =>
     Effect.gen(function* () {
       const base = { session_id: SESSION, update_id: UPDATE, text: "ok" }
       const cases: Array<[unknown, string, string]> = [
@@ -193,7 +193,7 @@ describe("the note tools", () => {
     })
   )
 
-  it.effect("report the daemon's refusals as errors an agent can act on", () =>
+  it.scoped("report the daemon's refusals as errors an agent can act on", () =>
     Effect.gen(function* () {
       const refusals = [
         [
@@ -220,10 +220,10 @@ describe("the note tools", () => {
         ]
       ] as const
       for (const [name, args, refusal, kind] of refusals) {
-        const { client } = fakeClient({
-          ping: () => identity(),
-          openSession: () => Effect.fail(refusal),
-          logUpdate: () => Effect.fail(refusal)
+        const { client } = yield* fakeClient({
+          Ping: () => identity(),
+          OpenSession: () => Effect.fail(refusal),
+          LogUpdate: () => Effect.fail(refusal)
         })
         const result = yield* callTool(tool(name), args).pipe(Effect.provide(toolLayer(client)))
         const error = errorOf(result)

@@ -52,7 +52,7 @@ const openSessionTool = defineTool(
     ].join(" "),
     input: OpenSessionRequest,
     output: McpOpenSessionResponse,
-    run: (client, request) => Effect.map(client.openSession(request), toMcpOpenSession)
+    run: (client, request) => Effect.map(client.OpenSession(request), toMcpOpenSession)
   },
   NOTE_TOOL_ANNOTATIONS
 )
@@ -74,7 +74,7 @@ const logUpdateTool = defineTool(
     ].join(" "),
     input: LogUpdateRequest,
     output: McpLogUpdateResponse,
-    run: (client, request) => Effect.map(client.logUpdate(request), toMcpLogUpdate)
+    run: (client, request) => Effect.map(client.LogUpdate(request), toMcpLogUpdate)
   },
   NOTE_TOOL_ANNOTATIONS
 )
@@ -107,7 +107,7 @@ const updateNoteTool = defineTool(
     ].join(" "),
     input: UpdateNoteRequest,
     output: McpUpdateNoteResponse,
-    run: (client, request) => Effect.map(client.updateNote(request), toMcpUpdateNote)
+    run: (client, request) => Effect.map(client.UpdateNote(request), toMcpUpdateNote)
   },
   UPDATE_NOTE_ANNOTATIONS
 )
@@ -124,7 +124,7 @@ const noteHistoryTool = defineTool(
     ].join(" "),
     input: NoteHistoryRequest,
     output: McpNoteHistoryResponse,
-    run: (client, request) => Effect.map(client.noteHistory(request), toMcpNoteHistory),
+    run: (client, request) => Effect.map(client.NoteHistory(request), toMcpNoteHistory),
     excerpts: noteHistoryExcerpts
   },
   READ_ONLY_ANNOTATIONS

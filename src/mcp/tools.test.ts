@@ -66,12 +66,12 @@ describe("the read tools", () => {
     })
   })
 
-  it.effect("decode search arguments with the shared schema and a default limit of 5", () =>
+  it.scoped("decode search arguments with the shared schema and a default limit of 5", () =>
     Effect.gen(function* () {
-      const { client, calls } = fakeClient({ search: () => searchResponse([hit()]) })
+      const { client, calls } = yield* fakeClient({ Search: () => searchResponse([hit()]) })
       const call = yield* tool("search").prepare({ query: "blue-green" })
       const answer = yield* call(client)
-      expect(calls).toEqual([{ method: "search", request: { query: "blue-green", filters: {}, limit: 5, offset: 0 } }])
+      expect(calls).toEqual([{ method: "Search", request: { query: "blue-green", filters: {}, limit: 5, offset: 0 } }])
       expect(answer).toMatchObject({ results: [{ context_id: "c12", source_session_id: expect.any(String) }] })
 
       const explicit = yield* tool("search").prepare({ query: "x", limit: 12, filters: { since: "2026-01-01" } })
@@ -80,7 +80,7 @@ describe("the read tools", () => {
     })
   )
 
-  it.effect("refuse a bad argument naming the field, before any daemon is asked", () =>
+  it.scoped("refuse a bad argument naming the field, before any daemon is asked", () =>
     Effect.gen(function* () {
       const cases: Array<[string, unknown, string]> = [
         ["search", { query: "" }, "query"],
@@ -106,7 +106,7 @@ describe("the read tools", () => {
     })
   )
 
-  it.effect("take an optional agent on search, recent and context, pass it on, and say what it means", () =>
+  it.scoped("take an optional agent on search, recent and context, pass it on, and say what it means", () =>
     Effect.gen(function* () {
       const inputs = {
         search: tool("search").definition.inputSchema as unknown as {
@@ -136,10 +136,10 @@ describe("the read tools", () => {
         expect(tool(name).definition.description).toMatch(/`agent`/)
       }
 
-      const { client, calls } = fakeClient({
-        search: () => searchResponse([hit({ agent: "claude", source_type: "claude_transcript" })]),
-        recent: () => recentResponse,
-        context: () => contextResponse([contextMessage("codex_transcript")])
+      const { client, calls } = yield* fakeClient({
+        Search: () => searchResponse([hit({ agent: "claude", source_type: "claude_transcript" })]),
+        Recent: () => recentResponse,
+        Context: () => contextResponse([contextMessage("codex_transcript")])
       })
       const found = yield* (yield* tool("search").prepare({ query: "x", filters: { agent: "claude" } }))(client)
       expect(found).toMatchObject({ results: [{ agent: "claude", source_type: "claude_transcript" }] })
@@ -164,10 +164,10 @@ describe("the read tools", () => {
     })
   )
 
-  it.effect("name a context page's session from its messages, or from the anchor when the page is empty", () =>
+  it.scoped("name a context page's session from its messages, or from the anchor when the page is empty", () =>
     Effect.gen(function* () {
-      const { client, calls } = fakeClient({
-        context: (request: { readonly offset?: number }) =>
+      const { client, calls } = yield* fakeClient({
+        Context: (request: { readonly offset?: number | undefined }) =>
           request.offset === 0
             ? contextResponse([contextMessage("authored_update")], "ctx-1")
             : contextResponse([], "ctx-1")

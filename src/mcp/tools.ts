@@ -4,6 +4,7 @@ import { ContextRequest } from "../retrieval/context.js"
 import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
 import { CONTEXT_BOUNDS, RECENT_BOUNDS, SEARCH_BOUNDS } from "../retrieval/read-bounds.js"
 import { RecentRequest } from "../retrieval/recent.js"
+import { SessionsRequest, SessionsResponse } from "../retrieval/sessions.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { type JsonObject, toolJsonSchema } from "./json-schema.js"
 import { argumentIssues, type CallFailure, InvalidArguments } from "./tool-errors.js"
@@ -162,7 +163,7 @@ const searchTool = readTool({
   ].join(" "),
   input: SearchToolRequest,
   output: McpSearchResponse,
-  run: (client, request) => Effect.map(client.search(request), toMcpSearch),
+  run: (client, request) => Effect.map(client.Search(request), toMcpSearch),
   excerpts: searchExcerpts
 })
 
@@ -182,7 +183,7 @@ const recentTool = readTool({
   ].join(" "),
   input: RecentRequest,
   output: McpRecentResponse,
-  run: (client, request) => Effect.map(client.recent(request), toMcpRecent),
+  run: (client, request) => Effect.map(client.Recent(request), toMcpRecent),
   excerpts: recentExcerpts
 })
 
@@ -202,12 +203,12 @@ const contextTool = readTool({
   output: McpContextResponse,
   run: (client, request) =>
     Effect.gen(function* () {
-      const response = yield* client.context(request)
+      const response = yield* client.Context(request)
       const first = response.messages[0]
       if (first !== undefined) return toMcpContext(response, first.source_type)
       // A page past the end holds no message to name the source: ask for the anchor itself,
       // positioned past its last character so no text is sent.
-      const anchor = yield* client.context({
+      const anchor = yield* client.Context({
         context_id: request.context_id,
         offset: response.anchor.index,
         limit: 1,
@@ -230,8 +231,30 @@ const contextStatusTool = readTool({
   ].join(" "),
   input: ContextStatusToolRequest,
   output: McpContextStatusResponse,
-  run: (client) => client.contextStatus()
+  run: (client) => client.ContextStatus()
+})
+
+const sessionsTool = readTool({
+  name: "sessions",
+  title: "The person's coding sessions",
+  description: [
+    "List the person's coding-agent sessions with activity in a window, newest activity first: each session's id, `agent`, `project`, first and last activity, and how many turns and messages it has. No message text: use `recent` or `search` for what was said.",
+    "Choose the window with `days` or `since`/`until` (not `days` with `since`); without them, from the beginning. `project` keeps one directory and everything below it.",
+    AGENTS,
+    `\`limit\` sessions (default ${RECENT_BOUNDS.limit.fallback}, at most ${RECENT_BOUNDS.limit.max}); \`next_offset\`, passed as \`offset\`, continues.`,
+    UTC,
+    "An empty `sessions` list means nothing happened in the window: an answer, not an error."
+  ].join(" "),
+  input: SessionsRequest,
+  output: SessionsResponse,
+  run: (client, request) => client.Sessions(request)
 })
 
 /** The read tools, in the order `tools/list` shows them. */
-export const READ_TOOLS: ReadonlyArray<ReadTool> = [searchTool, recentTool, contextTool, contextStatusTool]
+export const READ_TOOLS: ReadonlyArray<ReadTool> = [
+  searchTool,
+  recentTool,
+  sessionsTool,
+  contextTool,
+  contextStatusTool
+]

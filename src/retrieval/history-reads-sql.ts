@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either, Layer, Option } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Clock, Effect, Either, Layer, Option, type ParseResult } from "effect"
 import { readExportPage } from "../export/export-reads.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { readJob } from "../jobs/job-reads.js"
@@ -18,6 +18,12 @@ import { recallPrompt } from "./prompt-recall-read.js"
 import { recentTurns } from "./recent.js"
 import { search, type VectorCandidates } from "./search.js"
 import { resolveRange, TimeRangeError } from "./time-range.js"
+
+type StoreFailure = SqlError.SqlError | ParseResult.ParseError
+
+/** The database failed, or gave a row its schema does not accept. */
+const isStoreFailure = (e: unknown): e is StoreFailure =>
+  typeof e === "object" && e !== null && "_tag" in e && (e._tag === "SqlError" || e._tag === "ParseError")
 
 export interface HistoryReadsSqlOptions {
   /** The database file, named in every StoreError. */
@@ -118,7 +124,12 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
         ),
       noteHistory: (request) =>
         onConnection(noteHistory(request)).pipe(Effect.mapError((e) => (e._tag === "UnknownNote" ? e : storeError(e)))),
-      listNotes: (request) => onConnection(listNotes(request)).pipe(Effect.mapError(storeError))
+      listNotes: (request) => onConnection(listNotes(request)).pipe(Effect.mapError(storeError)),
+      run: <A, E>(read: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+        read.pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.mapError((e) => (isStoreFailure(e) ? storeError(e as StoreFailure) : (e as Exclude<E, StoreFailure>)))
+        )
     })
   })
 

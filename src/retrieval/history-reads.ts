@@ -1,4 +1,5 @@
-import { Context, type Effect, type Option, Schema } from "effect"
+import type { SqlClient, SqlError } from "@effect/sql"
+import { Context, type Effect, type Option, type ParseResult, Schema } from "effect"
 import type { CaptureStatus } from "../capture/capture-status.js"
 import { ModelFingerprint } from "../embedding/fingerprint.js"
 import type { ExportPageRequest, ExportPageResponse } from "../export/export-format.js"
@@ -74,6 +75,13 @@ export class HistoryReads extends Context.Tag("blctx/HistoryReads")<
     readonly noteHistory: (request: NoteHistoryRequest) => Effect.Effect<NoteHistoryResponse, UnknownNote | StoreError>
     /** Notes by their current revision (`blctx notes list`). */
     readonly listNotes: (request: ListNotesRequest) => Effect.Effect<ListNotesResponse, StoreError>
+    /**
+     * Any other read, a query on the reader's connection: a database failure (or a row that
+     * does not decode) is a `StoreError` naming the file; the read's own refusals pass as they are.
+     */
+    readonly run: <A, E>(
+      read: Effect.Effect<A, E, SqlClient.SqlClient>
+    ) => Effect.Effect<A, Exclude<E, SqlError.SqlError | ParseResult.ParseError> | StoreError>
   }
 >() {}
 

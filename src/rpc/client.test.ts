@@ -60,7 +60,7 @@ describe("connect", () => {
       const dir = mkdtempSync(NodePath.join(tmpdir(), "blctx-client-"))
       const socketPath = NodePath.join(dir, "blctxd.sock")
       const exit = yield* Effect.scoped(
-        Effect.flatMap(connect({ socketPath, timeout: "3 seconds" }), (c) => c.ping())
+        Effect.flatMap(connect({ socketPath, timeout: "3 seconds" }), (c) => c.Ping())
       ).pipe(Effect.exit)
       const error = failureOf(exit)
       expect(error).toMatchObject({ _tag: "DaemonUnavailable", socket: socketPath })
@@ -76,7 +76,7 @@ describe("connect", () => {
         const { dir, socketPath } = yield* listening(() => {})
         writeFileSync(NodePath.join(dir, "blctxd.pid"), "4242\n")
         const client = yield* connect({ socketPath, timeout: "400 millis" })
-        const [elapsed, exit] = yield* Effect.timed(Effect.exit(client.search({ query: "anything" })))
+        const [elapsed, exit] = yield* Effect.timed(Effect.exit(client.Search({ query: "anything" })))
         const error = failureOf(exit)
         expect(error).toMatchObject({ _tag: "DaemonUnavailable", not_answering: true, not_running: false })
         expect(error?.reason).toBe("blctxd (pid 4242) is not answering: it may be stopped or overloaded")
@@ -100,7 +100,7 @@ describe("connect", () => {
           alwaysBusy(connection)
         })
         const client = yield* connect({ socketPath, timeout: "600 millis" })
-        const [elapsed, exit] = yield* Effect.timed(Effect.exit(client.search({ query: "anything" })))
+        const [elapsed, exit] = yield* Effect.timed(Effect.exit(client.Search({ query: "anything" })))
         expect(failureOf(exit)).toMatchObject({ _tag: "DaemonBusy", limit: 32 })
         expect(requests).toBeGreaterThan(1)
         expect(Duration.toMillis(elapsed)).toBeLessThan(2_000)
@@ -119,7 +119,7 @@ describe("connect", () => {
         server.listen(socketPath, () => resume(Effect.void))
       })
       const exit = yield* Effect.scoped(
-        Effect.flatMap(connect({ socketPath, timeout: "300 millis" }), (c) => c.ping())
+        Effect.flatMap(connect({ socketPath, timeout: "300 millis" }), (c) => c.Ping())
       ).pipe(Effect.exit)
       expect(failureOf(exit)).toMatchObject({ _tag: "DaemonUnavailable", not_answering: true })
       for (const connection of connections) connection.destroy()
@@ -144,7 +144,7 @@ describe("connect", () => {
       const transport = Layer.effect(Socket.Socket, NodeSocket.fromDuplex(Effect.sync(gone)))
       const exit = yield* Effect.scoped(
         Effect.flatMap(connectOver(transport, { socketPath: "/run/blctxd.sock", timeout: "10 seconds" }), (c) =>
-          c.ping()
+          c.Ping()
         )
       ).pipe(Effect.exit)
       const error = failureOf(exit)

@@ -8,12 +8,12 @@
 
 import * as Socket from "@effect/platform/Socket"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
-import { RpcClient, type RpcClientError, RpcSerialization } from "@effect/rpc"
+import { type Rpc, RpcClient, type RpcClientError, type RpcGroup, RpcSerialization } from "@effect/rpc"
 import { Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
-import type { JobId } from "../jobs/job.js"
 import { Paths } from "../paths/paths.js"
-import { type DaemonBusy, DaemonUnavailable } from "./errors.js"
-import { CALL_DEADLINE_MS, notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "./not-answering.js"
+import { DaemonStopping } from "./daemon-stopping.js"
+import { type DaemonBusy, DaemonUnavailable, notAnswering } from "./errors.js"
+import { CALL_DEADLINE_MS } from "./not-answering.js"
 import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 
@@ -28,18 +28,8 @@ export {
   InvalidForgetSelector
 } from "../forget/forget-contract.js"
 export { JobView } from "../jobs/job.js"
-export {
-  ListNotesResponse,
-  LogUpdateResponse,
-  NoteHistoryResponse,
-  OpenSessionResponse,
-  SessionBindingConflict,
-  StaleRevision,
-  UnknownContextSession,
-  UnknownNote,
-  UpdateConflict,
-  UpdateNoteResponse
-} from "../notes/notes-contract.js"
+// The notes contract whole: its requests, answers and refusals.
+export * from "../notes/notes-contract.js"
 export { ContextResponse } from "../retrieval/context.js"
 export { ContextStatusResponse } from "../retrieval/context-status.js"
 export { SearchHit, SearchResponse } from "../retrieval/contract.js"
@@ -67,25 +57,37 @@ export interface ConnectOptions {
   readonly timeout?: Duration.DurationInput
 }
 
+/** Every procedure of the daemon's group. */
+export type DaemonRpc = RpcGroup.Rpcs<typeof DaemonRpcs>
+
+/**
+ * A procedure as a caller sees it: the group's payload, success and errors (admission's
+ * `DaemonBusy` included), with the transport's failures, and a daemon stopping for a replaced
+ * file, reported as `DaemonUnavailable`.
+ */
+export type DaemonCall<R> =
+  R extends Rpc.Rpc<infer _Tag, infer _Payload, infer Success, infer Failure, infer Middleware>
+    ? (
+        payload: Rpc.PayloadConstructor<R>
+      ) => Effect.Effect<
+        Success["Type"],
+        Exclude<Failure["Type"] | Middleware["failure"]["Type"], DaemonStopping> | DaemonUnavailable
+      >
+    : never
+
+/** The typed client: one method per procedure of `DaemonRpcs`, named as the procedure (`client.Search`). */
+export type BlctxClient = { readonly [R in DaemonRpc as R["_tag"]]: DaemonCall<R> }
+
 export const DEFAULT_REMEDIATION =
   "Check it with `blctx status --step background_service`; start it with `blctx install codex --step background_service`."
 
 const unavailable = (socket: string, reason: string, notRunning = false) =>
   new DaemonUnavailable({ socket, reason, remediation: DEFAULT_REMEDIATION, not_running: notRunning })
 
-/** Connected (or queued by the kernel) but no answer by the deadline: the process is there, silent. */
-const notAnswering = (socket: string) => {
-  const pid = recordedPidBeside(socket)
-  return new DaemonUnavailable({
-    socket,
-    reason: notAnsweringReason(pid),
-    remediation: notAnsweringRemediation(pid),
-    not_answering: true
-  })
-}
+const hasTag = <T extends string>(e: unknown, tag: T): e is { readonly _tag: T } =>
+  typeof e === "object" && e !== null && "_tag" in e && e._tag === tag
 
-const isBusy = (e: unknown): e is DaemonBusy =>
-  typeof e === "object" && e !== null && "_tag" in e && e._tag === "DaemonBusy"
+const isBusy = (e: unknown): e is DaemonBusy => hasTag(e, "DaemonBusy")
 
 /** A busy daemon is asked again after a short, jittered and growing pause (at most a second). */
 const BUSY_RETRY = Schedule.exponential("50 millis", 1.6).pipe(
@@ -102,6 +104,63 @@ export const defaultSocketPath = Effect.map(Paths, (p) => socketPathIn(p.stateDi
   Effect.orDie
 )
 
+/** What a failed call tells its caller: a transport failure or a stopping daemon is the daemon being unavailable. */
+const callFailure = (socket: string, e: unknown): unknown => {
+  if (hasTag(e, "RpcClientError")) {
+    const error = e as RpcClientError.RpcClientError
+    return overloaded(error) ? notAnswering(socket) : unavailable(socket, describe(error), notListening(error))
+  }
+  if (e instanceof DaemonStopping) {
+    // withDaemon starts a fresh daemon on the files at the paths.
+    return new DaemonUnavailable({ socket, reason: `${e.reason}; blctxd is stopping`, remediation: e.remediation })
+  }
+  return e
+}
+
+/**
+ * One deadline per call: busy answers are retried inside it, and when it passes the caller hears
+ * the last busy answer, or that the daemon is not answering.
+ */
+const bounded =
+  (socket: string, deadline: Duration.Duration) =>
+  <A, E>(call: Effect.Effect<A, E>): Effect.Effect<A, unknown> => {
+    let lastBusy: DaemonBusy | undefined
+    return call.pipe(
+      Effect.tapError((e) =>
+        Effect.sync(() => {
+          if (isBusy(e)) lastBusy = e
+        })
+      ),
+      Effect.retry({ while: isBusy, schedule: BUSY_RETRY }),
+      Effect.timeoutFail({ duration: deadline, onTimeout: (): unknown => lastBusy ?? notAnswering(socket) }),
+      Effect.mapError((e) => callFailure(socket, e)),
+      // @effect/rpc's socket protocol turns a failed write into a defect; a write fails when the
+      // daemon went away under the connection (a crash, a kill -9 still being torn down).
+      Effect.catchSomeDefect((defect) =>
+        Socket.isSocketError(defect)
+          ? Option.some(Effect.fail(unavailable(socket, `the connection was lost: ${lostBecause(defect)}`)))
+          : Option.none()
+      )
+    )
+  }
+
+/**
+ * The typed client over any client of the group (the socket's, or `RpcTest.makeClient`'s in
+ * tests): every procedure of `DaemonRpcs`, each call bounded by `timeout` at the daemon behind
+ * `socketPath`. Derived from the group, so a new procedure needs no line here.
+ */
+export const boundClient = <E>(
+  client: RpcClient.RpcClient<DaemonRpc, E>,
+  options: { readonly socketPath: string; readonly timeout?: Duration.DurationInput | undefined }
+): BlctxClient => {
+  const limit = bounded(options.socketPath, Duration.decode(options.timeout ?? Duration.millis(CALL_DEADLINE_MS)))
+  const calls = client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>
+  const call = (tag: string) => (payload: unknown) =>
+    Effect.suspend(() => limit(calls[tag]?.(payload) ?? Effect.die(tag)))
+  // The group's procedures, each given the same deadline; their types are BlctxClient's by construction.
+  return Object.fromEntries([...DaemonRpcs.requests.keys()].map((tag) => [tag, call(tag)])) as unknown as BlctxClient
+}
+
 /**
  * Connects to blctxd for the life of the scope. Every call is bounded by `timeout`; a daemon that
  * is not running or does not answer is a `DaemonUnavailable` error with a remediation.
@@ -116,85 +175,14 @@ export const connect = (options: ConnectOptions = {}) =>
 export const connectOver = (
   transport: Layer.Layer<Socket.Socket, Socket.SocketError>,
   options: ConnectOptions & { readonly socketPath: string }
-) =>
+): Effect.Effect<BlctxClient, DaemonUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
-    const socket = options.socketPath
-    const timeout = Duration.decode(options.timeout ?? Duration.millis(CALL_DEADLINE_MS))
     const context = yield* Layer.build(clientLayer(transport)).pipe(
-      Effect.mapError((e) => unavailable(socket, `could not open the socket: ${e.message}`))
+      Effect.mapError((e) => unavailable(options.socketPath, `could not open the socket: ${e.message}`))
     )
     const client = yield* RpcClient.make(DaemonRpcs).pipe(Effect.provide(context))
-
-    // One deadline per call: busy answers are retried inside it, and when it passes the caller
-    // hears the last busy answer, or that the daemon is not answering.
-    const bounded = <A, E>(
-      call: Effect.Effect<A, E | RpcClientError.RpcClientError>,
-      deadline: Duration.Duration = timeout
-    ) => {
-      let lastBusy: DaemonBusy | undefined
-      return call.pipe(
-        Effect.tapError((e) =>
-          Effect.sync(() => {
-            if (isBusy(e)) lastBusy = e
-          })
-        ),
-        Effect.retry({ while: isBusy, schedule: BUSY_RETRY }),
-        Effect.timeoutFail({
-          duration: deadline,
-          onTimeout: (): E | DaemonUnavailable => (lastBusy as E | undefined) ?? notAnswering(socket)
-        }),
-        Effect.catchIf(
-          (e): e is RpcClientError.RpcClientError =>
-            typeof e === "object" && e !== null && "_tag" in e && e._tag === "RpcClientError",
-          (e) => Effect.fail(overloaded(e) ? notAnswering(socket) : unavailable(socket, describe(e), notListening(e)))
-        ),
-        // @effect/rpc's socket protocol turns a failed write into a defect; a write fails when the
-        // daemon went away under the connection (a crash, a kill -9 still being torn down).
-        Effect.catchSomeDefect((defect) =>
-          Socket.isSocketError(defect)
-            ? Option.some(Effect.fail(unavailable(socket, `the connection was lost: ${lostBecause(defect)}`)))
-            : Option.none()
-        )
-      ) as Effect.Effect<A, Exclude<E, RpcClientError.RpcClientError> | DaemonUnavailable>
-    }
-
-    return {
-      socketPath: socket,
-      /**
-       * `within` shortens the deadline for this Ping (a first Ping answers fast or not at all). A
-       * daemon stopping for a replaced file is unavailable: withDaemon starts a fresh one.
-       */
-      ping: (within?: Duration.DurationInput) =>
-        bounded(client.Ping(), within === undefined ? timeout : Duration.min(timeout, Duration.decode(within))).pipe(
-          Effect.catchTag("DaemonStopping", (e) =>
-            Effect.fail(
-              new DaemonUnavailable({ socket, reason: `${e.reason}; blctxd is stopping`, remediation: e.remediation })
-            )
-          )
-        ),
-      submitJob: (input: { readonly kind: string; readonly params?: unknown; readonly supersede?: boolean }) =>
-        bounded(client.SubmitJob({ kind: input.kind, params: input.params, supersede: input.supersede ?? false })),
-      jobStatus: (jobId: JobId) => bounded(client.JobStatus({ job_id: jobId })),
-      cancelJobs: (selector: { readonly job_ids?: ReadonlyArray<JobId>; readonly kind?: string }) =>
-        bounded(client.CancelJobs(selector)),
-      search: (request: Parameters<typeof client.Search>[0]) => bounded(client.Search(request)),
-      recent: (request: Parameters<typeof client.Recent>[0]) => bounded(client.Recent(request)),
-      context: (request: Parameters<typeof client.Context>[0]) => bounded(client.Context(request)),
-      contextStatus: () => bounded(client.ContextStatus()),
-      promptRecall: (request: Parameters<typeof client.PromptRecall>[0]) => bounded(client.PromptRecall(request)),
-      openSession: (request: Parameters<typeof client.OpenSession>[0]) => bounded(client.OpenSession(request)),
-      logUpdate: (request: Parameters<typeof client.LogUpdate>[0]) => bounded(client.LogUpdate(request)),
-      exportPage: (request: Parameters<typeof client.ExportPage>[0]) => bounded(client.ExportPage(request)),
-      importNotes: (request: Parameters<typeof client.ImportNotes>[0]) => bounded(client.ImportNotes(request)),
-      updateNote: (request: Parameters<typeof client.UpdateNote>[0]) => bounded(client.UpdateNote(request)),
-      noteHistory: (request: Parameters<typeof client.NoteHistory>[0]) => bounded(client.NoteHistory(request)),
-      listNotes: (request: Parameters<typeof client.ListNotes>[0]) => bounded(client.ListNotes(request)),
-      forgetPreview: (request: Parameters<typeof client.ForgetPreview>[0]) => bounded(client.ForgetPreview(request)),
-      forget: (request: Parameters<typeof client.Forget>[0]) => bounded(client.Forget(request))
-    }
+    return boundClient(client, options)
   })
-
-export type BlctxClient = Effect.Effect.Success<ReturnType<typeof connect>>
 
 const errorCode = (e: RpcClientError.RpcClientError): unknown =>
   (e.cause as { readonly cause?: { readonly code?: unknown } } | undefined)?.cause?.code

@@ -22,4 +22,5 @@ export const ImportNotes = Rpc.make("ImportNotes", {
   error: DaemonStoreError
 })
 
-export class ExportRpcs extends RpcGroup.make(ExportPage, ImportNotes) {}
+/** The restore write; `ExportPage` is a forwarded read (`history-protocol.ts`). */
+export class ExportRpcs extends RpcGroup.make(ImportNotes) {}

@@ -6,7 +6,10 @@ import { SearchRequest, SearchResponse } from "../retrieval/contract.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
 import { PromptRecallRequest, PromptRecallResponse } from "../retrieval/prompt-recall.js"
 import { RecentRequest, RecentResponse } from "../retrieval/recent.js"
+import { SessionsRequest, SessionsResponse } from "../retrieval/sessions.js"
 import { DaemonStoreError } from "./errors.js"
+import { ExportPage } from "./export-protocol.js"
+import { ListNotes, NoteHistory } from "./notes-protocol.js"
 
 // Each read's request and response are defined once, beside the read (src/retrieval); the
 // procedures below only name them, and the client, the CLI and MCP derive their types from here.
@@ -29,6 +32,13 @@ export const Context = Rpc.make("Context", {
   error: Schema.Union(InvalidQuery, DaemonStoreError)
 })
 
+/** Sessions with their agent, project, first and last activity and turn count (`blctx sessions`). */
+export const Sessions = Rpc.make("Sessions", {
+  payload: SessionsRequest,
+  success: SessionsResponse,
+  error: Schema.Union(InvalidQuery, DaemonStoreError)
+})
+
 export const ContextStatus = Rpc.make("ContextStatus", {
   success: ContextStatusResponse,
   error: DaemonStoreError
@@ -44,5 +54,12 @@ export const PromptRecall = Rpc.make("PromptRecall", {
   error: Schema.Union(InvalidQuery, DaemonStoreError)
 })
 
+/**
+ * The reads a query worker answers whole: the daemon forwards each to a worker as it came (the
+ * workers serve these same procedures, `query-protocol.ts`), and admission may refuse them as
+ * busy. A new read of this kind is one line here, its handler in `query-handlers.ts`.
+ */
+export class ForwardedReads extends RpcGroup.make(Recent, Context, Sessions, ExportPage, NoteHistory, ListNotes) {}
+
 /** History queries, served by the daemon next to its job procedures. */
-export class HistoryRpcs extends RpcGroup.make(Search, Recent, Context, ContextStatus, PromptRecall) {}
+export class HistoryRpcs extends RpcGroup.make(Search, ContextStatus, PromptRecall).merge(ForwardedReads) {}

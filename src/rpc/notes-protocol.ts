@@ -60,5 +60,5 @@ export const ListNotes = Rpc.make("ListNotes", {
   error: DaemonStoreError
 })
 
-/** Authored updates, served by the daemon's single writer next to its jobs and history reads. */
-export class NotesRpcs extends RpcGroup.make(OpenSession, LogUpdate, UpdateNote, NoteHistory, ListNotes) {}
+/** The note writes; the note reads (`NoteHistory`, `ListNotes`) are forwarded reads (`history-protocol.ts`). */
+export class NotesRpcs extends RpcGroup.make(OpenSession, LogUpdate, UpdateNote) {}

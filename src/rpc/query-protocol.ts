@@ -1,81 +1,64 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { CaptureStatus } from "../capture/capture-status.js"
-import { ExportPageRequest, ExportPageResponse } from "../export/export-format.js"
 import { JobId, JobView } from "../jobs/job.js"
-import {
-  ListNotesRequest,
-  ListNotesResponse,
-  NoteHistoryRequest,
-  NoteHistoryResponse,
-  UnknownNote
-} from "../notes/notes-contract.js"
 import { CaptureCountsRequest } from "../retrieval/capture-counts.js"
-import { ContextRequest, ContextResponse } from "../retrieval/context.js"
-import { AuthoredUpdatesPending, AuthoredUpdatesPendingRequest, IndexStatus } from "../retrieval/context-status.js"
+import {
+  AuthoredUpdatesPendingRequest,
+  IndexStatus,
+  AuthoredUpdatesPending as Pending
+} from "../retrieval/context-status.js"
 import { SearchResponse } from "../retrieval/contract.js"
 import { Coverage } from "../retrieval/coverage.js"
-import { PromptRecallInput, SearchInput } from "../retrieval/history-reads.js"
+import { PromptRecallInput as RecallInput, SearchInput } from "../retrieval/history-reads.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
-import { PromptRecallResponse } from "../retrieval/prompt-recall.js"
-import { RecentRequest, RecentResponse } from "../retrieval/recent.js"
+import { PromptRecallResponse as RecallAnswer } from "../retrieval/prompt-recall.js"
+import { DaemonStoreError } from "./errors.js"
+import { ForwardedReads } from "./history-protocol.js"
 
-/** A read failed inside a query worker (the database could not be read): a StoreError on the daemon's side. */
-export class QueryFailed extends Schema.TaggedError<QueryFailed>()("QueryFailed", {
-  path: Schema.String,
-  reason: Schema.String
-}) {}
+// What only the daemon asks its query workers: reads it completes itself (a search with the
+// query's vectors, the index facts it judges, a job's row). Internal, never on the socket.
+
+const Refused = Schema.Union(InvalidQuery, DaemonStoreError)
+const Failed = DaemonStoreError
+
+/** A search or prompt recall with its vector candidates (the daemon embedded the query, or says why it is lexical). */
+const Search = Rpc.make("SearchWithVectors", { payload: SearchInput, success: SearchResponse, error: Refused })
+const Recall = Rpc.make("PromptRecallWithVectors", { payload: RecallInput, success: RecallAnswer, error: Refused })
+
+/** The index facts the daemon judges and reports (`ContextStatus`, the index judge) and a job's row (`JobStatus`). */
+const ReadJob = Rpc.make("ReadJob", { payload: { job_id: JobId }, success: Schema.NullOr(JobView), error: Failed })
+const ReadCoverage = Rpc.make("Coverage", { success: Coverage, error: Failed })
+const IndexStatusRequest = Schema.Struct({ fingerprint_key: Schema.NullOr(Schema.String) })
+const ReadIndexStatus = Rpc.make("IndexStatus", { payload: IndexStatusRequest, success: IndexStatus, error: Failed })
+const PendingRequest = AuthoredUpdatesPendingRequest
+const ReadPending = Rpc.make("AuthoredUpdatesPending", { payload: PendingRequest, success: Pending, error: Failed })
+const ReadCaptureCounts = Rpc.make("CaptureCounts", {
+  payload: CaptureCountsRequest,
+  success: CaptureStatus,
+  error: Failed
+})
+
+/** The reads the daemon completes itself before answering (the worker side of Search, PromptRecall, ContextStatus, JobStatus). */
+export class DaemonOnlyReads extends RpcGroup.make(
+  Search,
+  Recall,
+  ReadJob,
+  ReadCoverage,
+  ReadIndexStatus,
+  ReadPending,
+  ReadCaptureCounts
+) {}
 
 /**
- * What the daemon asks its query workers (worker_threads, read-only connections): the
- * `HistoryReads` port carried over a worker channel, with its request and response schemas.
+ * What the query workers (worker_threads, read-only connections) serve: the daemon's forwarded
+ * reads, the same procedures as on the socket (declared once, in `history-protocol.ts`), and the
+ * daemon-only reads above. A database failure is a `DaemonStoreError` from the worker on.
  */
-export class QueryRpcs extends RpcGroup.make(
-  Rpc.make("ReadJob", { payload: { job_id: JobId }, success: Schema.NullOr(JobView), error: QueryFailed }),
-  Rpc.make("Search", {
-    payload: SearchInput,
-    success: SearchResponse,
-    error: Schema.Union(QueryFailed, InvalidQuery)
-  }),
-  Rpc.make("Recent", {
-    payload: RecentRequest,
-    success: RecentResponse,
-    error: Schema.Union(QueryFailed, InvalidQuery)
-  }),
-  Rpc.make("Context", {
-    payload: ContextRequest,
-    success: ContextResponse,
-    error: Schema.Union(QueryFailed, InvalidQuery)
-  }),
-  Rpc.make("Coverage", { success: Coverage, error: QueryFailed }),
-  Rpc.make("IndexStatus", {
-    payload: { fingerprint_key: Schema.NullOr(Schema.String) },
-    success: IndexStatus,
-    error: QueryFailed
-  }),
-  Rpc.make("AuthoredUpdatesPending", {
-    payload: AuthoredUpdatesPendingRequest,
-    success: AuthoredUpdatesPending,
-    error: QueryFailed
-  }),
-  Rpc.make("CaptureCounts", { payload: CaptureCountsRequest, success: CaptureStatus, error: QueryFailed }),
-  Rpc.make("PromptRecall", {
-    payload: PromptRecallInput,
-    success: PromptRecallResponse,
-    error: Schema.Union(QueryFailed, InvalidQuery)
-  }),
-  Rpc.make("ExportPage", {
-    payload: ExportPageRequest,
-    success: ExportPageResponse,
-    error: Schema.Union(QueryFailed, InvalidQuery)
-  }),
-  Rpc.make("NoteHistory", {
-    payload: NoteHistoryRequest,
-    success: NoteHistoryResponse,
-    error: Schema.Union(QueryFailed, UnknownNote)
-  }),
-  Rpc.make("ListNotes", { payload: ListNotesRequest, success: ListNotesResponse, error: QueryFailed })
-) {}
+export class QueryRpcs extends DaemonOnlyReads.merge(ForwardedReads) {}
+
+/** Every procedure a query worker answers. */
+export type QueryRpc = RpcGroup.Rpcs<typeof QueryRpcs>
 
 /**
  * Data a query worker is started with. The daemon starts one worker with `vectors`: it keeps

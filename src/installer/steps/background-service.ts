@@ -141,7 +141,7 @@ export const backgroundServiceStep = Effect.gen(function* () {
   /** Pings this installation's daemon: its PID if it answers, or why it refused (it is stopping). */
   const probe = (m: Manifest, socketPath: string) =>
     connector
-      .withClient({ socketPath, timeout: PROBE_TIMEOUT }, (client) => client.ping())
+      .withClient({ socketPath, timeout: PROBE_TIMEOUT }, (client) => client.Ping())
       .pipe(
         Effect.map((identity) => ({
           pid: identity.installation_id === m.installation_id ? Option.some(identity.pid) : Option.none<number>(),
@@ -223,7 +223,7 @@ export const backgroundServiceStep = Effect.gen(function* () {
       )
     }
     const identity = yield* connector
-      .withClient({ socketPath: spec.socketPath, timeout: IDENTITY_TIMEOUT }, (client) => client.ping())
+      .withClient({ socketPath: spec.socketPath, timeout: IDENTITY_TIMEOUT }, (client) => client.Ping())
       .pipe(Effect.mapError((e) => fail(e.message, e.remediation)))
     if (identity.installation_id !== m.installation_id || identity.db_path !== paths.database) {
       return yield* fail(

@@ -21,7 +21,7 @@ describe("history_index uninstall", () => {
     const world = makeWorld({
       pid: 7,
       answering: true,
-      client: { cancelJobs: () => Effect.succeed({ cancelled: [JOB] }) }
+      client: { CancelJobs: () => Effect.succeed({ cancelled: [JOB] }) }
     })
     return Effect.gen(function* () {
       const step: Step = yield* historyIndexStep
@@ -46,7 +46,7 @@ describe("history_index uninstall", () => {
       pid: 7,
       answering: true,
       client: {
-        cancelJobs: () =>
+        CancelJobs: () =>
           Effect.fail(
             new DaemonUnavailable({ socket: "/run/blctxd.sock", reason: "no answer within 10s", remediation: "wait" })
           )
@@ -104,7 +104,7 @@ describe("history_index diagnose (doctor)", () => {
     const world = makeWorld({
       pid: 7,
       answering: true,
-      client: { jobStatus: () => Effect.succeed(job), contextStatus: () => Effect.succeed(status) }
+      client: { JobStatus: () => Effect.succeed(job), ContextStatus: () => Effect.succeed(status) }
     })
     return Effect.gen(function* () {
       const step: Step = yield* historyIndexStep

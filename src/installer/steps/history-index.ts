@@ -90,7 +90,7 @@ export const historyIndexStep = Effect.gen(function* () {
   const follow = (jobId: JobId, progress: (p: StepProgress) => Effect.Effect<void>) =>
     Effect.gen(function* () {
       while (true) {
-        const job = yield* withClient((client) => client.jobStatus(jobId))
+        const job = yield* withClient((client) => client.JobStatus({ job_id: jobId }))
         const total = job.progress_total ?? 0
         yield* progress({
           label: `${job.progress_done}/${total} sessions`,
@@ -134,7 +134,7 @@ export const historyIndexStep = Effect.gen(function* () {
     }
     if (record.right.paths.length === 0) return { detail: "nothing deeper to check: there were no sessions to import" }
     const { job, status } = yield* withClient((client) =>
-      Effect.all({ job: client.jobStatus(record.right.job_id), status: client.contextStatus() })
+      Effect.all({ job: client.JobStatus({ job_id: record.right.job_id }), status: client.ContextStatus() })
     )
     const n = (k: string) => job.counts[k] ?? 0
     const c = status.coverage
@@ -160,7 +160,7 @@ export const historyIndexStep = Effect.gen(function* () {
         const newest = snapshot.newest.map((f) => f.path)
         if (newest.length === 0) return { detail: NOTHING_TO_INDEX }
         const submitted = yield* withClient((client) =>
-          client.submitJob({ kind: "import", params: { paths: newest, origin: "history_index" } })
+          client.SubmitJob({ kind: "import", params: { paths: newest, origin: "history_index" } })
         )
         yield* fs
           .writeAtomic(
@@ -192,7 +192,7 @@ export const historyIndexStep = Effect.gen(function* () {
           return yield* fail(`${recordPath} is unreadable`, "Run: blctx install codex --step history_index")
         }
         if (record.right.paths.length === 0) return { detail: NOTHING_TO_INDEX }
-        const job = yield* withClient((client) => client.jobStatus(record.right.job_id))
+        const job = yield* withClient((client) => client.JobStatus({ job_id: record.right.job_id }))
         if (!finished(job)) return { detail: `${describeJob(job)} (${job.progress_done}/${job.progress_total ?? 0})` }
         return yield* outcome(job)
       }),
@@ -203,7 +203,7 @@ export const historyIndexStep = Effect.gen(function* () {
         ? `the indexed history goes with ${paths.database}, which data_directory removes (--purge)`
         : `indexed history kept in ${paths.database}`
       return connector
-        .withClient({ socketPath, timeout: CALL_TIMEOUT }, (client) => client.cancelJobs({ kind: "import" }))
+        .withClient({ socketPath, timeout: CALL_TIMEOUT }, (client) => client.CancelJobs({ kind: "import" }))
         .pipe(
           Effect.map((r) => ({
             detail: `cancelled ${r.cancelled.length} queued or running imports; ${history}`

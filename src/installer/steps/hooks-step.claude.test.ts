@@ -358,7 +358,7 @@ const daemonWith = (status: CaptureStatus): FakeWorld =>
   makeWorld({
     pid: 4242,
     answering: true,
-    client: { contextStatus: () => Effect.succeed({ capture: status } as unknown as ContextStatusResponse) }
+    client: { ContextStatus: () => Effect.succeed({ capture: status } as unknown as ContextStatusResponse) }
   })
 
 describe("claude_hooks doctor", () => {

@@ -264,7 +264,7 @@ export const hooksStep = <R>(agent: AgentIntegration<unknown, unknown, R>) =>
         }
       }
       const status = yield* Effect.either(
-        daemon.session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.contextStatus())
+        daemon.session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.ContextStatus())
       )
       let captured = ""
       if (Either.isLeft(status)) {

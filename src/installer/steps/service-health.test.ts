@@ -69,8 +69,8 @@ const healthyWorld = (over: Partial<FakeWorld["client"]> = {}) =>
     pid: 4242,
     answering: true,
     client: {
-      jobStatus: (id) => Effect.fail(new JobNotFound({ job_id: id })),
-      contextStatus: () => Effect.succeed(sixMessages),
+      JobStatus: ({ job_id: id }) => Effect.fail(new JobNotFound({ job_id: id })),
+      ContextStatus: () => Effect.succeed(sixMessages),
       ...over
     }
   })
@@ -89,7 +89,7 @@ describe("service_health", () => {
   })
 
   it.effect("a daemon that does not answer within the bound fails with the phase, the bound and the socket", () => {
-    const world = healthyWorld({ ping: () => Effect.never } as Partial<FakeWorld["client"]>)
+    const world = healthyWorld({ Ping: () => Effect.never } as Partial<FakeWorld["client"]>)
     return Effect.gen(function* () {
       const step: Step = yield* serviceHealthStep
       const fiber = yield* Effect.fork(Effect.flip(step.verify(runOf("doctor"))))
@@ -125,8 +125,8 @@ describe("service_health", () => {
 
   it.effect("a failing database read names the error; an index status that fails is said, not hidden", () => {
     const world = healthyWorld({
-      jobStatus: () => Effect.fail(new DaemonStoreError({ path: "/db", reason: "disk I/O error", remediation: "x" })),
-      contextStatus: () => Effect.fail(new DaemonStoreError({ path: "/db", reason: "", remediation: "x" }))
+      JobStatus: () => Effect.fail(new DaemonStoreError({ path: "/db", reason: "disk I/O error", remediation: "x" })),
+      ContextStatus: () => Effect.fail(new DaemonStoreError({ path: "/db", reason: "", remediation: "x" }))
     })
     return Effect.gen(function* () {
       const step: Step = yield* serviceHealthStep
@@ -134,7 +134,7 @@ describe("service_health", () => {
       expect(failure.detail).toBe(
         "blctxd (pid 4242) answered Ping but could not read its database through the query workers: DaemonStoreError: disk I/O error"
       )
-      world.client = { ...world.client, jobStatus: (id) => Effect.fail(new JobNotFound({ job_id: id })) }
+      world.client = { ...world.client, JobStatus: ({ job_id: id }) => Effect.fail(new JobNotFound({ job_id: id })) }
       const passed = yield* step.verify(runOf("status"))
       expect(passed.detail).toContain(
         `index: not known (blctxd on ${socketPathIn(paths().stateDir)} did not answer (ContextStatus): DaemonStoreError (with no message))`
@@ -147,7 +147,7 @@ describe("service_health", () => {
     const world = healthyWorld()
     world.client = {
       ...world.client,
-      ping: () =>
+      Ping: () =>
         Effect.sync(() => {
           pings++
           return identityOf(paths(), 4242)

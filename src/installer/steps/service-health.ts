@@ -73,9 +73,9 @@ export const serviceHealthStep = Effect.gen(function* () {
     const { identity, pingMs, read, readMs } = yield* session(m, tried, HEALTH_TIMEOUT, (client) =>
       Effect.gen(function* () {
         const t0 = yield* Clock.currentTimeMillis
-        const identity = yield* client.ping()
+        const identity = yield* client.Ping()
         const t1 = yield* Clock.currentTimeMillis
-        const read = yield* Effect.either(client.jobStatus(JobId.make(randomUUID())))
+        const read = yield* Effect.either(client.JobStatus({ job_id: JobId.make(randomUUID()) }))
         const t2 = yield* Clock.currentTimeMillis
         return { identity, pingMs: t1 - t0, read, readMs: t2 - t1 }
       })
@@ -104,7 +104,7 @@ export const serviceHealthStep = Effect.gen(function* () {
       )
     }
     // The index is judged now, not from Ping's periodically refreshed state.
-    const index = yield* session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.contextStatus()).pipe(
+    const index = yield* session(m, "ContextStatus", INDEX_STATUS_TIMEOUT, (client) => client.ContextStatus()).pipe(
       Effect.map(describeIndex),
       Effect.catchAll((f) => Effect.succeed(`index: not known (${f.detail})`))
     )
@@ -125,10 +125,10 @@ export const serviceHealthStep = Effect.gen(function* () {
           const latencies: Array<number> = []
           for (let i = 0; i < DOCTOR_PINGS; i++) {
             const t0 = yield* Clock.currentTimeMillis
-            yield* client.ping()
+            yield* client.Ping()
             latencies.push((yield* Clock.currentTimeMillis) - t0)
           }
-          const status = yield* client.contextStatus()
+          const status = yield* client.ContextStatus()
           return { latencies, jobs: status.recent_jobs }
         })
     )

@@ -11,6 +11,7 @@ import { Paths, type ResolvedPaths, resolvePaths } from "../../paths/paths.js"
 import type { BlctxClient } from "../../rpc/client.js"
 import { DaemonConnector } from "../../rpc/daemon-connector.js"
 import { DaemonUnavailable } from "../../rpc/errors.js"
+import { type FakeAnswers, fakeDaemonClient } from "../../rpc/fake-daemon.test-support.js"
 import { DaemonIdentity } from "../../rpc/protocol.js"
 import { ServiceManager, type ServiceStatus } from "../../service/service-manager.js"
 import type { ServiceSpec } from "../../service/service-spec.js"
@@ -63,7 +64,7 @@ export interface FakeWorld {
   restartsOnInstall: boolean
   nextPid: number
   /** Overrides for the fake client's calls (ContextStatus, JobStatus, ...). */
-  client: Partial<BlctxClient>
+  client: FakeAnswers
   /** When set, every protocol session fails with this reason. */
   unavailable: string | null
   /** How many times something asked the supervisor to make sure the daemon runs. */
@@ -118,12 +119,10 @@ export const FakeConnector = (world: FakeWorld, paths: ResolvedPaths) =>
           )
         }
         const pid = world.pid
-        const client = {
-          socketPath: options.socketPath,
-          ping: () => Effect.succeed(identityOf(paths, pid)),
-          ...world.client
-        } as unknown as BlctxClient
-        return use(client)
+        const answers: FakeAnswers = { Ping: () => identityOf(paths, pid), ...world.client }
+        return Effect.scoped(
+          Effect.flatMap(fakeDaemonClient(answers, { socketPath: options.socketPath }), ({ client }) => use(client))
+        )
       })
   })
 
