@@ -60,6 +60,7 @@ describe("the note tools", () => {
     expect(MCP_TOOLS.map((t) => t.definition.name)).toEqual([
       "search",
       "recent",
+      "sessions",
       "context",
       "context_status",
       "open_session",

@@ -65,6 +65,7 @@ describe("mcp_health", () => {
         expect(EXPECTED_TOOLS).toEqual([
           "search",
           "recent",
+          "sessions",
           "context",
           "context_status",
           "open_session",
