@@ -1,5 +1,6 @@
+import { SqlSchema } from "@effect/sql"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import type { ImportEmbedding } from "../importer/import-services.js"
 import { makeDatabaseScrub } from "../store/database-scrub.js"
 import { StoreError } from "../store/store-error.js"
@@ -30,6 +31,8 @@ export interface ForgetVectors {
 
 /** Rows deleted per statement. */
 const DELETE_BATCH = 500
+
+const IdRow = Schema.Struct({ id: Schema.Number })
 
 /** What a confirmed forget removed, and the vectors still to remove from an external store. */
 export interface Forgotten {
@@ -69,12 +72,65 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
       )
     )
 
+  /** `DELETE FROM <table> WHERE <column> IN (…)` for every value, a batch per statement. */
+  const deleteIn = (table: string, column: string, values: ReadonlyArray<string | number>) =>
+    Effect.gen(function* () {
+      for (let i = 0; i < values.length; i += DELETE_BATCH) {
+        yield* sql`DELETE FROM ${sql(table)} WHERE ${sql(column)} IN ${sql.in(values.slice(i, i + DELETE_BATCH))}`
+      }
+    })
+
+  const insertTombstone = SqlSchema.single({
+    Request: Schema.Struct({ selector: Schema.String, counts: Schema.String, forgotten_at: Schema.String }),
+    Result: IdRow,
+    execute: (row) => sql`INSERT INTO forget_tombstones ${sql.insert(row)} RETURNING id`
+  })
+
+  /** The token checked against the plan recomputed now: a wrong, expired or stale one fails. */
+  const checkToken = (token: string, canonical: string, plan: ForgetPlan, issuer: TokenIssuer, now: DateTime.Utc) =>
+    Effect.gen(function* () {
+      const checked = issuer.check(token, canonical, plan.digest, DateTime.toEpochMillis(now))
+      if (checked._tag === "Mismatch") return yield* ForgetTokenMismatch.because(checked.reason)
+      if (checked._tag === "Expired") {
+        return yield* ForgetTokenExpired.issuedAt(DateTime.formatIso(DateTime.unsafeMake(checked.issuedAtMs)))
+      }
+    })
+
+  /**
+   * Deletes what the plan names: chunks (their FTS entries by trigger), their vectors when this
+   * file holds them (same transaction), messages (note rows cascade), sessions left empty,
+   * capture rows.
+   */
+  const deletePlanned = (plan: ForgetPlan, vectors: ForgetVectors) =>
+    Effect.gen(function* () {
+      yield* deleteIn("chunks", "message_id", plan.messageIds)
+      if (Option.isSome(vectors.embedding) && vectors.embeddedVectors) {
+        // The vectors are in this file: its rows go in this transaction, so nothing prunes them later.
+        yield* removeVectors(vectors.embedding.value, plan.vectorChunkIds)
+        yield* deleteIn("removed_chunks", "chunk_id", plan.vectorChunkIds)
+      }
+      yield* deleteIn("messages", "id", plan.messageIds)
+      yield* deleteIn("sessions", "id", plan.sessionIds)
+      for (const id of plan.contextSessionIds) yield* sql`DELETE FROM context_sessions WHERE id = ${id}`
+      yield* deleteIn("capture_bindings", "binding_key", plan.bindingKeys)
+      yield* deleteIn("capture_events", "id", plan.eventIds)
+    })
+
+  /** The forgotten note ids and transcript spans, under the tombstone: nothing brings them back. */
+  const recordForgotten = (plan: ForgetPlan, tombstoneId: number) =>
+    Effect.gen(function* () {
+      for (const noteId of plan.noteIds) {
+        yield* sql`INSERT OR IGNORE INTO forgotten_notes (note_id, tombstone_id) VALUES (${noteId}, ${tombstoneId})`
+      }
+      for (const span of plan.spans) {
+        yield* sql`INSERT INTO forgotten_spans ${sql.insert({ ...span, tombstone_id: tombstoneId })}`
+      }
+    })
+
   /**
    * Recomputes the plan inside one write transaction, checks the token against it (a wrong,
-   * expired or stale token fails and the transaction removes nothing), then deletes: chunks (their
-   * FTS entries by trigger), their vectors when this file holds them (same transaction), messages
-   * (note rows cascade), sessions left empty, capture rows; and records the tombstone, the
-   * forgotten note ids and the transcript spans. A kill at any point leaves all of it or none.
+   * expired or stale token fails and the transaction removes nothing), then records the tombstone
+   * and deletes (`deletePlanned`, `recordForgotten`). A kill at any point leaves all of it or none.
    */
   const forget = (selector: ForgetSelector, token: string, issuer: TokenIssuer, vectors: ForgetVectors) =>
     mapStore("could not forget")(
@@ -83,47 +139,16 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
           const plan = yield* planForget(sql, selector)
           const canonical = canonicalSelector(selector)
           const now = yield* DateTime.now
-          const checked = issuer.check(token, canonical, plan.digest, DateTime.toEpochMillis(now))
-          if (checked._tag === "Mismatch") return yield* ForgetTokenMismatch.because(checked.reason)
-          if (checked._tag === "Expired") {
-            return yield* ForgetTokenExpired.issuedAt(DateTime.formatIso(DateTime.unsafeMake(checked.issuedAtMs)))
-          }
+          yield* checkToken(token, canonical, plan, issuer, now)
           const forgottenAt = DateTime.formatIso(now)
-          const [tombstone] = yield* sql<{ id: number }>`
-            INSERT INTO forget_tombstones (selector, counts, forgotten_at)
-            VALUES (${canonical}, ${JSON.stringify(plan.counts)}, ${forgottenAt}) RETURNING id`
-          const tombstoneId = tombstone?.id ?? 0
-          const ids = plan.messageIds
-          for (let i = 0; i < ids.length; i += DELETE_BATCH) {
-            yield* sql`DELETE FROM chunks WHERE message_id IN ${sql.in(ids.slice(i, i + DELETE_BATCH))}`
-          }
-          if (Option.isSome(vectors.embedding) && vectors.embeddedVectors) {
-            // The vectors are in this file: its rows go in this transaction, so nothing prunes them later.
-            yield* removeVectors(vectors.embedding.value, plan.vectorChunkIds)
-            for (let i = 0; i < plan.vectorChunkIds.length; i += DELETE_BATCH) {
-              yield* sql`DELETE FROM removed_chunks WHERE chunk_id IN ${sql.in(plan.vectorChunkIds.slice(i, i + DELETE_BATCH))}`
-            }
-          }
-          for (let i = 0; i < ids.length; i += DELETE_BATCH) {
-            yield* sql`DELETE FROM messages WHERE id IN ${sql.in(ids.slice(i, i + DELETE_BATCH))}`
-          }
-          for (const noteId of plan.noteIds) {
-            yield* sql`INSERT OR IGNORE INTO forgotten_notes (note_id, tombstone_id) VALUES (${noteId}, ${tombstoneId})`
-          }
-          for (const span of plan.spans) {
-            yield* sql`INSERT INTO forgotten_spans ${sql.insert({ ...span, tombstone_id: tombstoneId })}`
-          }
-          for (let i = 0; i < plan.sessionIds.length; i += DELETE_BATCH) {
-            yield* sql`DELETE FROM sessions WHERE id IN ${sql.in(plan.sessionIds.slice(i, i + DELETE_BATCH))}`
-          }
-          for (const id of plan.contextSessionIds) yield* sql`DELETE FROM context_sessions WHERE id = ${id}`
-          for (let i = 0; i < plan.bindingKeys.length; i += DELETE_BATCH) {
-            yield* sql`DELETE FROM capture_bindings WHERE binding_key IN ${sql.in(plan.bindingKeys.slice(i, i + DELETE_BATCH))}`
-          }
-          for (let i = 0; i < plan.eventIds.length; i += DELETE_BATCH) {
-            yield* sql`DELETE FROM capture_events WHERE id IN ${sql.in(plan.eventIds.slice(i, i + DELETE_BATCH))}`
-          }
-          return { tombstoneId, forgottenAt, counts: plan.counts, plan } satisfies Forgotten
+          const tombstone = yield* insertTombstone({
+            selector: canonical,
+            counts: JSON.stringify(plan.counts),
+            forgotten_at: forgottenAt
+          }).pipe(Effect.catchTag("NoSuchElementException", () => Effect.dieMessage("tombstone row was not written")))
+          yield* deletePlanned(plan, vectors)
+          yield* recordForgotten(plan, tombstone.id)
+          return { tombstoneId: tombstone.id, forgottenAt, counts: plan.counts, plan } satisfies Forgotten
         })
       )
     )
@@ -138,13 +163,7 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
       const ids = forgotten.plan.vectorChunkIds
       yield* removeVectors(vectors.embedding.value, ids)
       yield* mapStore("could not record the removed vectors")(
-        sql.withTransaction(
-          Effect.gen(function* () {
-            for (let i = 0; i < ids.length; i += DELETE_BATCH) {
-              yield* sql`DELETE FROM removed_chunks WHERE chunk_id IN ${sql.in(ids.slice(i, i + DELETE_BATCH))}`
-            }
-          })
-        )
+        sql.withTransaction(deleteIn("removed_chunks", "chunk_id", ids))
       )
     })
 
@@ -154,7 +173,11 @@ export const makeForgetStore = ({ sql, database }: ForgetStoreOptions) => {
    */
   const scrubPending = mapStore("could not scrub the database after forgetting")(
     Effect.gen(function* () {
-      const pending = yield* sql<{ id: number }>`SELECT id FROM forget_tombstones WHERE scrubbed_at IS NULL`
+      const pending = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: IdRow,
+        execute: () => sql`SELECT id FROM forget_tombstones WHERE scrubbed_at IS NULL`
+      })(undefined)
       if (pending.length === 0) return false
       yield* scrub.compact
       const at = yield* isoNow
