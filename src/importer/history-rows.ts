@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { storeFailure } from "./import-errors.js"
 
@@ -32,45 +32,43 @@ export type StoredMessage = typeof StoredMessage.Type
 const SOURCE_COLUMNS = `id, path, session_id, size, mtime_ms, ino, indexed_bytes, prefix_sha256, resume_byte,
   resume_line, resume_turn, state`
 
-/** Reads fail with a `HistoryStoreError` saying what was being looked up. */
+/** The rows a read returns, each decoded as `row`; a failure is a `HistoryStoreError` saying what was looked up. */
+const lookUp = <A, I>(
+  row: Schema.Schema<A, I>,
+  action: string,
+  read: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.findAll({ Request: Schema.Void, Result: row, execute: () => read(sql) })(undefined)
+  ).pipe(Effect.mapError(storeFailure(action)))
+
+const sourceColumns = (sql: SqlClient.SqlClient) => sql.literal(SOURCE_COLUMNS)
 
 export const findSourceByPath = (path: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    SqlSchema.findAll({
-      Request: Schema.String,
-      Result: SourceFileRow,
-      execute: (p) => sql`SELECT ${sql.literal(SOURCE_COLUMNS)} FROM source_files WHERE path = ${p}`
-    })(path)
-  ).pipe(
-    Effect.map((rows) => rows[0]),
-    Effect.mapError(storeFailure(`look up the stored state of ${path}`))
-  )
+  lookUp(
+    SourceFileRow,
+    `look up the stored state of ${path}`,
+    (sql) => sql`SELECT ${sourceColumns(sql)} FROM source_files WHERE path = ${path}`
+  ).pipe(Effect.map((rows) => rows[0]))
 
 export const findSourcesByInode = (ino: number, path: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    SqlSchema.findAll({
-      Request: Schema.Struct({ ino: Schema.Number, path: Schema.String }),
-      Result: SourceFileRow,
-      execute: (r) =>
-        sql`SELECT ${sql.literal(SOURCE_COLUMNS)} FROM source_files WHERE ino = ${r.ino} AND path <> ${r.path}`
-    })({ ino, path })
-  ).pipe(Effect.mapError(storeFailure(`look up the sources sharing the inode of ${path}`)))
+  lookUp(
+    SourceFileRow,
+    `look up the sources sharing the inode of ${path}`,
+    (sql) => sql`SELECT ${sourceColumns(sql)} FROM source_files WHERE ino = ${ino} AND path <> ${path}`
+  )
 
 export const findSourcesBySession = (sessionId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    SqlSchema.findAll({
-      Request: Schema.String,
-      Result: SourceFileRow,
-      execute: (id) => sql`SELECT ${sql.literal(SOURCE_COLUMNS)} FROM source_files WHERE session_id = ${id}`
-    })(sessionId)
-  ).pipe(Effect.mapError(storeFailure(`look up the sources of session ${sessionId}`)))
+  lookUp(
+    SourceFileRow,
+    `look up the sources of session ${sessionId}`,
+    (sql) => sql`SELECT ${sourceColumns(sql)} FROM source_files WHERE session_id = ${sessionId}`
+  )
 
 export const storedMessagesFrom = (sourceFileId: number, fromByte: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    SqlSchema.findAll({
-      Request: Schema.Struct({ file: Schema.Number, from: Schema.Number }),
-      Result: StoredMessage,
-      execute: (r) => sql`SELECT id, byte_start, text_sha256, turn_number, turn_id FROM messages
-                          WHERE source_file_id = ${r.file} AND byte_start >= ${r.from}`
-    })({ file: sourceFileId, from: fromByte })
-  ).pipe(Effect.mapError(storeFailure(`read the stored messages of source ${sourceFileId}`)))
+  lookUp(
+    StoredMessage,
+    `read the stored messages of source ${sourceFileId}`,
+    (sql) => sql`SELECT id, byte_start, text_sha256, turn_number, turn_id FROM messages
+                 WHERE source_file_id = ${sourceFileId} AND byte_start >= ${fromByte}`
+  )
