@@ -324,9 +324,7 @@ const uninstall = Effect.fn("BackgroundService.uninstall")(function* (purge: boo
  * the daemon's identity over the protocol. Uninstall stops it and removes unit and socket
  * before the data step gives up ownership.
  */
-export const backgroundServiceStep = stepWithServices<
-  ServiceManager | ManifestStore | Paths | ProgramPaths | DaemonConnector | SafeFs
->(
+export const backgroundServiceStep = stepWithServices(
   { id: "background_service", title: "Background service (blctxd)", requires: ["data_directory"] },
   {
     install: () => install(),

@@ -13,7 +13,7 @@ import { type ManifestError, ManifestStore } from "../../ownership/manifest-stor
 import { Paths } from "../../paths/paths.js"
 import { initializeDatabase, readIdentity } from "../../store/identity.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
-import { type SqliteOpener, withDatabase } from "../../store/sqlite-opener.js"
+import { withDatabase } from "../../store/sqlite-opener.js"
 import { StoreError } from "../../store/store-error.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail, type StepFailure } from "../step.js"
@@ -482,7 +482,7 @@ const uninstall = Effect.fn("DataDirectory.uninstall")(function* (purge: boolean
  * The private data directory: four 0700 directories, `context.db` and the ownership manifest.
  * Refuses anything it does not own, never follows symbolic links, never loosens or repairs modes.
  */
-export const dataDirectoryStep = stepWithServices<SafeFs | Paths | ManifestStore | SqliteOpener | ProgramPaths>(
+export const dataDirectoryStep = stepWithServices(
   { id: "data_directory", title: "Private data directory", requires: [] },
   {
     install: () => install(),

@@ -538,8 +538,6 @@ const uninstall = Effect.fn("EmbeddingModel.uninstall")(function* (run: StepRun)
   return { detail: `removed ${removed} model files${keptNote}` }
 })
 
-type Needs = SafeFs | Paths | ManifestStore | ConfigFile | Downloader | FileDigest | ModelRuntime
-
 /**
  * The local embedding model: downloads the spec's files into the cache (resumable, `.part`
  * files), checks the size and SHA-256 of every file, activates the folder with one atomic
@@ -549,7 +547,7 @@ type Needs = SafeFs | Paths | ManifestStore | ConfigFile | Downloader | FileDige
  * never used. Everything it creates is recorded in the manifest first, so `--purge` removes
  * exactly that.
  */
-export const embeddingModelStep = stepWithServices<Needs>(
+export const embeddingModelStep = stepWithServices(
   { id: "embedding_model", title: "Local embedding model", requires: ["data_directory"] },
   { install, verify, diagnose: () => diagnose(), uninstall }
 )

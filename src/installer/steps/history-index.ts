@@ -238,7 +238,7 @@ const uninstall = (run: StepRun) =>
  * newest first, and follows it with a progress bar. Reruns are cheap: unchanged files are
  * skipped by their checkpoints. Uninstall cancels queued or running imports; indexed data stays.
  */
-export const historyIndexStep = stepWithServices<SafeFs | Paths | ManifestStore | DaemonConnector>(
+export const historyIndexStep = stepWithServices(
   { id: "history_index", title: "History index", requires: ["background_service", "session_discovery"] },
   { install, verify: () => verify, diagnose: () => diagnose, uninstall }
 )

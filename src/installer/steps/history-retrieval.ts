@@ -2,7 +2,6 @@ import * as NodePath from "node:path"
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { SafeFs } from "../../fs/safe-fs.js"
 import { McpProbe, type McpProbeSession, type McpServerCommand } from "../../mcp/mcp-probe.js"
-import type { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail } from "../step.js"
@@ -166,7 +165,7 @@ const verify = Effect.fn("HistoryRetrieval.verify")(function* () {
  * it checks what the index holds: a transcript the hooks captured is found the same way, and an
  * index with none must answer a search with no results. Nothing to install or remove.
  */
-export const historyRetrievalStep = stepWithServices<SafeFs | Paths | ManifestStore | ProgramPaths | McpProbe>(
+export const historyRetrievalStep = stepWithServices(
   { id: "history_retrieval", title: "History retrieval", requires: ["history_index", "service_health"] },
   {
     install: () => verify(),

@@ -2,11 +2,9 @@ import { randomUUID } from "node:crypto"
 import { Clock, Duration, Effect, Either } from "effect"
 import { JobId, type JobView } from "../../jobs/job.js"
 import type { Manifest } from "../../ownership/manifest.js"
-import type { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import type { ContextStatusResponse } from "../../retrieval/context-status.js"
 import type { BlctxClient } from "../../rpc/client.js"
-import type { DaemonConnector } from "../../rpc/daemon-connector.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
 import { describeError, fail } from "../step.js"
 import { daemonSession } from "./daemon-session.js"
@@ -139,7 +137,7 @@ const diagnose = Effect.fn("ServiceHealth.diagnose")(function* () {
  * index_state is refreshed only every few seconds, so it can still say "empty" right after an
  * import). Every failure says what was tried, where, and what bound elapsed.
  */
-export const serviceHealthStep = stepWithServices<ManifestStore | Paths | DaemonConnector>(
+export const serviceHealthStep = stepWithServices(
   { id: "service_health", title: "Service health", requires: ["background_service"] },
   {
     install: () => verify(),

@@ -149,7 +149,7 @@ const uninstall = Effect.fn("SessionDiscovery.uninstall")(function* (purge: bool
  * the counts and the five newest paths in the state directory for history_index. Creates no
  * index and enqueues nothing; rerunning refreshes the snapshot.
  */
-export const sessionDiscoveryStep = stepWithServices<SafeFs | Paths>(
+export const sessionDiscoveryStep = stepWithServices(
   {
     id: "session_discovery",
     title: `Session discovery (${TRANSCRIPT_FORMATS.map((f) => f.label).join(", ")})`,
