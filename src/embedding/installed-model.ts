@@ -11,15 +11,18 @@ import { readVerification, verificationPath, verificationProblem } from "./model
 
 const INSTALL_STEP = "Run: blctx install codex --step embedding_model"
 
+/** Which model folder cannot be used, and why. */
+interface ModelProblem {
+  readonly folder: string
+  readonly fingerprint: ModelFingerprint
+  readonly reason: string
+}
+
 /**
  * The configured model is not in the cache (or not complete). Indexing goes on lexically and
  * marks vectors pending; nothing is downloaded outside the embedding_model step.
  */
-export class ModelNotInstalled extends Data.TaggedError("ModelNotInstalled")<{
-  readonly folder: string
-  readonly fingerprint: ModelFingerprint
-  readonly reason: string
-}> {
+export class ModelNotInstalled extends Data.TaggedError("ModelNotInstalled")<ModelProblem> {
   get remediation(): string {
     return INSTALL_STEP
   }
@@ -30,11 +33,7 @@ export class ModelNotInstalled extends Data.TaggedError("ModelNotInstalled")<{
  * every check (sizes, SHA-256, the sanity check) as they are now: it never ran its checks, a
  * check failed (`reason` says which), or the files or the sanity check changed since.
  */
-export class ModelNotVerified extends Data.TaggedError("ModelNotVerified")<{
-  readonly folder: string
-  readonly fingerprint: ModelFingerprint
-  readonly reason: string
-}> {
+export class ModelNotVerified extends Data.TaggedError("ModelNotVerified")<ModelProblem> {
   get remediation(): string {
     return INSTALL_STEP
   }

@@ -1,6 +1,12 @@
-import { DateTime, Effect, Option, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { redactNullable } from "../redaction/redact.js"
-import { type DiscoveryTarget, discoverTranscripts, type HomeDiscovery } from "../transcripts/discovery.js"
+import {
+  type DiscoveryTarget,
+  discoverTranscripts,
+  discoveryTotals,
+  type HomeDiscovery,
+  shownFile
+} from "../transcripts/discovery.js"
 import { formatById } from "../transcripts/formats/registry.js"
 import type { SessionHeader } from "../transcripts/formats/transcript-format.js"
 import { openTranscript } from "../transcripts/reader.js"
@@ -90,22 +96,13 @@ export const listTranscripts = Effect.fn("Explore.list")(function* (
   for (const file of found.files.slice(0, limit)) {
     const header = yield* readHeader(file.path, file.format)
     transcripts.push({
-      path: file.path,
-      size: file.size,
-      modified_at: DateTime.formatIso(DateTime.unsafeMake(file.mtimeMs)),
-      archived: file.archived,
-      format: file.format,
+      ...shownFile(file),
       agent: Option.match(formatById(file.format), { onNone: () => file.format, onSome: (f) => f.agent }),
       ...header
     })
   }
   const result: ExploreListResult = {
-    homes: found.homes,
-    total: found.files.length,
-    active: found.activeCount,
-    archived: found.archivedCount,
-    compressed: { count: found.compressed.length, paths: found.compressed },
-    skipped_links: found.skippedLinks,
+    ...discoveryTotals(found),
     limit,
     transcripts
   }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
-import type { SqlClient, Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { messageContextId } from "../retrieval/context-id.js"
@@ -49,13 +49,47 @@ export interface ForgetPlan {
   readonly digest: string
 }
 
-interface SelectedRow {
-  readonly id: number
-  readonly source_type: string
-  readonly source_file_id: number | null
-  readonly session_id: string | null
-  readonly note_id: string | null
-}
+/** A message the selector reaches, with what counting and spans need of it. */
+const SelectedRow = Schema.Struct({
+  id: Schema.Number,
+  source_type: Schema.String,
+  source_file_id: Schema.NullOr(Schema.Number),
+  session_id: Schema.NullOr(Schema.String),
+  note_id: Schema.NullOr(Schema.String)
+})
+type SelectedRow = typeof SelectedRow.Type
+
+const Count = Schema.Struct({ n: Schema.Number })
+const NumberId = Schema.Struct({ id: Schema.Number })
+const StringId = Schema.Struct({ id: Schema.String })
+const TypedCount = Schema.Struct({ source_type: Schema.String, n: Schema.Number })
+const ChunkRow = Schema.Struct({
+  id: Schema.Number,
+  vector_fingerprint: Schema.NullOr(Schema.String),
+  source_type: Schema.String
+})
+const TypedMessage = Schema.Struct({ id: Schema.Number, source_type: Schema.String })
+const BindingRow = Schema.Struct({ binding_key: Schema.String })
+const SpanRow = Schema.Struct({ id: Schema.Number, byte_start: Schema.Number, byte_end: Schema.Number })
+const IndexedBytes = Schema.Struct({ indexed_bytes: Schema.Number })
+const ItemRow = Schema.Struct({
+  id: Schema.Number,
+  source_type: Schema.String,
+  session_id: Schema.NullOr(Schema.String),
+  timestamp: Schema.NullOr(Schema.String),
+  excerpt: Schema.String,
+  agent: Schema.NullOr(Schema.String),
+  path: Schema.NullOr(Schema.String),
+  line: Schema.NullOr(Schema.Number),
+  byte_start: Schema.NullOr(Schema.Number),
+  byte_end: Schema.NullOr(Schema.Number),
+  note_id: Schema.NullOr(Schema.String),
+  note_revision: Schema.NullOr(Schema.Number)
+})
+
+/** The rows of `statement`, each decoded as `row` (a row of another shape fails as a ParseError). */
+const rowsOf = <A, I, E, R>(row: Schema.Schema<A, I>, statement: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+  SqlSchema.findAll({ Request: Schema.Void, Result: row, execute: () => statement })(undefined)
 
 const invalid = (message: string) =>
   new InvalidForgetSelector({
@@ -144,209 +178,255 @@ const inBatches = <A, B, E, R>(
     return out
   })
 
-/**
- * Resolves a selector on `sql` into a plan: which messages (every revision of a note any of them
- * belongs to), chunks, vectors, sessions, capture rows and transcript spans go, with counts by
- * source, the first items and the digest a token binds. Reads only.
- */
-export const planForget = (sql: SqlClient.SqlClient, selector: ForgetSelector) =>
+/** Per source type, what a forget removes; `of` makes a type's counts on first use. */
+const makeTally = () => {
+  const counts = new Map<string, MutableCounts>()
+  const of = (sourceType: string) => {
+    let c = counts.get(sourceType)
+    if (c === undefined) {
+      c = emptyCounts()
+      counts.set(sourceType, c)
+    }
+    return c
+  }
+  const bySource = () =>
+    Object.fromEntries(
+      [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, new SourceCounts(v)])
+    )
+  return { of, bySource }
+}
+type Tally = ReturnType<typeof makeTally>
+
+const ascending = (a: number, b: number) => a - b
+
+/** The messages the selector matches, widened to every revision of a note any of them belongs to. */
+const selectMessages = (sql: SqlClient.SqlClient, selector: ForgetSelector) =>
   Effect.gen(function* () {
-    const kind = selectorKind(selector)
     const where = yield* matchClause(sql, selector)
-    const matched = yield* sql<SelectedRow>`
-      SELECT m.id, m.source_type, m.source_file_id, m.session_id, m.note_id FROM messages m WHERE ${where}`
+    const matched = yield* rowsOf(
+      SelectedRow,
+      sql`SELECT m.id, m.source_type, m.source_file_id, m.session_id, m.note_id FROM messages m WHERE ${where}`
+    )
     // Notes are forgotten whole: every revision of a note any matched revision belongs to.
     const noteIds = [...new Set(matched.flatMap((m) => (m.note_id === null ? [] : [m.note_id])))].sort()
-    const revisions = yield* inBatches(
-      noteIds,
-      (batch) =>
-        sql<SelectedRow>`SELECT id, source_type, source_file_id, session_id, note_id FROM messages
-                         WHERE note_id IN ${sql.in(batch)}`
+    const revisions = yield* inBatches(noteIds, (batch) =>
+      rowsOf(
+        SelectedRow,
+        sql`SELECT id, source_type, source_file_id, session_id, note_id FROM messages WHERE note_id IN ${sql.in(batch)}`
+      )
     )
     const byId = new Map<number, SelectedRow>()
     for (const row of [...matched, ...revisions]) byId.set(row.id, row)
-    const messageIds = [...byId.keys()].sort((a, b) => a - b)
-    const selected = new Set(messageIds)
+    return { byId, noteIds }
+  })
 
-    const counts = new Map<string, MutableCounts>()
-    const of = (sourceType: string) => {
-      let c = counts.get(sourceType)
-      if (c === undefined) {
-        c = emptyCounts()
-        counts.set(sourceType, c)
-      }
-      return c
+/** Counts the messages, note revisions and files by source type. */
+const countMessages = (rows: Iterable<SelectedRow>, tally: Tally) => {
+  const files = new Map<string, Set<number>>()
+  for (const row of rows) {
+    const c = tally.of(row.source_type)
+    c.messages++
+    if (row.note_id !== null) c.note_revisions++
+    if (row.source_file_id !== null) {
+      const set = files.get(row.source_type) ?? new Set()
+      set.add(row.source_file_id)
+      files.set(row.source_type, set)
     }
-    const files = new Map<string, Set<number>>()
-    for (const row of byId.values()) {
-      const c = of(row.source_type)
-      c.messages++
-      if (row.note_id !== null) c.note_revisions++
-      if (row.source_file_id !== null) {
-        const set = files.get(row.source_type) ?? new Set()
-        set.add(row.source_file_id)
-        files.set(row.source_type, set)
-      }
-    }
-    for (const [type, set] of files) of(type).files = set.size
-    for (const row of yield* inBatches(
-      noteIds,
-      (batch) => sql<{ source_type: string; n: number }>`
-        SELECT source_type, count(DISTINCT note_id) AS n FROM messages WHERE note_id IN ${sql.in(batch)} GROUP BY source_type`
-    )) {
-      of(row.source_type).notes += row.n
-    }
+  }
+  for (const [type, set] of files) tally.of(type).files = set.size
+}
 
-    const chunks = yield* inBatches(
-      messageIds,
-      (batch) => sql<{ id: number; vector_fingerprint: string | null; source_type: string }>`
-        SELECT c.id, c.vector_fingerprint, m.source_type FROM chunks c JOIN messages m ON m.id = c.message_id
-        WHERE c.message_id IN ${sql.in(batch)}`
+/** Counts the notes by source type. */
+const countNotes = (sql: SqlClient.SqlClient, noteIds: ReadonlyArray<string>, tally: Tally) =>
+  Effect.gen(function* () {
+    const rows = yield* inBatches(noteIds, (batch) =>
+      rowsOf(
+        TypedCount,
+        sql`SELECT source_type, count(DISTINCT note_id) AS n FROM messages WHERE note_id IN ${sql.in(batch)}
+            GROUP BY source_type`
+      )
+    )
+    for (const row of rows) tally.of(row.source_type).notes += row.n
+  })
+
+/** The chunks of the messages, and those of them that have a vector. */
+const selectChunks = (sql: SqlClient.SqlClient, messageIds: ReadonlyArray<number>, tally: Tally) =>
+  Effect.gen(function* () {
+    const chunks = yield* inBatches(messageIds, (batch) =>
+      rowsOf(
+        ChunkRow,
+        sql`SELECT c.id, c.vector_fingerprint, m.source_type FROM chunks c JOIN messages m ON m.id = c.message_id
+            WHERE c.message_id IN ${sql.in(batch)}`
+      )
     )
     for (const chunk of chunks) {
-      const c = of(chunk.source_type)
+      const c = tally.of(chunk.source_type)
       c.chunks++
       if (chunk.vector_fingerprint !== null) c.vectors++
     }
-    const chunkIds = chunks.map((c) => c.id).sort((a, b) => a - b)
+    const chunkIds = chunks.map((c) => c.id).sort(ascending)
     const vectorChunkIds = chunks
       .filter((c) => c.vector_fingerprint !== null)
       .map((c) => c.id)
-      .sort((a, b) => a - b)
+      .sort(ascending)
+    return { chunkIds, vectorChunkIds }
+  })
 
-    // Transcript sessions left with no message: their rows go (a later import recreates one).
-    const candidateSessions = new Set<string>()
-    for (const row of byId.values()) {
-      if (row.source_file_id !== null && row.session_id !== null) candidateSessions.add(row.session_id)
+/** Transcript sessions the selection may empty: those of its messages, and the file's or session's own. */
+const candidateSessions = (sql: SqlClient.SqlClient, selector: ForgetSelector, rows: Iterable<SelectedRow>) =>
+  Effect.gen(function* () {
+    const kind = selectorKind(selector)
+    const candidates = new Set<string>()
+    for (const row of rows) {
+      if (row.source_file_id !== null && row.session_id !== null) candidates.add(row.session_id)
     }
-    if (kind === "file") {
-      for (const row of yield* sql<{
-        id: string
-      }>`SELECT s.id FROM sessions s JOIN source_files f ON f.id = s.source_file_id
-                                                  WHERE f.path = ${selector.file ?? ""}`) {
-        candidateSessions.add(row.id)
-      }
-    }
-    if (kind === "session") {
-      for (const row of yield* sql<{ id: string }>`SELECT id FROM sessions WHERE id = ${selector.session ?? ""}`) {
-        candidateSessions.add(row.id)
-      }
-    }
+    const named =
+      kind === "file"
+        ? sql`SELECT s.id FROM sessions s JOIN source_files f ON f.id = s.source_file_id WHERE f.path = ${selector.file ?? ""}`
+        : kind === "session"
+          ? sql`SELECT id FROM sessions WHERE id = ${selector.session ?? ""}`
+          : undefined
+    if (named !== undefined) for (const row of yield* rowsOf(StringId, named)) candidates.add(row.id)
+    return [...candidates].sort()
+  })
+
+/** Transcript sessions left with no message: their rows go (a later import recreates one). */
+const emptiedSessions = (
+  sql: SqlClient.SqlClient,
+  selector: ForgetSelector,
+  rows: Iterable<SelectedRow>,
+  selected: ReadonlySet<number>,
+  tally: Tally
+) =>
+  Effect.gen(function* () {
     const sessionIds: Array<string> = []
-    for (const id of [...candidateSessions].sort()) {
-      const rows = yield* sql<{ id: number; source_type: string }>`
-        SELECT id, source_type FROM messages WHERE session_id = ${id} AND source_file_id IS NOT NULL`
-      if (rows.every((r) => selected.has(r.id))) {
-        const exists = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sessions WHERE id = ${id}`
-        if ((exists[0]?.n ?? 0) === 0) continue
-        sessionIds.push(id)
-        of(rows[0]?.source_type ?? "transcript").sessions++
-      }
+    for (const id of yield* candidateSessions(sql, selector, rows)) {
+      const messages = yield* rowsOf(
+        TypedMessage,
+        sql`SELECT id, source_type FROM messages WHERE session_id = ${id} AND source_file_id IS NOT NULL`
+      )
+      if (!messages.every((r) => selected.has(r.id))) continue
+      const exists = yield* rowsOf(Count, sql`SELECT count(*) AS n FROM sessions WHERE id = ${id}`)
+      if ((exists[0]?.n ?? 0) === 0) continue
+      sessionIds.push(id)
+      tally.of(messages[0]?.source_type ?? "transcript").sessions++
     }
+    return sessionIds
+  })
 
-    // A blctx session named by the selector goes with its notes, unless a sub-session still names it.
-    const contextSessionIds: Array<string> = []
-    if (kind === "context_session") {
-      const rows = yield* sql<{ id: string }>`
-        SELECT s.id FROM context_sessions s WHERE s.id = ${selector.context_session ?? ""}
-          AND NOT EXISTS (SELECT 1 FROM context_sessions c WHERE c.parent_session_id = s.id)`
-      for (const row of rows) {
-        contextSessionIds.push(row.id)
-        of(AUTHORED_UPDATE).sessions++
-      }
-    }
-
-    // Capture: the hook bindings of the session, file or project, with their events; a time range
-    // removes the events received in it.
-    let bindingKeys: ReadonlyArray<string> = []
-    let eventIds: ReadonlyArray<number> = []
-    let bindingEvents = 0
-    const bindingWhere =
-      kind === "session"
-        ? sql`event_session_id = ${selector.session ?? ""}`
-        : kind === "file"
-          ? sql`transcript_path = ${selector.file ?? ""}`
-          : kind === "project"
-            ? (() => {
-                const raw = (selector.project ?? "/").replace(/\/+$/, "")
-                const redacted = normalizedProject(selector.project ?? "/")
-                return sql`(cwd = ${raw} OR substr(cwd, 1, ${raw.length + 1}) = ${`${raw}/`}
-                            OR cwd = ${redacted} OR substr(cwd, 1, ${redacted.length + 1}) = ${`${redacted}/`})`
-              })()
-            : undefined
-    if (bindingWhere !== undefined) {
-      bindingKeys = (yield* sql<{
-        binding_key: string
-      }>`SELECT binding_key FROM capture_bindings WHERE ${bindingWhere}`)
-        .map((r) => r.binding_key)
-        .sort()
-      bindingEvents = (yield* inBatches(
-        bindingKeys,
-        (batch) => sql<{ n: number }>`SELECT count(*) AS n FROM capture_events WHERE binding_key IN ${sql.in(batch)}`
-      )).reduce((n, r) => n + r.n, 0)
-    }
-    if (kind === "time_range") {
-      const bounds: Array<Statement.Fragment> = []
-      const range = resolveRange({ since: selector.since, until: selector.until, nowMs: 0 })
-      if (!(range instanceof TimeRangeError)) {
-        if (range.sinceMs !== null) bounds.push(sql`${sql.literal(epochMs("received_at"))} >= ${range.sinceMs}`)
-        if (range.untilMs !== null) bounds.push(sql`${sql.literal(epochMs("received_at"))} < ${range.untilMs}`)
-      }
-      eventIds = (yield* sql<{ id: number }>`SELECT id FROM capture_events WHERE ${sql.and(bounds)}`)
-        .map((r) => r.id)
-        .sort((a, b) => a - b)
-    }
-
-    // Spans: per file, runs of consecutive forgotten messages with no kept one between them; a
-    // file that keeps nothing is forgotten whole, up to what was indexed of it.
-    const spans: Array<ForgottenSpan> = []
-    const fileIds = [
-      ...new Set([...byId.values()].flatMap((r) => (r.source_file_id === null ? [] : [r.source_file_id])))
-    ]
-    for (const fileId of fileIds.sort((a, b) => a - b)) {
-      const rows = yield* sql<{ id: number; byte_start: number; byte_end: number }>`
-        SELECT id, byte_start, byte_end FROM messages WHERE source_file_id = ${fileId} ORDER BY byte_start`
-      if (rows.every((r) => selected.has(r.id))) {
-        const file = yield* sql<{ indexed_bytes: number }>`SELECT indexed_bytes FROM source_files WHERE id = ${fileId}`
-        const end = Math.max(file[0]?.indexed_bytes ?? 0, ...rows.map((r) => r.byte_end))
-        if (end > 0) spans.push({ source_file_id: fileId, byte_start: 0, byte_end: end })
-        continue
-      }
-      let run: { start: number; end: number } | undefined
-      for (const row of rows) {
-        if (selected.has(row.id)) {
-          run = run === undefined ? { start: row.byte_start, end: row.byte_end } : { ...run, end: row.byte_end }
-        } else if (run !== undefined) {
-          spans.push({ source_file_id: fileId, byte_start: run.start, byte_end: run.end })
-          run = undefined
-        }
-      }
-      if (run !== undefined) spans.push({ source_file_id: fileId, byte_start: run.start, byte_end: run.end })
-    }
-
-    // The first items in the order they were stored (a transcript's in file order).
-    const itemRows = yield* inBatches(
-      messageIds.slice(0, FORGET_PREVIEW_ITEMS),
-      (batch) => sql<{
-        id: number
-        source_type: string
-        session_id: string | null
-        timestamp: string | null
-        excerpt: string
-        agent: string | null
-        path: string | null
-        line: number | null
-        byte_start: number | null
-        byte_end: number | null
-        note_id: string | null
-        note_revision: number | null
-      }>`
-        SELECT m.id, m.source_type, m.session_id, m.timestamp, substr(m.text, 1, ${FORGET_EXCERPT_CHARS}) AS excerpt,
-               m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
-        FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
-        WHERE m.id IN ${sql.in(batch)}`
+/** A blctx session named by the selector goes with its notes, unless a sub-session still names it. */
+const contextSessions = (sql: SqlClient.SqlClient, selector: ForgetSelector, tally: Tally) =>
+  Effect.gen(function* () {
+    if (selectorKind(selector) !== "context_session") return []
+    const rows = yield* rowsOf(
+      StringId,
+      sql`SELECT s.id FROM context_sessions s WHERE s.id = ${selector.context_session ?? ""}
+            AND NOT EXISTS (SELECT 1 FROM context_sessions c WHERE c.parent_session_id = s.id)`
     )
-    const items = itemRows
+    for (const _ of rows) tally.of(AUTHORED_UPDATE).sessions++
+    return rows.map((row) => row.id)
+  })
+
+/** Which hook bindings the selector names: a session's, a file's, or those under a project. */
+const bindingClause = (sql: SqlClient.SqlClient, selector: ForgetSelector) => {
+  switch (selectorKind(selector)) {
+    case "session":
+      return sql`event_session_id = ${selector.session ?? ""}`
+    case "file":
+      return sql`transcript_path = ${selector.file ?? ""}`
+    case "project": {
+      const raw = (selector.project ?? "/").replace(/\/+$/, "")
+      const redacted = normalizedProject(selector.project ?? "/")
+      return sql`(cwd = ${raw} OR substr(cwd, 1, ${raw.length + 1}) = ${`${raw}/`}
+                  OR cwd = ${redacted} OR substr(cwd, 1, ${redacted.length + 1}) = ${`${redacted}/`})`
+    }
+    default:
+      return undefined
+  }
+}
+
+/** Capture: the hook bindings of the session, file or project, and how many events go with them. */
+const captureBindings = (sql: SqlClient.SqlClient, selector: ForgetSelector) =>
+  Effect.gen(function* () {
+    const where = bindingClause(sql, selector)
+    if (where === undefined) return { bindingKeys: [], bindingEvents: 0 }
+    const rows = yield* rowsOf(BindingRow, sql`SELECT binding_key FROM capture_bindings WHERE ${where}`)
+    const bindingKeys = rows.map((r) => r.binding_key).sort()
+    const counts = yield* inBatches(bindingKeys, (batch) =>
+      rowsOf(Count, sql`SELECT count(*) AS n FROM capture_events WHERE binding_key IN ${sql.in(batch)}`)
+    )
+    return { bindingKeys, bindingEvents: counts.reduce((n, r) => n + r.n, 0) }
+  })
+
+/** Capture: a time range removes the events received in it. */
+const captureEvents = (sql: SqlClient.SqlClient, selector: ForgetSelector) =>
+  Effect.gen(function* () {
+    if (selectorKind(selector) !== "time_range") return []
+    const bounds: Array<Statement.Fragment> = []
+    const range = resolveRange({ since: selector.since, until: selector.until, nowMs: 0 })
+    if (!(range instanceof TimeRangeError)) {
+      if (range.sinceMs !== null) bounds.push(sql`${sql.literal(epochMs("received_at"))} >= ${range.sinceMs}`)
+      if (range.untilMs !== null) bounds.push(sql`${sql.literal(epochMs("received_at"))} < ${range.untilMs}`)
+    }
+    const rows = yield* rowsOf(NumberId, sql`SELECT id FROM capture_events WHERE ${sql.and(bounds)}`)
+    return rows.map((r) => r.id).sort(ascending)
+  })
+
+/** Runs of consecutive selected messages with no kept one between them, in file order. */
+const selectedRuns = (
+  fileId: number,
+  rows: ReadonlyArray<typeof SpanRow.Type>,
+  selected: ReadonlySet<number>
+): Array<ForgottenSpan> => {
+  const spans: Array<ForgottenSpan> = []
+  let run: { start: number; end: number } | undefined
+  for (const row of rows) {
+    if (selected.has(row.id)) {
+      run = run === undefined ? { start: row.byte_start, end: row.byte_end } : { ...run, end: row.byte_end }
+    } else if (run !== undefined) {
+      spans.push({ source_file_id: fileId, byte_start: run.start, byte_end: run.end })
+      run = undefined
+    }
+  }
+  if (run !== undefined) spans.push({ source_file_id: fileId, byte_start: run.start, byte_end: run.end })
+  return spans
+}
+
+/** The forgotten spans of one file; a file that keeps nothing is forgotten whole, up to what was indexed of it. */
+const spansOfFile = (sql: SqlClient.SqlClient, fileId: number, selected: ReadonlySet<number>) =>
+  Effect.gen(function* () {
+    const rows = yield* rowsOf(
+      SpanRow,
+      sql`SELECT id, byte_start, byte_end FROM messages WHERE source_file_id = ${fileId} ORDER BY byte_start`
+    )
+    if (!rows.every((r) => selected.has(r.id))) return selectedRuns(fileId, rows, selected)
+    const file = yield* rowsOf(IndexedBytes, sql`SELECT indexed_bytes FROM source_files WHERE id = ${fileId}`)
+    const end = Math.max(file[0]?.indexed_bytes ?? 0, ...rows.map((r) => r.byte_end))
+    return end > 0 ? [{ source_file_id: fileId, byte_start: 0, byte_end: end }] : []
+  })
+
+/** The spans of every transcript file the selection reaches, by file id. */
+const forgottenSpans = (sql: SqlClient.SqlClient, rows: Iterable<SelectedRow>, selected: ReadonlySet<number>) =>
+  Effect.gen(function* () {
+    const fileIds = [...new Set([...rows].flatMap((r) => (r.source_file_id === null ? [] : [r.source_file_id])))]
+    const spans: Array<ForgottenSpan> = []
+    for (const fileId of fileIds.sort(ascending)) spans.push(...(yield* spansOfFile(sql, fileId, selected)))
+    return spans
+  })
+
+/** The first items in the order they were stored (a transcript's in file order). */
+const previewItems = (sql: SqlClient.SqlClient, messageIds: ReadonlyArray<number>) =>
+  Effect.gen(function* () {
+    const rows = yield* inBatches(messageIds.slice(0, FORGET_PREVIEW_ITEMS), (batch) =>
+      rowsOf(
+        ItemRow,
+        sql`SELECT m.id, m.source_type, m.session_id, m.timestamp, substr(m.text, 1, ${FORGET_EXCERPT_CHARS}) AS excerpt,
+                   m.agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision
+            FROM messages m LEFT JOIN source_files f ON f.id = m.source_file_id
+            WHERE m.id IN ${sql.in(batch)}`
+      )
+    )
+    return [...rows]
       .sort((a, b) => a.id - b.id)
       .map(
         (r) =>
@@ -359,10 +439,28 @@ export const planForget = (sql: SqlClient.SqlClient, selector: ForgetSelector) =
             excerpt: r.excerpt
           })
       )
+  })
 
-    const bySource = Object.fromEntries(
-      [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, new SourceCounts(v)])
-    )
+/**
+ * Resolves a selector on `sql` into a plan: which messages (every revision of a note any of them
+ * belongs to), chunks, vectors, sessions, capture rows and transcript spans go, with counts by
+ * source, the first items and the digest a token binds. Reads only.
+ */
+export const planForget = (sql: SqlClient.SqlClient, selector: ForgetSelector) =>
+  Effect.gen(function* () {
+    const tally = makeTally()
+    const { byId, noteIds } = yield* selectMessages(sql, selector)
+    const messageIds = [...byId.keys()].sort(ascending)
+    const selected = new Set(messageIds)
+    countMessages(byId.values(), tally)
+    yield* countNotes(sql, noteIds, tally)
+    const { chunkIds, vectorChunkIds } = yield* selectChunks(sql, messageIds, tally)
+    const sessionIds = yield* emptiedSessions(sql, selector, byId.values(), selected, tally)
+    const contextSessionIds = yield* contextSessions(sql, selector, tally)
+    const { bindingKeys, bindingEvents } = yield* captureBindings(sql, selector)
+    const eventIds = yield* captureEvents(sql, selector)
+    const spans = yield* forgottenSpans(sql, byId.values(), selected)
+    const items = yield* previewItems(sql, messageIds)
     return {
       messageIds,
       chunkIds,
@@ -375,7 +473,7 @@ export const planForget = (sql: SqlClient.SqlClient, selector: ForgetSelector) =
       spans,
       items,
       counts: new ForgetCounts({
-        by_source: bySource,
+        by_source: tally.bySource(),
         messages: messageIds.length,
         capture_bindings: bindingKeys.length,
         capture_events: bindingEvents + eventIds.length

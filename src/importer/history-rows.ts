@@ -1,53 +1,74 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { storeFailure } from "./import-errors.js"
 
 /** A `source_files` row: a transcript's checkpoint. */
-export interface SourceFileRow {
-  readonly id: number
-  readonly path: string
-  readonly session_id: string | null
-  readonly size: number
-  readonly mtime_ms: number
-  readonly ino: number
-  readonly indexed_bytes: number
-  readonly prefix_sha256: string
-  readonly resume_byte: number
-  readonly resume_line: number
-  readonly resume_turn: number
-  readonly state: "indexed" | "partial" | "conflict"
-}
+export const SourceFileRow = Schema.Struct({
+  id: Schema.Number,
+  path: Schema.String,
+  session_id: Schema.NullOr(Schema.String),
+  size: Schema.Number,
+  mtime_ms: Schema.Number,
+  ino: Schema.Number,
+  indexed_bytes: Schema.Number,
+  prefix_sha256: Schema.String,
+  resume_byte: Schema.Number,
+  resume_line: Schema.Number,
+  resume_turn: Schema.Number,
+  state: Schema.Literal("indexed", "partial", "conflict")
+})
+export type SourceFileRow = typeof SourceFileRow.Type
 
-export interface StoredMessage {
-  readonly id: number
-  readonly byte_start: number
-  readonly text_sha256: string
-  readonly turn_number: number
-  readonly turn_id: string | null
-}
+/** A stored message, as far as reconciling a re-read file needs it. */
+export const StoredMessage = Schema.Struct({
+  id: Schema.Number,
+  byte_start: Schema.Number,
+  text_sha256: Schema.String,
+  turn_number: Schema.Number,
+  turn_id: Schema.NullOr(Schema.String)
+})
+export type StoredMessage = typeof StoredMessage.Type
 
-/** Reads fail with a `HistoryStoreError` saying what was being looked up. */
+const SOURCE_COLUMNS = `id, path, session_id, size, mtime_ms, ino, indexed_bytes, prefix_sha256, resume_byte,
+  resume_line, resume_turn, state`
+
+/** The rows a read returns, each decoded as `row`; a failure is a `HistoryStoreError` saying what was looked up. */
+const lookUp = <A, I>(
+  row: Schema.Schema<A, I>,
+  action: string,
+  read: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.findAll({ Request: Schema.Void, Result: row, execute: () => read(sql) })(undefined)
+  ).pipe(Effect.mapError(storeFailure(action)))
+
+const sourceColumns = (sql: SqlClient.SqlClient) => sql.literal(SOURCE_COLUMNS)
 
 export const findSourceByPath = (path: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<SourceFileRow>`SELECT * FROM source_files WHERE path = ${path}`.pipe(Effect.map((rows) => rows[0]))
-  ).pipe(Effect.mapError(storeFailure(`look up the stored state of ${path}`)))
+  lookUp(
+    SourceFileRow,
+    `look up the stored state of ${path}`,
+    (sql) => sql`SELECT ${sourceColumns(sql)} FROM source_files WHERE path = ${path}`
+  ).pipe(Effect.map((rows) => rows[0]))
 
 export const findSourcesByInode = (ino: number, path: string) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<SourceFileRow>`SELECT * FROM source_files WHERE ino = ${ino} AND path <> ${path}`
-  ).pipe(Effect.mapError(storeFailure(`look up the sources sharing the inode of ${path}`)))
+  lookUp(
+    SourceFileRow,
+    `look up the sources sharing the inode of ${path}`,
+    (sql) => sql`SELECT ${sourceColumns(sql)} FROM source_files WHERE ino = ${ino} AND path <> ${path}`
+  )
 
 export const findSourcesBySession = (sessionId: string) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<SourceFileRow>`SELECT * FROM source_files WHERE session_id = ${sessionId}`
-  ).pipe(Effect.mapError(storeFailure(`look up the sources of session ${sessionId}`)))
+  lookUp(
+    SourceFileRow,
+    `look up the sources of session ${sessionId}`,
+    (sql) => sql`SELECT ${sourceColumns(sql)} FROM source_files WHERE session_id = ${sessionId}`
+  )
 
 export const storedMessagesFrom = (sourceFileId: number, fromByte: number) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<StoredMessage>`SELECT id, byte_start, text_sha256, turn_number, turn_id FROM messages
-                                WHERE source_file_id = ${sourceFileId} AND byte_start >= ${fromByte}`
-  ).pipe(Effect.mapError(storeFailure(`read the stored messages of source ${sourceFileId}`)))
+  lookUp(
+    StoredMessage,
+    `read the stored messages of source ${sourceFileId}`,
+    (sql) => sql`SELECT id, byte_start, text_sha256, turn_number, turn_id FROM messages
+                 WHERE source_file_id = ${sourceFileId} AND byte_start >= ${fromByte}`
+  )

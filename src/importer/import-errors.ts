@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Data } from "effect"
+import { Data, type ParseResult } from "effect"
 import type { TokenizerError } from "../chunking/chunk-tokenizer.js"
 import type { EmbedError } from "../embedding/embedder.js"
 import type { VectorIndexError } from "../vectors/vector-index.js"
@@ -70,9 +70,13 @@ export class EmbeddingFailed extends Data.TaggedError("EmbeddingFailed")<{
   }
 }
 
+/** What the database can fail with: the driver's error, or a row that does not decode as its schema. */
+export type DatabaseFailure = SqlError | ParseResult.ParseError
+
 /**
- * The history database or the vector index refused a read or a write. `cause` keeps the driver's
- * error chain, so a full disk (SQLITE_FULL) is still recognised as one by the job store.
+ * The history database or the vector index refused a read or a write, or a stored row did not
+ * decode. `cause` keeps the driver's error chain, so a full disk (SQLITE_FULL) is still
+ * recognised as one by the job store.
  */
 export class HistoryStoreError extends Data.TaggedError("HistoryStoreError")<{
   /** What was being done: `store the rows of /path.jsonl`, `look up /path.jsonl`, `embed chunks`. */
@@ -80,17 +84,27 @@ export class HistoryStoreError extends Data.TaggedError("HistoryStoreError")<{
   /** `database` (SQLite) or `vector index`. */
   readonly store: "database" | "vector index"
   readonly message: string
-  readonly cause: SqlError | VectorIndexError
+  readonly cause: DatabaseFailure | VectorIndexError
 }> {
-  static of(action: string, cause: SqlError | VectorIndexError): HistoryStoreError {
-    const store = cause._tag === "SqlError" ? "database" : "vector index"
-    const detail =
-      cause._tag === "SqlError"
-        ? cause.cause === undefined
-          ? cause.message
-          : `${cause.message}: ${causeText(cause.cause)}`
-        : `${cause.store}: ${cause.message}`
-    return new HistoryStoreError({ action, store, message: `the ${store} failed to ${action}: ${detail}`, cause })
+  static of(action: string, cause: DatabaseFailure | VectorIndexError): HistoryStoreError {
+    const store = cause._tag === "VectorIndexError" ? "vector index" : "database"
+    return new HistoryStoreError({
+      action,
+      store,
+      message: `the ${store} failed to ${action}: ${detailOf(cause)}`,
+      cause
+    })
+  }
+}
+
+const detailOf = (cause: DatabaseFailure | VectorIndexError): string => {
+  switch (cause._tag) {
+    case "SqlError":
+      return cause.cause === undefined ? cause.message : `${cause.message}: ${causeText(cause.cause)}`
+    case "ParseError":
+      return `a stored row did not have the expected shape: ${cause.message}`
+    case "VectorIndexError":
+      return `${cause.store}: ${cause.message}`
   }
 }
 
@@ -100,5 +114,5 @@ export type ImportFailure = ChunkingFailed | EmbeddingFailed | HistoryStoreError
 /** Maps a store failure while doing `action`. */
 export const storeFailure =
   (action: string) =>
-  (cause: SqlError | VectorIndexError): HistoryStoreError =>
+  (cause: DatabaseFailure | VectorIndexError): HistoryStoreError =>
     HistoryStoreError.of(action, cause)

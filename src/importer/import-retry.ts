@@ -1,6 +1,7 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Duration, Effect, Option, Schedule, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
+import type { DatabaseFailure } from "./import-errors.js"
 
 /**
  * Files the importer skipped after imports were interrupted inside them again and again
@@ -41,14 +42,33 @@ interface Signature {
   readonly ino: number
 }
 
-interface RetryRow {
-  readonly path: string
-  readonly size: number | null
-  readonly mtime_ms: number | null
-  readonly ino: number | null
-  readonly attempts: number
-  readonly next_retry_at: string
-}
+/** An `import_retries` row, as far as the schedule reads it. */
+const RetryRow = Schema.Struct({
+  path: Schema.String,
+  size: Schema.NullOr(Schema.Number),
+  mtime_ms: Schema.NullOr(Schema.Number),
+  ino: Schema.NullOr(Schema.Number),
+  attempts: Schema.Number,
+  next_retry_at: Schema.String
+})
+type RetryRow = typeof RetryRow.Type
+
+const RETRY_COLUMNS = "path, size, mtime_ms, ino, attempts, next_retry_at"
+
+const retryOf = (sql: SqlClient.SqlClient) =>
+  SqlSchema.findOne({
+    Request: Schema.String,
+    Result: RetryRow,
+    execute: (path) => sql`SELECT ${sql.literal(RETRY_COLUMNS)} FROM import_retries WHERE path = ${path}`
+  })
+
+const soonestRetries = (sql: SqlClient.SqlClient) =>
+  SqlSchema.findAll({
+    Request: Schema.Number,
+    Result: RetryRow,
+    execute: (limit) =>
+      sql`SELECT ${sql.literal(RETRY_COLUMNS)} FROM import_retries ORDER BY next_retry_at LIMIT ${limit}`
+  })
 
 const sameSignature = (row: RetryRow, s: Signature) =>
   row.size === s.size && row.mtime_ms === s.mtime_ms && row.ino === s.ino
@@ -70,7 +90,7 @@ export const recordSkipped = (path: string, signature: Option.Option<Signature>,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const now = yield* Clock.currentTimeMillis
-    const previous = (yield* sql<RetryRow>`SELECT * FROM import_retries WHERE path = ${path}`)[0]
+    const previous = Option.getOrUndefined(yield* retryOf(sql)(path))
     const same = previous !== undefined && Option.isSome(signature) && sameSignature(previous, signature.value)
     const attempts = same ? previous.attempts + 1 : 1
     const s = Option.getOrNull(signature)
@@ -102,11 +122,11 @@ export const clearRetry = (path: string) =>
  */
 export const retryDueImports = <E>(
   submit: (paths: ReadonlyArray<string>) => Effect.Effect<string, E>
-): Effect.Effect<ReadonlyArray<string>, E | SqlError.SqlError, SqlClient.SqlClient | SafeFs> =>
+): Effect.Effect<ReadonlyArray<string>, E | DatabaseFailure, SqlClient.SqlClient | SafeFs> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const now = yield* Clock.currentTimeMillis
-    const rows = yield* sql<RetryRow>`SELECT * FROM import_retries ORDER BY next_retry_at LIMIT ${RETRY_BATCH}`
+    const rows = yield* soonestRetries(sql)(RETRY_BATCH)
     const due: Array<{ readonly path: string; readonly attempts: number }> = []
     for (const row of rows) {
       const look = yield* signatureOf(row.path)
@@ -152,8 +172,16 @@ export const keepRetryingSkippedImports = <E>(
 export const readImportRetries = (limit: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const listed = yield* sql<ImportRetryView>`
-      SELECT path, attempts, next_retry_at, reason FROM import_retries ORDER BY next_retry_at, path LIMIT ${limit}`
-    const total = (yield* sql<{ n: number }>`SELECT count(*) AS n FROM import_retries`)[0]?.n ?? 0
-    return { listed, total }
+    const listed = yield* SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: ImportRetryView,
+      execute: (n) => sql`
+        SELECT path, attempts, next_retry_at, reason FROM import_retries ORDER BY next_retry_at, path LIMIT ${n}`
+    })(limit)
+    const counted = yield* SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: () => sql`SELECT count(*) AS n FROM import_retries`
+    })(undefined)
+    return { listed, total: Option.match(counted, { onNone: () => 0, onSome: (row) => row.n }) }
   })

@@ -35,24 +35,22 @@ export const shareAnswers = <A, E>(ask: (home: string, name: string) => Effect.E
     return { read, forget } as const
   })
 
+/** `mcp get` asked once per home and name, until blctx adds or removes there through the same CLI. */
+const withSharedAnswers = <A, E, S, AddA, AddE, RemoveA, RemoveE>(cli: {
+  readonly getMcpServer: (home: string, name: string) => Effect.Effect<A, E>
+  readonly addMcpServer: (home: string, server: S) => Effect.Effect<AddA, AddE>
+  readonly removeMcpServer: (home: string, name: string) => Effect.Effect<RemoveA, RemoveE>
+}) =>
+  Effect.map(shareAnswers(cli.getMcpServer), ({ read, forget }) => ({
+    getMcpServer: read,
+    addMcpServer: (home: string, server: S) => Effect.ensuring(cli.addMcpServer(home, server), forget(home)),
+    removeMcpServer: (home: string, name: string) => Effect.ensuring(cli.removeMcpServer(home, name), forget(home))
+  }))
+
 /** Claude Code's CLI asking `claude mcp get` once per home and name, until blctx adds or removes there. */
 export const shareClaudeAnswers = (cli: ClaudeCliShape) =>
-  Effect.map(shareAnswers(cli.getMcpServer), ({ read, forget }) =>
-    ClaudeCli.of({
-      locate: cli.locate,
-      getMcpServer: read,
-      addMcpServer: (home, server) => Effect.ensuring(cli.addMcpServer(home, server), forget(home)),
-      removeMcpServer: (home, name) => Effect.ensuring(cli.removeMcpServer(home, name), forget(home))
-    })
-  )
+  Effect.map(withSharedAnswers(cli), (shared) => ClaudeCli.of({ locate: cli.locate, ...shared }))
 
 /** The Codex CLI asking `codex mcp get` once per home and name, until blctx adds or removes there. */
 export const shareCodexAnswers = (cli: CodexCliShape) =>
-  Effect.map(shareAnswers(cli.getMcpServer), ({ read, forget }) =>
-    CodexCli.of({
-      locate: cli.locate,
-      getMcpServer: read,
-      addMcpServer: (home, server) => Effect.ensuring(cli.addMcpServer(home, server), forget(home)),
-      removeMcpServer: (home, name) => Effect.ensuring(cli.removeMcpServer(home, name), forget(home))
-    })
-  )
+  Effect.map(withSharedAnswers(cli), (shared) => CodexCli.of({ locate: cli.locate, ...shared }))

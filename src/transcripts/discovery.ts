@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import type { ResolvedPaths } from "../paths/paths.js"
 import { codexFormat } from "./formats/codex-format.js"
 import { TRANSCRIPT_FORMATS } from "./formats/registry.js"
@@ -40,6 +40,25 @@ export interface SessionDiscovery {
   /** Symbolic links met on the way: never followed. */
   readonly skippedLinks: number
 }
+
+/** What a discovery found, in the figures the session snapshot and `explore --list` both report. */
+export const discoveryTotals = (found: SessionDiscovery) => ({
+  homes: found.homes,
+  total: found.files.length,
+  active: found.activeCount,
+  archived: found.archivedCount,
+  compressed: { count: found.compressed.length, paths: found.compressed },
+  skipped_links: found.skippedLinks
+})
+
+/** A found file as the session snapshot and `explore --list` show it. */
+export const shownFile = (file: SessionFile) => ({
+  path: file.path,
+  size: file.size,
+  modified_at: DateTime.formatIso(DateTime.unsafeMake(file.mtimeMs)),
+  archived: file.archived,
+  format: file.format
+})
 
 const newestFirst = (a: SessionFile, b: SessionFile) => b.mtimeMs - a.mtimeMs || (a.path < b.path ? 1 : -1)
 

@@ -7,9 +7,11 @@ import { Paths } from "../../paths/paths.js"
 import { DaemonConnector } from "../../rpc/daemon-connector.js"
 import { stoppingReason } from "../../rpc/daemon-stopping.js"
 import { type ServiceError, ServiceManager } from "../../service/service-manager.js"
-import { makeServiceSpec } from "../../service/service-spec.js"
+import { makeServiceSpec, type ServiceSpec } from "../../service/service-spec.js"
 import { ProgramPaths } from "../program-paths.js"
-import { describeError, fail, type Step } from "../step.js"
+import { fail } from "../step.js"
+import { readInstallationManifest } from "./installation-manifest.js"
+import { stepWithServices } from "./step-context.js"
 
 /**
  * The identity Ping of verify (so of every status): one client deadline, so a daemon that is
@@ -95,51 +97,33 @@ export const lastLoggedError = (log: string): Option.Option<string> => {
   return Option.none()
 }
 
-/**
- * blctxd under a service manager. Verify checks active ownership, the unit's exact content,
- * that it is enabled, that the running process is the unit's command, the socket's mode, and
- * the daemon's identity over the protocol. Uninstall stops it and removes unit and socket
- * before the data step gives up ownership.
- */
-export const backgroundServiceStep = Effect.gen(function* () {
-  const manager = yield* ServiceManager
-  const manifests = yield* ManifestStore
-  const paths = yield* Paths
-  const programs = yield* ProgramPaths
-  const connector = yield* DaemonConnector
-  const fs = yield* SafeFs
+const REINSTALL = "Run: blctx install codex --step background_service"
 
-  const specOf = (m: Manifest) =>
-    makeServiceSpec({ installationId: m.installation_id, paths, node: programs.node, daemon: programs.daemon })
-
-  const readManifest = manifests
-    .read()
-    .pipe(
-      Effect.mapError((e) =>
-        fail(
-          `manifest ${manifests.path} is unreadable (${describeError(e)})`,
-          "Check it: blctx status --step data_directory",
-          e._tag
-        )
-      )
-    )
-
-  const activeManifest = Effect.gen(function* () {
-    const manifest = yield* readManifest
-    if (Option.isNone(manifest)) {
-      return yield* fail(`no manifest at ${manifests.path}: blctx is not installed`, "Run: blctx install codex")
-    }
-    if (manifest.value.state !== "active") {
-      return yield* fail(
-        `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
-        "Run: blctx install codex"
-      )
-    }
-    return manifest.value
+const specOf = (m: Manifest) =>
+  Effect.gen(function* () {
+    const paths = yield* Paths
+    const programs = yield* ProgramPaths
+    return makeServiceSpec({ installationId: m.installation_id, paths, node: programs.node, daemon: programs.daemon })
   })
 
-  /** Pings this installation's daemon: its PID if it answers, or why it refused (it is stopping). */
-  const probe = (m: Manifest, socketPath: string) =>
+const activeManifest = Effect.gen(function* () {
+  const manifest = yield* readInstallationManifest
+  const { path } = yield* ManifestStore
+  if (Option.isNone(manifest)) {
+    return yield* fail(`no manifest at ${path}: blctx is not installed`, "Run: blctx install codex")
+  }
+  if (manifest.value.state !== "active") {
+    return yield* fail(
+      `installation ${manifest.value.installation_id} is inactive (uninstalled)`,
+      "Run: blctx install codex"
+    )
+  }
+  return manifest.value
+})
+
+/** Pings this installation's daemon: its PID if it answers, or why it refused (it is stopping). */
+const probe = (m: Manifest, socketPath: string) =>
+  Effect.flatMap(DaemonConnector, (connector) =>
     connector
       .withClient({ socketPath, timeout: PROBE_TIMEOUT }, (client) => client.Ping())
       .pipe(
@@ -149,165 +133,203 @@ export const backgroundServiceStep = Effect.gen(function* () {
         })),
         Effect.catchAll((e) => Effect.succeed({ pid: Option.none<number>(), stopping: stoppingReason(e) }))
       )
+  )
 
-  /** The PID of this installation's daemon if one answers on the socket now. */
-  const answeringPid = (m: Manifest, socketPath: string) => Effect.map(probe(m, socketPath), (p) => p.pid)
+/** The main PID the service manager knows of, if any (a manager that cannot say knows none). */
+const managedPid = (spec: ServiceSpec) =>
+  Effect.flatMap(ServiceManager, (manager) =>
+    manager.status(spec).pipe(
+      Effect.map((s) => s.mainPid),
+      Effect.orElseSucceed(() => Option.none<number>())
+    )
+  )
 
-  const before = (m: Manifest) =>
-    Effect.gen(function* () {
-      const spec = specOf(m)
-      const answering = yield* probe(m, spec.socketPath)
-      if (Option.isSome(answering.pid)) return { _tag: "Answering", pid: answering.pid.value } satisfies Before
-      const known = yield* manager.status(spec).pipe(
-        Effect.map((s) => s.mainPid),
-        Effect.orElseSucceed(() => Option.none<number>())
-      )
-      const socket = yield* fs.lstat(spec.socketPath).pipe(
-        Effect.map(Option.isSome),
-        Effect.orElseSucceed(() => false)
-      )
-      // A daemon that refused because its database was replaced is replaced in turn: say so.
-      if (answering.stopping !== null) {
-        return { _tag: "Stale", pid: Option.getOrNull(known), socket, stopping: answering.stopping } satisfies Before
-      }
-      if (Option.isNone(known) && !socket) return { _tag: "Nothing" } satisfies Before
-      return { _tag: "Stale", pid: Option.getOrNull(known), socket } satisfies Before
-    })
-
-  const install = Effect.fn("BackgroundService.install")(function* () {
-    const m = yield* activeManifest
-    const spec = specOf(m)
-    const was: Before = yield* before(m)
-    yield* manager.install(spec).pipe(Effect.mapError(fromService))
-    const answering = yield* answeringPid(m, spec.socketPath)
-    const after = Option.isSome(answering)
-      ? answering
-      : yield* manager.status(spec).pipe(
-          Effect.map((s) => s.mainPid),
-          Effect.orElseSucceed(() => Option.none<number>())
-        )
-    return { detail: describeInstall(was, Option.getOrNull(after), manager.description) }
+/** What was running before install. */
+const before = (m: Manifest) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const spec = yield* specOf(m)
+    const answering = yield* probe(m, spec.socketPath)
+    if (Option.isSome(answering.pid)) return { _tag: "Answering", pid: answering.pid.value } satisfies Before
+    const known = yield* managedPid(spec)
+    const socket = yield* fs.lstat(spec.socketPath).pipe(
+      Effect.map(Option.isSome),
+      Effect.orElseSucceed(() => false)
+    )
+    // A daemon that refused because its database was replaced is replaced in turn: say so.
+    if (answering.stopping !== null) {
+      return { _tag: "Stale", pid: Option.getOrNull(known), socket, stopping: answering.stopping } satisfies Before
+    }
+    if (Option.isNone(known) && !socket) return { _tag: "Nothing" } satisfies Before
+    return { _tag: "Stale", pid: Option.getOrNull(known), socket } satisfies Before
   })
 
-  const verify = Effect.fn("BackgroundService.verify")(function* () {
-    const m = yield* activeManifest
-    const spec = specOf(m)
-    const reinstall = "Run: blctx install codex --step background_service"
+const install = Effect.fn("BackgroundService.install")(function* () {
+  const manager = yield* ServiceManager
+  const m = yield* activeManifest
+  const spec = yield* specOf(m)
+  const was: Before = yield* before(m)
+  yield* manager.install(spec).pipe(Effect.mapError(fromService))
+  const answering = yield* Effect.map(probe(m, spec.socketPath), (p) => p.pid)
+  const after = Option.isSome(answering) ? answering : yield* managedPid(spec)
+  return { detail: describeInstall(was, Option.getOrNull(after), manager.description) }
+})
+
+/** The unit is the one this blctx writes, enabled and running the unit's command; the running PID. */
+const checkUnit = (spec: ServiceSpec) =>
+  Effect.gen(function* () {
+    const manager = yield* ServiceManager
     const status = yield* manager.status(spec).pipe(Effect.mapError(fromService))
     if (Option.isNone(status.unitContent)) {
-      return yield* fail(`${status.unitPath} does not exist (${manager.description})`, reinstall)
+      return yield* fail(`${status.unitPath} does not exist (${manager.description})`, REINSTALL)
     }
     if (status.unitContent.value !== status.expectedUnit) {
-      return yield* fail(`${status.unitPath} differs from what this version of blctx writes`, reinstall)
+      return yield* fail(`${status.unitPath} differs from what this version of blctx writes`, REINSTALL)
     }
-    if (!status.enabled) return yield* fail(`${spec.name} is not enabled (${manager.description})`, reinstall)
+    if (!status.enabled) return yield* fail(`${spec.name} is not enabled (${manager.description})`, REINSTALL)
     if (!status.active || Option.isNone(status.mainPid)) {
-      return yield* fail(`blctxd is not running (${manager.description})`, reinstall)
+      return yield* fail(`blctxd is not running (${manager.description})`, REINSTALL)
     }
     const pid = status.mainPid.value
     const argv = Option.getOrElse(status.commandLine, () => [] as ReadonlyArray<string>)
     if (argv.join("\0") !== spec.command.join("\0")) {
       return yield* fail(
         `the running blctxd (PID ${pid}) was started as \`${argv.join(" ")}\`, not as the unit says`,
-        reinstall
+        REINSTALL
       )
     }
-    const socket = yield* fs.lstat(spec.socketPath).pipe(Effect.mapError((e) => fail(e.message, reinstall)))
+    return pid
+  })
+
+/** The socket is there, a socket, and private. */
+const checkSocket = (socketPath: string) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const socket = yield* fs.lstat(socketPath).pipe(Effect.mapError((e) => fail(e.message, REINSTALL)))
     if (Option.isNone(socket) || socket.value.kind !== "socket") {
-      return yield* fail(`${spec.socketPath} is missing or not a socket`, reinstall)
+      return yield* fail(`${socketPath} is missing or not a socket`, REINSTALL)
     }
     if (socket.value.mode !== 0o600) {
       return yield* fail(
-        `${spec.socketPath} has mode ${socket.value.mode.toString(8).padStart(4, "0")}; blctx requires 0600`,
-        reinstall
+        `${socketPath} has mode ${socket.value.mode.toString(8).padStart(4, "0")}; blctx requires 0600`,
+        REINSTALL
       )
     }
+  })
+
+/** The daemon on the socket serves this installation's database, and is the service's process. */
+const checkIdentity = (m: Manifest, socketPath: string, pid: number) =>
+  Effect.gen(function* () {
+    const paths = yield* Paths
+    const connector = yield* DaemonConnector
     const identity = yield* connector
-      .withClient({ socketPath: spec.socketPath, timeout: IDENTITY_TIMEOUT }, (client) => client.Ping())
+      .withClient({ socketPath, timeout: IDENTITY_TIMEOUT }, (client) => client.Ping())
       .pipe(Effect.mapError((e) => fail(e.message, e.remediation)))
     if (identity.installation_id !== m.installation_id || identity.db_path !== paths.database) {
       return yield* fail(
-        `the daemon on ${spec.socketPath} serves installation ${identity.installation_id} (${identity.db_path}), not ${m.installation_id} (${paths.database})`,
-        reinstall
+        `the daemon on ${socketPath} serves installation ${identity.installation_id} (${identity.db_path}), not ${m.installation_id} (${paths.database})`,
+        REINSTALL
       )
     }
     if (identity.pid !== pid) {
-      return yield* fail(`the socket is served by PID ${identity.pid}, but the service's process is ${pid}`, reinstall)
+      return yield* fail(`the socket is served by PID ${identity.pid}, but the service's process is ${pid}`, REINSTALL)
     }
-    return { detail: `blctxd PID ${pid} under the ${manager.description}; socket ${spec.socketPath} (0600)` }
   })
 
-  /**
-   * Doctor: what the supervisor itself says (unit, enabled, active, main PID and whether that
-   * process exists) and the last error in the daemon's log, so a daemon that will not stay up
-   * says why. Fails only when the supervisor's view contradicts itself.
-   */
-  const diagnose = Effect.fn("BackgroundService.diagnose")(function* () {
-    const manifest = yield* readManifest
-    if (Option.isNone(manifest)) return { detail: "nothing deeper to check: no manifest, so no service" }
-    const spec = specOf(manifest.value)
-    const status = yield* manager.status(spec).pipe(Effect.mapError(fromService))
-    const pid = Option.getOrNull(status.mainPid)
-    const alive = Option.isSome(status.commandLine)
-    const view = [
-      `${manager.description}: ${Option.isSome(status.unitContent) ? status.unitPath : `no ${status.unitPath}`}`,
-      status.enabled ? "enabled" : "not enabled",
-      status.active ? "active" : "inactive",
-      pid === null ? "no main PID" : `main PID ${pid} ${alive ? "alive" : "not found in the process table"}`
-    ].join(", ")
-    const log =
-      manager.kind === "systemd-user"
-        ? `its log is in the journal: journalctl --user -u ${spec.name}`
-        : yield* fs.readText(spec.logFile).pipe(
-            Effect.map((text) =>
-              Option.match(lastLoggedError(text), {
-                onNone: () => `no error in the last ${LOG_TAIL_LINES} lines of ${spec.logFile}`,
-                onSome: (line) => `last error in ${spec.logFile}: ${line}`
-              })
-            ),
-            Effect.orElseSucceed(() => `no log at ${spec.logFile}`)
-          )
-    if (pid !== null && !alive) {
-      return yield* fail(
-        `the ${manager.description} names main PID ${pid}, but no such blctxd process exists; ${log}`,
-        "Run: blctx install codex --step background_service (it restarts the daemon)"
-      )
-    }
-    return { detail: `supervisor: ${view}; ${log}` }
+const verify = Effect.fn("BackgroundService.verify")(function* () {
+  const manager = yield* ServiceManager
+  const m = yield* activeManifest
+  const spec = yield* specOf(m)
+  const pid = yield* checkUnit(spec)
+  yield* checkSocket(spec.socketPath)
+  yield* checkIdentity(m, spec.socketPath, pid)
+  return { detail: `blctxd PID ${pid} under the ${manager.description}; socket ${spec.socketPath} (0600)` }
+})
+
+/** Where the daemon's log is, and the last error in it when blctx writes it itself. */
+const logNote = (spec: ServiceSpec) =>
+  Effect.gen(function* () {
+    const manager = yield* ServiceManager
+    const fs = yield* SafeFs
+    if (manager.kind === "systemd-user") return `its log is in the journal: journalctl --user -u ${spec.name}`
+    return yield* fs.readText(spec.logFile).pipe(
+      Effect.map((text) =>
+        Option.match(lastLoggedError(text), {
+          onNone: () => `no error in the last ${LOG_TAIL_LINES} lines of ${spec.logFile}`,
+          onSome: (line) => `last error in ${spec.logFile}: ${line}`
+        })
+      ),
+      Effect.orElseSucceed(() => `no log at ${spec.logFile}`)
+    )
   })
 
-  const uninstall = Effect.fn("BackgroundService.uninstall")(function* (purge: boolean) {
-    const manifest = yield* readManifest
-    if (Option.isNone(manifest)) return { detail: "nothing to stop: no manifest" }
-    const spec = specOf(manifest.value)
-    yield* manager.uninstall(spec).pipe(Effect.mapError(fromService))
-    const after = yield* manager.status(spec).pipe(Effect.mapError(fromService))
-    if (Option.isSome(after.mainPid)) {
-      return yield* fail(`blctxd PID ${after.mainPid.value} is still running`, `Stop it: kill ${after.mainPid.value}`)
+/**
+ * Doctor: what the supervisor itself says (unit, enabled, active, main PID and whether that
+ * process exists) and the last error in the daemon's log, so a daemon that will not stay up
+ * says why. Fails only when the supervisor's view contradicts itself.
+ */
+const diagnose = Effect.fn("BackgroundService.diagnose")(function* () {
+  const manager = yield* ServiceManager
+  const manifest = yield* readInstallationManifest
+  if (Option.isNone(manifest)) return { detail: "nothing deeper to check: no manifest, so no service" }
+  const spec = yield* specOf(manifest.value)
+  const status = yield* manager.status(spec).pipe(Effect.mapError(fromService))
+  const pid = Option.getOrNull(status.mainPid)
+  const alive = Option.isSome(status.commandLine)
+  const view = [
+    `${manager.description}: ${Option.isSome(status.unitContent) ? status.unitPath : `no ${status.unitPath}`}`,
+    status.enabled ? "enabled" : "not enabled",
+    status.active ? "active" : "inactive",
+    pid === null ? "no main PID" : `main PID ${pid} ${alive ? "alive" : "not found in the process table"}`
+  ].join(", ")
+  const log = yield* logNote(spec)
+  if (pid !== null && !alive) {
+    return yield* fail(
+      `the ${manager.description} names main PID ${pid}, but no such blctxd process exists; ${log}`,
+      "Run: blctx install codex --step background_service (it restarts the daemon)"
+    )
+  }
+  return { detail: `supervisor: ${view}; ${log}` }
+})
+
+/** With the daemon stopped, its lock, pidfile and log can go with the rest of the data. */
+const removeDaemonFiles = (spec: ServiceSpec) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const { dataDir } = yield* Paths
+    for (const file of [spec.logFile, spec.pidFile, lockFileIn(dataDir), `${lockFileIn(dataDir)}-journal`]) {
+      yield* fs
+        .removeFile(file)
+        .pipe(Effect.mapError((e) => fail(`cannot remove ${file}: ${e.code}`, `Remove ${file} by hand.`)))
     }
-    if (purge) {
-      // The daemon is stopped, so its lock, pidfile and log can go with the rest of the data.
-      for (const file of [
-        spec.logFile,
-        spec.pidFile,
-        lockFileIn(paths.dataDir),
-        `${lockFileIn(paths.dataDir)}-journal`
-      ]) {
-        yield* fs
-          .removeFile(file)
-          .pipe(Effect.mapError((e) => fail(`cannot remove ${file}: ${e.code}`, `Remove ${file} by hand.`)))
-      }
-    }
-    return { detail: `stopped blctxd and removed its unit and socket; supervisor: ${manager.description}` }
   })
 
-  return {
-    id: "background_service",
-    title: "Background service (blctxd)",
-    requires: ["data_directory"],
+const uninstall = Effect.fn("BackgroundService.uninstall")(function* (purge: boolean) {
+  const manager = yield* ServiceManager
+  const manifest = yield* readInstallationManifest
+  if (Option.isNone(manifest)) return { detail: "nothing to stop: no manifest" }
+  const spec = yield* specOf(manifest.value)
+  yield* manager.uninstall(spec).pipe(Effect.mapError(fromService))
+  const after = yield* manager.status(spec).pipe(Effect.mapError(fromService))
+  if (Option.isSome(after.mainPid)) {
+    return yield* fail(`blctxd PID ${after.mainPid.value} is still running`, `Stop it: kill ${after.mainPid.value}`)
+  }
+  if (purge) yield* removeDaemonFiles(spec)
+  return { detail: `stopped blctxd and removed its unit and socket; supervisor: ${manager.description}` }
+})
+
+/**
+ * blctxd under a service manager. Verify checks active ownership, the unit's exact content,
+ * that it is enabled, that the running process is the unit's command, the socket's mode, and
+ * the daemon's identity over the protocol. Uninstall stops it and removes unit and socket
+ * before the data step gives up ownership.
+ */
+export const backgroundServiceStep = stepWithServices(
+  { id: "background_service", title: "Background service (blctxd)", requires: ["data_directory"] },
+  {
     install: () => install(),
     verify: () => verify(),
     diagnose: () => diagnose(),
     uninstall: (run) => uninstall(run.purge)
-  } satisfies Step
-})
+  }
+)

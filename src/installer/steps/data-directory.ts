@@ -13,11 +13,12 @@ import { type ManifestError, ManifestStore } from "../../ownership/manifest-stor
 import { Paths } from "../../paths/paths.js"
 import { initializeDatabase, readIdentity } from "../../store/identity.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
-import { SqliteOpener, withDatabase } from "../../store/sqlite-opener.js"
+import { withDatabase } from "../../store/sqlite-opener.js"
 import { StoreError } from "../../store/store-error.js"
 import { ProgramPaths } from "../program-paths.js"
-import { fail, type Step, type StepFailure } from "../step.js"
+import { fail, type StepFailure } from "../step.js"
 import { ownedPathFailure } from "./owned-path-failure.js"
+import { stepWithServices } from "./step-context.js"
 
 const PRIVATE_DIR = 0o700
 const PRIVATE_FILE = 0o600
@@ -60,210 +61,233 @@ const groupOrOther = (mode: number) => (mode & 0o077) !== 0
 const groupOrOtherWrite = (mode: number) => (mode & 0o022) !== 0
 const octal = (mode: number) => mode.toString(8).padStart(4, "0")
 
-/**
- * The private data directory: four 0700 directories, `context.db` and the ownership manifest.
- * Refuses anything it does not own, never follows symbolic links, never loosens or repairs modes.
- */
-export const dataDirectoryStep = Effect.gen(function* () {
+const sqliteCompanions = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`]
+
+/** The paths the step owns, from the person's XDG folders. */
+const layoutOf = (paths: Paths) => ({
+  directories: [paths.dataDir, paths.configDir, paths.cacheDir, paths.stateDir],
+  creating: `${NodePath.join(paths.dataDir, ".context.db")}${CREATING_SUFFIX}`,
+  ownedFiles: [...sqliteCompanions(paths.database), paths.manifest]
+})
+const layout = Effect.map(Paths, layoutOf)
+
+const now = DateTime.now.pipe(Effect.map(DateTime.formatIso))
+
+const readManifest = Effect.flatMap(ManifestStore, (manifests) => manifests.read()).pipe(Effect.mapError(fromManifest))
+
+const writeManifest = (manifest: Manifest) =>
+  Effect.flatMap(ManifestStore, (manifests) => manifests.write(manifest)).pipe(Effect.mapError(fromFs))
+
+/** A symbolic link in a path blctx owns is refused: it never follows one. */
+const linkRefused = (path: string, replaceWith: string) =>
+  fail(
+    `${path} is a symbolic link; blctx does not follow links in paths it owns`,
+    `Replace ${path} with ${replaceWith}, then rerun.`
+  )
+
+/** Who could have written them comes first: another user's folder is refused whatever its mode. */
+const checkOwners = (paths: ReadonlyArray<string>) =>
+  Effect.forEach(
+    paths,
+    (path) =>
+      checkOwnership(path).pipe(
+        Effect.mapError((e) => (e._tag === "OwnershipProblem" ? fail(e.detail, e.remediation) : fromFs(e)))
+      ),
+    { discard: true }
+  )
+
+/** One of the step's directories: a real directory, private (the config folder only not writable by others). */
+const checkDirectory = (dir: string, configDir: string) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const entry = yield* fs.lstat(dir).pipe(Effect.mapError(fromFs))
+    if (Option.isNone(entry)) return
+    if (entry.value.kind === "symlink") {
+      return yield* linkRefused(dir, "a real directory (or point the XDG variable at one)")
+    }
+    if (entry.value.kind !== "directory") {
+      return yield* fail(`${dir} exists and is not a directory`, `Move ${dir} aside, then rerun.`)
+    }
+    // The config folder holds no secrets (keys come from the environment), so a folder the
+    // person made with `mkdir -p` (0755) is fine; only write access for others is refused.
+    if (dir === configDir) {
+      if (groupOrOtherWrite(entry.value.mode)) {
+        return yield* fail(
+          `${dir} has unsafe permissions ${octal(entry.value.mode)}: other users could change blctx's configuration`,
+          `Run: chmod go-w ${dir}`
+        )
+      }
+    } else if (groupOrOther(entry.value.mode)) {
+      return yield* fail(
+        `${dir} has unsafe permissions ${octal(entry.value.mode)} (group/other access); blctx requires 0700`,
+        `Run: chmod 700 ${dir}`
+      )
+    }
+  })
+
+/** One of the step's files (the database, the manifest): a regular file, private. */
+const checkFile = (file: string) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const entry = yield* fs.lstat(file).pipe(Effect.mapError(fromFs))
+    if (Option.isNone(entry)) return
+    if (entry.value.kind === "symlink") return yield* linkRefused(file, "the real file")
+    if (entry.value.kind !== "file") {
+      return yield* fail(`${file} exists and is not a regular file`, `Move ${file} aside, then rerun.`)
+    }
+    if (groupOrOther(entry.value.mode)) {
+      return yield* fail(
+        `${file} has unsafe permissions ${octal(entry.value.mode)} (group/other access); blctx requires 0600`,
+        `Run: chmod 600 ${file}`
+      )
+    }
+  })
+
+/** Refuses symbolic links and group/other permission bits on every path blctx owns. */
+const checkOwnedPaths = Effect.gen(function* () {
+  const paths = yield* Paths
+  const { directories } = layoutOf(paths)
+  yield* checkOwners([...directories, paths.database, paths.manifest])
+  for (const dir of directories) yield* checkDirectory(dir, paths.configDir)
+  for (const file of [paths.database, paths.manifest]) yield* checkFile(file)
+})
+
+/** mkdir -p with 0700, returning the directories it actually created (outermost first). */
+const ensureDirectory = (dir: string): Effect.Effect<ReadonlyArray<string>, StepFailure, SafeFs> =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const missing: Array<string> = []
+    let cursor = dir
+    while (true) {
+      const entry = yield* fs.lstat(cursor).pipe(Effect.mapError(fromFs))
+      if (Option.isSome(entry)) {
+        if (entry.value.kind === "directory") break
+        // An ancestor that is a link to a directory is the person's own layout; follow it there only.
+        if (entry.value.kind === "symlink" && cursor !== dir) break
+        return yield* fail(`${cursor} exists and is not a directory`, `Move ${cursor} aside, then rerun.`)
+      }
+      missing.unshift(cursor)
+      const parent = NodePath.dirname(cursor)
+      if (parent === cursor) break
+      cursor = parent
+    }
+    for (const d of missing) yield* fs.makeDirectory(d, PRIVATE_DIR).pipe(Effect.mapError(fromFs))
+    return missing
+  })
+
+const readIdentityOf = (file: string) => withDatabase({ filename: file, readonly: true }, readIdentity(file))
+
+/** Creates the database under a temporary name and renames it into place once complete. */
+const createDatabase = (id: InstallationId) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const paths = yield* Paths
+    const { creating } = layoutOf(paths)
+    for (const leftover of sqliteCompanions(creating)) yield* fs.removeFile(leftover).pipe(Effect.mapError(fromFs))
+    yield* fs.writeAtomic(creating, new Uint8Array(), PRIVATE_FILE).pipe(Effect.mapError(fromFs))
+    yield* withDatabase({ filename: creating, readonly: false }, initializeDatabase(creating, id)).pipe(
+      Effect.mapError(fromStore)
+    )
+    yield* fs.fsyncFile(creating).pipe(Effect.mapError(fromFs))
+    yield* fs.renameDurable(creating, paths.database).pipe(Effect.mapError(fromFs))
+  })
+
+/** Brings an existing database of this installation to the current schema; another's or a newer one is refused. */
+const migrateDatabase = (id: InstallationId) =>
+  Effect.gen(function* () {
+    const { database } = yield* Paths
+    const identity = yield* readIdentityOf(database).pipe(Effect.mapError(fromStore))
+    if (Option.isSome(identity.installationId) && identity.installationId.value !== id) {
+      return yield* fail(
+        `${database} belongs to installation ${identity.installationId.value}, not ${id}; it was left untouched`,
+        `Move ${database} aside, or restore the manifest that owns it.`
+      )
+    }
+    if (identity.schemaVersion > CURRENT_SCHEMA_VERSION) {
+      return yield* fail(
+        `${database} has schema version ${identity.schemaVersion}, newer than this blctx (${CURRENT_SCHEMA_VERSION})`,
+        "Upgrade blctx to the release that wrote this database."
+      )
+    }
+    yield* withDatabase({ filename: database, readonly: false }, initializeDatabase(database, id)).pipe(
+      Effect.mapError(fromStore)
+    )
+  })
+
+/** The manifest of a new installation, `inactive` until its database exists. */
+const newManifest = (id: InstallationId, created: ReadonlyArray<string>, timestamp: string) =>
+  Effect.gen(function* () {
+    const programs = yield* ProgramPaths
+    const { ownedFiles } = yield* layout
+    return new Manifest({
+      version: MANIFEST_VERSION,
+      installation_id: id,
+      state: "inactive",
+      owned_files: ownedFiles,
+      created_directories: created,
+      node: programs.node,
+      cli: programs.cli,
+      created_at: timestamp,
+      updated_at: timestamp,
+      choices: {}
+    })
+  })
+
+/** The manifest once the database is in place: active, owning every path the step made, naming the programs now. */
+const activeManifest = (base: Manifest, created: ReadonlyArray<string>, timestamp: string) =>
+  Effect.gen(function* () {
+    const programs = yield* ProgramPaths
+    const { ownedFiles } = yield* layout
+    return new Manifest({
+      ...base,
+      state: "active",
+      owned_files: [...new Set([...base.owned_files, ...ownedFiles])],
+      created_directories: [...new Set([...base.created_directories, ...created])],
+      node: programs.node,
+      cli: programs.cli,
+      updated_at: timestamp
+    })
+  })
+
+const install = Effect.fn("DataDirectory.install")(function* () {
   const fs = yield* SafeFs
   const paths = yield* Paths
-  const manifests = yield* ManifestStore
-  const opener = yield* SqliteOpener
-  const programs = yield* ProgramPaths
-
-  const directories = [paths.dataDir, paths.configDir, paths.cacheDir, paths.stateDir]
-  const creating = `${NodePath.join(paths.dataDir, ".context.db")}${CREATING_SUFFIX}`
-  const sqliteCompanions = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`]
-  const ownedFiles = [...sqliteCompanions(paths.database), paths.manifest]
-
-  /** Refuses symbolic links and group/other permission bits on every path blctx owns. */
-  const checkOwnedPaths = Effect.gen(function* () {
-    // Who could have written them comes first: another user's folder is refused whatever its mode.
-    for (const path of [...directories, paths.database, paths.manifest]) {
-      yield* checkOwnership(path).pipe(
-        Effect.provideService(SafeFs, fs),
-        Effect.mapError((e) => (e._tag === "OwnershipProblem" ? fail(e.detail, e.remediation) : fromFs(e)))
-      )
-    }
-    for (const dir of directories) {
-      const entry = yield* fs.lstat(dir).pipe(Effect.mapError(fromFs))
-      if (Option.isNone(entry)) continue
-      if (entry.value.kind === "symlink") {
-        return yield* fail(
-          `${dir} is a symbolic link; blctx does not follow links in paths it owns`,
-          `Replace ${dir} with a real directory (or point the XDG variable at one), then rerun.`
-        )
-      }
-      if (entry.value.kind !== "directory") {
-        return yield* fail(`${dir} exists and is not a directory`, `Move ${dir} aside, then rerun.`)
-      }
-      // The config folder holds no secrets (keys come from the environment), so a folder the
-      // person made with `mkdir -p` (0755) is fine; only write access for others is refused.
-      if (dir === paths.configDir) {
-        if (groupOrOtherWrite(entry.value.mode)) {
-          return yield* fail(
-            `${dir} has unsafe permissions ${octal(entry.value.mode)}: other users could change blctx's configuration`,
-            `Run: chmod go-w ${dir}`
-          )
-        }
-      } else if (groupOrOther(entry.value.mode)) {
-        return yield* fail(
-          `${dir} has unsafe permissions ${octal(entry.value.mode)} (group/other access); blctx requires 0700`,
-          `Run: chmod 700 ${dir}`
-        )
-      }
-    }
-    for (const file of [paths.database, paths.manifest]) {
-      const entry = yield* fs.lstat(file).pipe(Effect.mapError(fromFs))
-      if (Option.isNone(entry)) continue
-      if (entry.value.kind === "symlink") {
-        return yield* fail(
-          `${file} is a symbolic link; blctx does not follow links in paths it owns`,
-          `Replace ${file} with the real file, then rerun.`
-        )
-      }
-      if (entry.value.kind !== "file") {
-        return yield* fail(`${file} exists and is not a regular file`, `Move ${file} aside, then rerun.`)
-      }
-      if (groupOrOther(entry.value.mode)) {
-        return yield* fail(
-          `${file} has unsafe permissions ${octal(entry.value.mode)} (group/other access); blctx requires 0600`,
-          `Run: chmod 600 ${file}`
-        )
-      }
-    }
-  })
-
-  /** mkdir -p with 0700, returning the directories it actually created (outermost first). */
-  const ensureDirectory = (dir: string): Effect.Effect<ReadonlyArray<string>, StepFailure> =>
-    Effect.gen(function* () {
-      const missing: Array<string> = []
-      let cursor = dir
-      while (true) {
-        const entry = yield* fs.lstat(cursor).pipe(Effect.mapError(fromFs))
-        if (Option.isSome(entry)) {
-          if (entry.value.kind === "directory") break
-          // An ancestor that is a link to a directory is the person's own layout; follow it there only.
-          if (entry.value.kind === "symlink" && cursor !== dir) break
-          return yield* fail(`${cursor} exists and is not a directory`, `Move ${cursor} aside, then rerun.`)
-        }
-        missing.unshift(cursor)
-        const parent = NodePath.dirname(cursor)
-        if (parent === cursor) break
-        cursor = parent
-      }
-      for (const d of missing) yield* fs.makeDirectory(d, PRIVATE_DIR).pipe(Effect.mapError(fromFs))
-      return missing
-    })
-
-  const readIdentityOf = (file: string) =>
-    withDatabase({ filename: file, readonly: true }, readIdentity(file)).pipe(
-      Effect.provideService(SqliteOpener, opener)
+  yield* checkOwnedPaths
+  const existing = yield* readManifest
+  const database = yield* fs.lstat(paths.database).pipe(Effect.mapError(fromFs))
+  if (Option.isNone(existing) && Option.isSome(database)) {
+    return yield* fail(
+      `${paths.database} exists but no blctx manifest claims it; it was left untouched`,
+      `Move ${paths.database} aside (or restore ${paths.manifest}), then run blctx install codex.`
     )
-
-  /** Creates the database under a temporary name and renames it into place once complete. */
-  const createDatabase = (id: InstallationId) =>
-    Effect.gen(function* () {
-      for (const leftover of sqliteCompanions(creating)) yield* fs.removeFile(leftover).pipe(Effect.mapError(fromFs))
-      yield* fs.writeAtomic(creating, new Uint8Array(), PRIVATE_FILE).pipe(Effect.mapError(fromFs))
-      yield* withDatabase({ filename: creating, readonly: false }, initializeDatabase(creating, id)).pipe(
-        Effect.provideService(SqliteOpener, opener),
-        Effect.mapError(fromStore)
-      )
-      yield* fs.fsyncFile(creating).pipe(Effect.mapError(fromFs))
-      yield* fs.renameDurable(creating, paths.database).pipe(Effect.mapError(fromFs))
-    })
-
-  const migrateDatabase = (id: InstallationId) =>
-    Effect.gen(function* () {
-      const identity = yield* readIdentityOf(paths.database).pipe(Effect.mapError(fromStore))
-      if (Option.isSome(identity.installationId) && identity.installationId.value !== id) {
-        return yield* fail(
-          `${paths.database} belongs to installation ${identity.installationId.value}, not ${id}; it was left untouched`,
-          `Move ${paths.database} aside, or restore the manifest that owns it.`
-        )
-      }
-      if (identity.schemaVersion > CURRENT_SCHEMA_VERSION) {
-        return yield* fail(
-          `${paths.database} has schema version ${identity.schemaVersion}, newer than this blctx (${CURRENT_SCHEMA_VERSION})`,
-          "Upgrade blctx to the release that wrote this database."
-        )
-      }
-      yield* withDatabase({ filename: paths.database, readonly: false }, initializeDatabase(paths.database, id)).pipe(
-        Effect.provideService(SqliteOpener, opener),
-        Effect.mapError(fromStore)
-      )
-    })
-
-  const now = DateTime.now.pipe(Effect.map(DateTime.formatIso))
-
-  const install = Effect.fn("DataDirectory.install")(function* () {
-    yield* checkOwnedPaths
-    const existing = yield* manifests.read().pipe(Effect.mapError(fromManifest))
-    const database = yield* fs.lstat(paths.database).pipe(Effect.mapError(fromFs))
-    if (Option.isNone(existing) && Option.isSome(database)) {
-      return yield* fail(
-        `${paths.database} exists but no blctx manifest claims it; it was left untouched`,
-        `Move ${paths.database} aside (or restore ${paths.manifest}), then run blctx install codex.`
-      )
-    }
-    const created: Array<string> = []
-    for (const dir of directories) created.push(...(yield* ensureDirectory(dir)))
-
-    const timestamp = yield* now
-    const id = Option.match(existing, {
-      onNone: () => InstallationId.make(randomUUID()),
-      onSome: (m) => m.installation_id
-    })
-    const base = Option.getOrElse(
-      existing,
-      () =>
-        new Manifest({
-          version: MANIFEST_VERSION,
-          installation_id: id,
-          state: "inactive",
-          owned_files: ownedFiles,
-          created_directories: created,
-          node: programs.node,
-          cli: programs.cli,
-          created_at: timestamp,
-          updated_at: timestamp,
-          choices: {}
-        })
-    )
-    // Recorded before the database exists, so an interrupted first install is retried as ours.
-    if (Option.isNone(existing)) yield* manifests.write(base).pipe(Effect.mapError(fromFs))
-
-    if (Option.isNone(database)) yield* createDatabase(id)
-    else yield* migrateDatabase(id)
-
-    yield* manifests
-      .write(
-        new Manifest({
-          ...base,
-          state: "active",
-          owned_files: [...new Set([...base.owned_files, ...ownedFiles])],
-          created_directories: [...new Set([...base.created_directories, ...created])],
-          node: programs.node,
-          cli: programs.cli,
-          updated_at: timestamp
-        })
-      )
-      .pipe(Effect.mapError(fromFs))
-    const reused = Option.isSome(existing) ? "kept" : "created"
-    // The installation is kept (its manifest survived) but its database was gone: say so, since
-    // whatever it held is not in the new one.
-    const recreated =
-      Option.isSome(existing) && Option.isNone(database)
-        ? `; its database was missing, so ${paths.database} is a new, empty one`
-        : ""
-    return {
-      detail: `${reused} installation ${id} in ${paths.dataDir} (schema v${CURRENT_SCHEMA_VERSION})${recreated}`
-    }
+  }
+  const created: Array<string> = []
+  for (const dir of layoutOf(paths).directories) created.push(...(yield* ensureDirectory(dir)))
+  const timestamp = yield* now
+  const id = Option.match(existing, {
+    onNone: () => InstallationId.make(randomUUID()),
+    onSome: (m) => m.installation_id
   })
+  const base = Option.isSome(existing) ? existing.value : yield* newManifest(id, created, timestamp)
+  // Recorded before the database exists, so an interrupted first install is retried as ours.
+  if (Option.isNone(existing)) yield* writeManifest(base)
+  if (Option.isNone(database)) yield* createDatabase(id)
+  else yield* migrateDatabase(id)
+  yield* writeManifest(yield* activeManifest(base, created, timestamp))
+  const reused = Option.isSome(existing) ? "kept" : "created"
+  // The installation is kept (its manifest survived) but its database was gone: say so, since
+  // whatever it held is not in the new one.
+  const recreated =
+    Option.isSome(existing) && Option.isNone(database)
+      ? `; its database was missing, so ${paths.database} is a new, empty one`
+      : ""
+  return { detail: `${reused} installation ${id} in ${paths.dataDir} (schema v${CURRENT_SCHEMA_VERSION})${recreated}` }
+})
 
-  const verify = Effect.fn("DataDirectory.verify")(function* () {
-    yield* checkOwnedPaths
+/** Every directory is there and writable by this user. */
+const checkWritable = (directories: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
     for (const dir of directories) {
       if (!(yield* fs.exists(dir))) {
         return yield* fail(`${dir} does not exist`, "Run: blctx install codex --step data_directory")
@@ -279,148 +303,191 @@ export const dataDirectoryStep = Effect.gen(function* () {
         return yield* fail(`${dir} is not writable by this user`, `Check the owner of ${dir} (it must be you).`)
       }
     }
-    const manifest = yield* manifests.read().pipe(Effect.mapError(fromManifest))
-    if (Option.isNone(manifest)) {
-      return yield* fail(`no manifest at ${paths.manifest}: blctx is not installed`, "Run: blctx install codex")
+  })
+
+/** The manifest of an active installation; none, or an uninstalled one, fails. */
+const activeInstallation = Effect.gen(function* () {
+  const paths = yield* Paths
+  const manifest = yield* readManifest
+  if (Option.isNone(manifest)) {
+    return yield* fail(`no manifest at ${paths.manifest}: blctx is not installed`, "Run: blctx install codex")
+  }
+  const m = manifest.value
+  if (m.state !== "active") {
+    return yield* fail(
+      `installation ${m.installation_id} is inactive (uninstalled); retained files alone do not pass`,
+      "Run: blctx install codex"
+    )
+  }
+  return m
+})
+
+/** The database is there, at the current schema, and belongs to the manifest's installation; its schema version. */
+const checkDatabase = (m: Manifest) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const { database } = yield* Paths
+    if (!(yield* fs.exists(database))) {
+      return yield* fail(`${database} is missing`, "Run: blctx install codex --step data_directory")
     }
-    const m = manifest.value
-    if (m.state !== "active") {
-      return yield* fail(
-        `installation ${m.installation_id} is inactive (uninstalled); retained files alone do not pass`,
-        "Run: blctx install codex"
-      )
-    }
-    if (!(yield* fs.exists(paths.database))) {
-      return yield* fail(`${paths.database} is missing`, "Run: blctx install codex --step data_directory")
-    }
-    const identity = yield* readIdentityOf(paths.database).pipe(Effect.mapError(fromStore))
+    const identity = yield* readIdentityOf(database).pipe(Effect.mapError(fromStore))
     if (identity.schemaVersion !== CURRENT_SCHEMA_VERSION) {
       return yield* fail(
-        `${paths.database} has schema version ${identity.schemaVersion}; this blctx expects ${CURRENT_SCHEMA_VERSION}`,
+        `${database} has schema version ${identity.schemaVersion}; this blctx expects ${CURRENT_SCHEMA_VERSION}`,
         "Run: blctx install codex --step data_directory"
       )
     }
     const dbId = Option.getOrElse(identity.installationId, () => "none")
     if (dbId !== m.installation_id) {
       return yield* fail(
-        `${paths.database} belongs to installation ${dbId}, but the manifest names ${m.installation_id}`,
-        `Move ${paths.database} aside, or restore the manifest that owns it.`
+        `${database} belongs to installation ${dbId}, but the manifest names ${m.installation_id}`,
+        `Move ${database} aside, or restore the manifest that owns it.`
       )
     }
-    for (const program of [m.node, m.cli]) {
-      if (!(yield* fs.exists(program))) {
-        return yield* fail(
-          `recorded program ${program} no longer exists`,
-          "Run: blctx install codex (to record the current paths)"
-        )
+    return identity.schemaVersion
+  })
+
+const verify = Effect.fn("DataDirectory.verify")(function* () {
+  const fs = yield* SafeFs
+  yield* checkOwnedPaths
+  yield* checkWritable((yield* layout).directories)
+  const m = yield* activeInstallation
+  const schemaVersion = yield* checkDatabase(m)
+  for (const program of [m.node, m.cli]) {
+    if (!(yield* fs.exists(program))) {
+      return yield* fail(
+        `recorded program ${program} no longer exists`,
+        "Run: blctx install codex (to record the current paths)"
+      )
+    }
+  }
+  return { detail: `installation ${m.installation_id}, private directories, schema v${schemaVersion}` }
+})
+
+const recoverHint = (database: string) =>
+  `Stop blctxd (blctx uninstall codex), copy ${database} aside as a backup, then recover what SQLite can read: sqlite3 ${database} .recover`
+
+/** What SQLite says of the database, read-only: quick_check's findings, the journal mode, sizes. */
+const databaseFacts = (database: string) =>
+  withDatabase(
+    { filename: database, readonly: true },
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const check = yield* sql<Record<string, string>>`PRAGMA quick_check`
+      const journal = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
+      const pages = yield* sql<{ page_count: number }>`PRAGMA page_count`
+      const pageSize = yield* sql<{ page_size: number }>`PRAGMA page_size`
+      const free = yield* sql<{ freelist_count: number }>`PRAGMA freelist_count`
+      return {
+        problems: check.map((row) => String(Object.values(row)[0] ?? "")).filter((line) => line !== "ok"),
+        journal: journal[0]?.journal_mode ?? "unknown",
+        bytes: (pages[0]?.page_count ?? 0) * (pageSize[0]?.page_size ?? 0),
+        freeBytes: (free[0]?.freelist_count ?? 0) * (pageSize[0]?.page_size ?? 0)
       }
-    }
-    return { detail: `installation ${m.installation_id}, private directories, schema v${identity.schemaVersion}` }
-  })
+    }).pipe(Effect.mapError((e) => new StoreError({ path: database, message: sqliteMessage(e) })))
+  ).pipe(
+    Effect.mapError((e) => fail(`SQLite could not check ${database}: ${e.message}`, recoverHint(database), e._tag))
+  )
 
-  /**
-   * Doctor: SQLite's own consistency check (`PRAGMA quick_check`: every page, index order and
-   * constraints, without the cross-checks of integrity_check that scale worse), the journal mode
-   * the daemon relies on, and the database and WAL sizes. Read-only; never repairs.
-   */
-  const recover = `Stop blctxd (blctx uninstall codex), copy ${paths.database} aside as a backup, then recover what SQLite can read: sqlite3 ${paths.database} .recover`
-  const diagnose = Effect.fn("DataDirectory.diagnose")(function* () {
-    const entry = yield* fs.lstat(paths.database).pipe(Effect.mapError(fromFs))
-    if (Option.isNone(entry) || entry.value.kind !== "file") {
-      return { detail: `nothing deeper to check: ${paths.database} is not there` }
-    }
-    const facts = yield* withDatabase(
-      { filename: paths.database, readonly: true },
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const check = yield* sql<Record<string, string>>`PRAGMA quick_check`
-        const journal = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
-        const pages = yield* sql<{ page_count: number }>`PRAGMA page_count`
-        const pageSize = yield* sql<{ page_size: number }>`PRAGMA page_size`
-        const free = yield* sql<{ freelist_count: number }>`PRAGMA freelist_count`
-        return {
-          problems: check.map((row) => String(Object.values(row)[0] ?? "")).filter((line) => line !== "ok"),
-          journal: journal[0]?.journal_mode ?? "unknown",
-          bytes: (pages[0]?.page_count ?? 0) * (pageSize[0]?.page_size ?? 0),
-          freeBytes: (free[0]?.freelist_count ?? 0) * (pageSize[0]?.page_size ?? 0)
-        }
-      }).pipe(Effect.mapError((e) => new StoreError({ path: paths.database, message: sqliteMessage(e) })))
-    ).pipe(
-      Effect.provideService(SqliteOpener, opener),
-      Effect.mapError((e) => fail(`SQLite could not check ${paths.database}: ${e.message}`, recover, e._tag))
+/**
+ * Doctor: SQLite's own consistency check (`PRAGMA quick_check`: every page, index order and
+ * constraints, without the cross-checks of integrity_check that scale worse), the journal mode
+ * the daemon relies on, and the database and WAL sizes. Read-only; never repairs.
+ */
+const diagnose = Effect.fn("DataDirectory.diagnose")(function* () {
+  const fs = yield* SafeFs
+  const { database } = yield* Paths
+  const entry = yield* fs.lstat(database).pipe(Effect.mapError(fromFs))
+  if (Option.isNone(entry) || entry.value.kind !== "file") {
+    return { detail: `nothing deeper to check: ${database} is not there` }
+  }
+  const facts = yield* databaseFacts(database)
+  const wal = yield* fs.lstat(`${database}-wal`).pipe(Effect.mapError(fromFs))
+  const walBytes = Option.match(wal, { onNone: () => 0, onSome: (e) => e.size })
+  if (facts.problems.length > 0) {
+    return yield* fail(
+      `${database} fails SQLite's quick_check (${facts.problems.length} problems): ${facts.problems.slice(0, QUOTED_PROBLEMS).join("; ")}`,
+      recoverHint(database)
     )
-    const wal = yield* fs.lstat(`${paths.database}-wal`).pipe(Effect.mapError(fromFs))
-    const walBytes = Option.match(wal, { onNone: () => 0, onSome: (e) => e.size })
-    if (facts.problems.length > 0) {
-      return yield* fail(
-        `${paths.database} fails SQLite's quick_check (${facts.problems.length} problems): ${facts.problems.slice(0, QUOTED_PROBLEMS).join("; ")}`,
-        recover
-      )
-    }
-    if (facts.journal !== "wal") {
-      return yield* fail(
-        `${paths.database} is in journal mode ${facts.journal}; blctx needs WAL so readers never wait for the writer`,
-        "Run: blctx install codex --step data_directory"
-      )
-    }
-    const sizes = `database ${mib(facts.bytes)} (${mib(facts.freeBytes)} free pages), WAL ${mib(walBytes)}`
-    if (walBytes > WAL_WARN_BYTES) {
-      return yield* fail(
-        `${paths.database}-wal is ${mib(walBytes)}: checkpoints are not keeping up (a long-lived reader or a stuck writer); ${sizes}`,
-        "Restart the daemon so it checkpoints: blctx install codex --step background_service"
-      )
-    }
-    return { detail: `quick_check ok, journal mode wal; ${sizes}` }
-  })
+  }
+  if (facts.journal !== "wal") {
+    return yield* fail(
+      `${database} is in journal mode ${facts.journal}; blctx needs WAL so readers never wait for the writer`,
+      "Run: blctx install codex --step data_directory"
+    )
+  }
+  const sizes = `database ${mib(facts.bytes)} (${mib(facts.freeBytes)} free pages), WAL ${mib(walBytes)}`
+  if (walBytes > WAL_WARN_BYTES) {
+    return yield* fail(
+      `${database}-wal is ${mib(walBytes)}: checkpoints are not keeping up (a long-lived reader or a stuck writer); ${sizes}`,
+      "Restart the daemon so it checkpoints: blctx install codex --step background_service"
+    )
+  }
+  return { detail: `quick_check ok, journal mode wal; ${sizes}` }
+})
 
-  const uninstall = Effect.fn("DataDirectory.uninstall")(function* (purge: boolean) {
-    yield* checkOwnedPaths
-    const manifest = yield* manifests.read().pipe(Effect.mapError(fromManifest))
-    if (Option.isNone(manifest)) return { detail: "nothing to uninstall: no manifest" }
-    const m = manifest.value
-    if (!purge) {
-      yield* manifests
-        .write(new Manifest({ ...m, state: "inactive", updated_at: yield* now }))
-        .pipe(Effect.mapError(fromFs))
-      return { detail: `installation ${m.installation_id} deactivated; data kept in ${paths.dataDir}` }
-    }
+/** Removes the owned files (not the manifest), and the capture folder whole; how many went. */
+const removeOwnedFiles = (m: Manifest) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    const paths = yield* Paths
     let removed = 0
     for (const file of m.owned_files) {
       if (file === paths.manifest) continue
       const entry = yield* fs.lstat(file).pipe(Effect.mapError(fromFs))
       if (Option.isSome(entry) && entry.value.kind === "file") {
         // Only the file just checked: a link or another file swapped in since is refused.
-        yield* removeVerified(file, entry.value).pipe(Effect.provideService(SafeFs, fs), Effect.mapError(fromFs))
+        yield* removeVerified(file, entry.value).pipe(Effect.mapError(fromFs))
         removed++
       }
     }
     // The hooks write bindings and spooled events without touching the manifest: the capture
     // folder is blctx's whole, so it goes whole.
-    removed += yield* removeOwnTree(captureDirIn(paths.dataDir)).pipe(
-      Effect.provideService(SafeFs, fs),
-      Effect.mapError(fromFs)
-    )
-    // The manifest goes last: until then a rerun can finish an interrupted purge.
-    yield* manifests.remove().pipe(Effect.mapError(fromFs))
-    removed++
+    removed += yield* removeOwnTree(captureDirIn(paths.dataDir)).pipe(Effect.mapError(fromFs))
+    return removed
+  })
+
+/** Removes the directories the step created, deepest first; those still holding something are kept. */
+const removeCreatedDirectories = (m: Manifest) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
     const kept: Array<string> = []
     const deepestFirst = [...m.created_directories].sort((a, b) => b.length - a.length)
     for (const dir of deepestFirst) {
       const gone = yield* fs.removeEmptyDirectory(dir).pipe(Effect.mapError(fromFs))
       if (!gone && (yield* fs.exists(dir))) kept.push(dir)
     }
-    const keptNote = kept.length > 0 ? `; kept non-empty ${kept.join(", ")}` : ""
-    return { detail: `purged installation ${m.installation_id}: removed ${removed} owned files${keptNote}` }
+    return kept
   })
 
-  const step: Step = {
-    id: "data_directory",
-    title: "Private data directory",
-    requires: [],
+const uninstall = Effect.fn("DataDirectory.uninstall")(function* (purge: boolean) {
+  const paths = yield* Paths
+  yield* checkOwnedPaths
+  const manifest = yield* readManifest
+  if (Option.isNone(manifest)) return { detail: "nothing to uninstall: no manifest" }
+  const m = manifest.value
+  if (!purge) {
+    yield* writeManifest(new Manifest({ ...m, state: "inactive", updated_at: yield* now }))
+    return { detail: `installation ${m.installation_id} deactivated; data kept in ${paths.dataDir}` }
+  }
+  const removedFiles = yield* removeOwnedFiles(m)
+  // The manifest goes last: until then a rerun can finish an interrupted purge.
+  yield* Effect.flatMap(ManifestStore, (manifests) => manifests.remove()).pipe(Effect.mapError(fromFs))
+  const kept = yield* removeCreatedDirectories(m)
+  const keptNote = kept.length > 0 ? `; kept non-empty ${kept.join(", ")}` : ""
+  return { detail: `purged installation ${m.installation_id}: removed ${removedFiles + 1} owned files${keptNote}` }
+})
+
+/**
+ * The private data directory: four 0700 directories, `context.db` and the ownership manifest.
+ * Refuses anything it does not own, never follows symbolic links, never loosens or repairs modes.
+ */
+export const dataDirectoryStep = stepWithServices(
+  { id: "data_directory", title: "Private data directory", requires: [] },
+  {
     install: () => install(),
     verify: () => verify(),
     diagnose: () => diagnose(),
     uninstall: (run) => uninstall(run.purge)
   }
-  return step
-})
+)

@@ -466,7 +466,7 @@ describe("embedding_model step without a model", () => {
         const [staging] = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
         const stagingDir = NodePath.join(modelsDir(home), staging ?? "")
         const active = stagingDir.replace(".staging-", "")
-        const found = yield* s.diagnose()
+        const found = yield* s.diagnose(runOf([]))
         expect(found.detail).toBe(
           [
             `Qdrant/bge-small-en@8791246cc2a7: 1 files, 0.0 MiB`,
