@@ -5,10 +5,10 @@ import { McpProbe, type McpProbeSession, type McpServerCommand } from "../../mcp
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../program-paths.js"
 import { fail } from "../step.js"
-import { mcpServerCommand } from "./mcp-server-command.js"
 import { HISTORY_INDEX_FILE } from "./history-index.js"
 import { activeInstallationManifest } from "./installation-manifest.js"
 import { callDecoded, IndexStatus, MCP_PROBE_TIMEOUT, probeFailure } from "./mcp-health.js"
+import { mcpServerCommand } from "./mcp-server-command.js"
 import { stepWithServices } from "./step-context.js"
 
 /** The part of history_index's record this step reads: which session files it imported. */
