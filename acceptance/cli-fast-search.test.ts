@@ -109,7 +109,9 @@ runCli({ entryUrl: ${JSON.stringify(dist("programs/cli.js"))}, serviceManager: S
 afterAll(() => h?.dispose())
 
 describe("blctx search on the fast path", () => {
-  it.each([
+  // The comparisons only read the shared home: they run side by side (the test that kills the
+  // daemon is not concurrent, so it runs after them).
+  it.concurrent.each([
     [["search", "blue-green", "rollout"]],
     [["search", "rollout", "--limit", "2", "--offset", "1"]],
     [["--json", "search", "deploy", "--agent", "codex", "--no-color", "--limit", "3", "staging"]],
@@ -135,7 +137,7 @@ describe("blctx search on the fast path", () => {
     ["search", "--limit", "5", "--", "--rollout"],
     ["--json", "search", "rollout", "--pretty", "--", "--json"]
   ]
-  it.each(readable.flatMap((args) => [80, 200].map((columns) => [args, columns] as const)))(
+  it.concurrent.each(readable.flatMap((args) => [80, 200].map((columns) => [args, columns] as const)))(
     "%j at COLUMNS=%i: the full CLI's bytes, without loading effect",
     async (args, columns) => {
       const env = { COLUMNS: String(columns) }
@@ -156,7 +158,7 @@ describe("blctx search on the fast path", () => {
     }
   )
 
-  it.each([80, 200])(
+  it.concurrent.each([80, 200])(
     "at a %i-column terminal, the readable default in color: the full CLI's bytes",
     async (columns) => {
       const args = ["search", "deploy", "rollout", "--limit", "3"]

@@ -28,6 +28,8 @@ const COMMANDS = [
   "ping"
 ] as const
 
+/** Root help and every command's. */
+const HELP_NAMES = ["--help", ...COMMANDS]
 const ESC = "\u001b"
 
 let home: IsolatedHome
@@ -82,7 +84,8 @@ const expectHelp = (result: RunResult) => {
 }
 
 describe("help for people", () => {
-  it.each(["--help", ...COMMANDS])("%s: plain text, blctx usage, described options and global flags", async (name) => {
+  // Each check is its own processes in the shared read-only home: they run side by side.
+  it.concurrent.each(HELP_NAMES)("%s: plain text, blctx usage, described options and global flags", async (name) => {
     const args = name === "--help" ? ["--help"] : [name, "--help"]
     const piped = expectHelp(await blctx(args))
     expect(piped).not.toContain(ESC)

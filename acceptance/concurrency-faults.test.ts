@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { writeSyntheticHistory } from "../bench/synthetic-history.js"
 import { type DaemonHome, isAlive, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
 import { bundledProgram, installationArgs } from "./support/isolated-home.js"
+import { proofRounds } from "./support/proof-tier.js"
 
 // Two blctxd started at the same instant, again and again: exactly one serves, the other says
 // why and exits, and the database stays whole. An MCP client that goes away in the middle of a
@@ -13,7 +14,8 @@ import { bundledProgram, installationArgs } from "./support/isolated-home.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const daemonProgram = NodePath.join(root, "dist", "programs", "daemon.js")
-const ROUNDS = 10
+/** Simultaneous starts: 3 pairs in the quick tier, 10 under `npm run proof`. */
+const ROUNDS = proofRounds({ quick: 3, full: 10 })
 
 interface SqliteDatabase {
   prepare(sql: string): { all(): Array<Record<string, unknown>> }

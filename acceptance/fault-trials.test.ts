@@ -6,17 +6,20 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import type { BlctxClient } from "../src/rpc/client.js"
 import { type DaemonHome, isAlive, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
+import { proofRounds } from "./support/proof-tier.js"
 
 // kill -9 of the daemon in the middle of acknowledged writes (log_update and update_note), again
 // and again: every write it acknowledged is there after the restart, exactly once, nothing is
 // half-written, and a client that retries what was not acknowledged (same update id) gets each
 // write exactly once. The import's and forget's own kill trials are in index-search.test.ts and
-// forget.test.ts (20 and 5: with these 76, 101 kill -9 trials in all). BLCTX_FAULT_TRIALS sets how many
-// run here.
+// forget.test.ts. Under `npm run proof` 20, 5 and these 76 run (101 kill -9 trials in all); the
+// quick tier runs 6, 5 and the first 14 of these: trial t kills after t % 13 acknowledged writes,
+// alternating log_update and update_note, so 14 cover every kill point (0 to 12) once and each
+// write kind at kill point 0. BLCTX_FAULT_TRIALS sets how many run here.
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const builtClient = NodePath.join(root, "dist", "src", "rpc", "client.js")
-const TRIALS = Number(process.env.BLCTX_FAULT_TRIALS ?? "") || 76
+const TRIALS = proofRounds({ quick: 14, full: 76 }, process.env.BLCTX_FAULT_TRIALS)
 const WRITES_PER_TRIAL = 12
 
 interface SqliteDatabase {

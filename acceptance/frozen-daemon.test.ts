@@ -7,15 +7,17 @@ import { writeSyntheticHistory } from "../bench/synthetic-history.js"
 import { type DaemonHome, makeDaemonHome, scaled, sleep, waitFor } from "./support/daemon-harness.js"
 import { bundledProgram } from "./support/isolated-home.js"
 import { type McpSession, mcpArgs, startMcp, toolErrorOf } from "./support/mcp-client.js"
+import { proofRounds } from "./support/proof-tier.js"
 
 // A daemon that is there but silent (kill -STOP), and one that is busy: every client (the CLI's
 // search, recent and ping, an MCP tool call, the RPC client) answers within its one deadline,
 // saying the daemon is not answering (naming its PID, never starting another) or busy (never
-// "unavailable"). BLCTX_FROZEN_ROUNDS sets how many frozen rounds run.
+// "unavailable"). BLCTX_FROZEN_ROUNDS sets how many frozen rounds run (4 in the quick tier, 20 under
+// `npm run proof`).
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const builtClient = NodePath.join(root, "dist", "src", "rpc", "client.js")
-const ROUNDS = Number(process.env.BLCTX_FROZEN_ROUNDS ?? "") || 20
+const ROUNDS = proofRounds({ quick: 4, full: 20 }, process.env.BLCTX_FROZEN_ROUNDS)
 /** The call deadline is 5 s; a client's own start and exit get one more. */
 const ANSWER_WITHIN_MS = scaled(6_000)
 const LOAD = 400

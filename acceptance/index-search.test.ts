@@ -16,8 +16,11 @@ import {
 } from "./support/daemon-harness.js"
 import { mcpArgs, startMcp, structured, toolErrorOf } from "./support/mcp-client.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
+import { proofRounds } from "./support/proof-tier.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
+/** kill -9 trials mid-import: 6 in the quick tier (each kill point once), 20 under `npm run proof`. */
+const KILL_TRIALS = proofRounds({ quick: 6, full: 20 })
 const builtClient = NodePath.join(root, "dist", "src", "rpc", "client.js")
 const history = NodePath.join(root, "fixtures", "history")
 
@@ -378,14 +381,14 @@ describe("indexing and retrieval through the daemon", () => {
   )
 
   it.skipIf(modelData() === undefined)(
-    "with the tiny model (BLCTX_TEST_MODEL_DATA): 20 kill -9 trials mid-import end with the counts of a clean import",
+    `with the tiny model (BLCTX_TEST_MODEL_DATA): ${KILL_TRIALS} kill -9 trials mid-import end with the counts of a clean import`,
     async () => {
       const { h, server } = await tinyModelHome()
       try {
         const FILES = 6
         const TURNS = 40
         let interrupted = 0
-        for (let trial = 0; trial < 20; trial++) {
+        for (let trial = 0; trial < KILL_TRIALS; trial++) {
           // Each trial imports sessions of its own: a clean import of them stores 3 messages a turn.
           const files = writeSyntheticHistory(
             NodePath.join(h.home, `trial-${trial}`),
@@ -397,9 +400,9 @@ describe("indexing and retrieval through the daemon", () => {
           const submitted = await withClient(h, (c) =>
             c.SubmitJob({ kind: "import", params: { paths: files, origin: "cli" } })
           )
-          // Killed on an event, not after a delay: once the job runs and has committed a random
-          // number of its files (0 to all but one), so the kill lands inside it however fast it is.
-          const before = Math.floor(Math.random() * FILES)
+          // Killed on an event, not after a delay: once the job runs and has committed a number of
+          // its files (0 to all but one, in turn), so the kill lands inside it however fast it is.
+          const before = trial % FILES
           await waitFor("the import to reach its kill point", () =>
             withClient(h, (c) => c.JobStatus({ job_id: submitted.job.id })).then(
               (j) => (j.state !== "queued" && (j.state !== "running" || j.progress_done >= before) ? j : undefined),
@@ -433,7 +436,7 @@ describe("indexing and retrieval through the daemon", () => {
           expect(c.vectors).toBe(c.chunks)
         }
         // Most kills must land inside the job, or the trials prove nothing.
-        expect(interrupted).toBeGreaterThanOrEqual(10)
+        expect(interrupted).toBeGreaterThanOrEqual(KILL_TRIALS / 2)
       } finally {
         await server.close()
       }

@@ -13,10 +13,13 @@ import {
   structured,
   toolErrorOf
 } from "./support/mcp-client.js"
+import { proofRounds } from "./support/proof-tier.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const built = (path: string) => NodePath.join(root, "dist", "src", path)
 const history = NodePath.join(root, "fixtures", "history")
+/** kill -9s in a row under one MCP server: 6 in the quick tier, 20 under `npm run proof`. */
+const KILLS = proofRounds({ quick: 6, full: 20 })
 
 let home: DaemonHome | undefined
 const sessions: Array<McpSession> = []
@@ -303,7 +306,7 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
     expect(jsonRpcLines(stale.rawStdout())).toBe(2)
   })
 
-  it("answers the call after each of 20 kill -9s in a row, however soon after the daemon is gone", async () => {
+  it(`answers the call after each of ${KILLS} kill -9s in a row, however soon after the daemon is gone`, async () => {
     // A killed daemon accepts connections until its last thread exits, then drops them: a call
     // made in that moment must start a new daemon, not fail (seen as a lost write, EPIPE).
     const h = makeDaemonHome("detached")
@@ -311,7 +314,7 @@ describe("the MCP server (blctx-mcp) over the daemon", () => {
     await installService(h)
     const mcp = await mcpFor(h)
     const failures: Array<string> = []
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < KILLS; round++) {
       const [running] = h.daemonPids()
       expect(running, `round ${round}: a daemon runs`).toBeDefined()
       process.kill(running as number, "SIGKILL")
