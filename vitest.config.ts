@@ -7,7 +7,13 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "layers/**/*.test.ts", "programs/**/*.test.ts"],
+          include: [
+            "src/**/*.test.ts",
+            "layers/**/*.test.ts",
+            "programs/**/*.test.ts",
+            "testing/**/*.test.ts",
+            "bench/**/*.test.ts"
+          ],
           testTimeout: 30_000
         }
       },

@@ -145,7 +145,7 @@ describe("the packed package", () => {
     )
     // No test data, test programs or fakes travel with it, whatever their names…
     const unwanted = files.filter((f) =>
-      /^(fixtures|acceptance|bench|test-tools|dist\/test-programs|dist\/bench)\/|\.test\.|test-support|\/fake-|model-test-|model-data/.test(
+      /^(fixtures|acceptance|bench|test-tools|dist\/test-programs|dist\/testing|dist\/bench)\/|\.test\.|test-support|\/fake-|model-test-|model-data/.test(
         f
       )
     )

@@ -6,7 +6,6 @@ import { Reactivity } from "@effect/experimental"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer, Option, Schema } from "effect"
-import { makeFakeEmbedder } from "../../layers/fake-model.js"
 import { makeChunkTokenizer } from "../../layers/model-tokenizer-live.js"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
@@ -25,6 +24,7 @@ import { chunksByIds, searchLexical } from "../../src/retrieval/lexical-search.j
 import { search } from "../../src/retrieval/search.js"
 import { initializeDatabase } from "../../src/store/identity.js"
 import type { ChunkId } from "../../src/vectors/vector-index.js"
+import { makeFakeEmbedder } from "../../testing/fake-model.js"
 import { line } from "../measure.js"
 
 /**
