@@ -14,22 +14,22 @@ import { OnnxModelRuntimeLazy } from "../layers/onnx-model-runtime-lazy.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { chunkSpans } from "../src/chunking/chunker.js"
 import { InstallationId } from "../src/domain/installation-id.js"
+import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/domain/model-spec.js"
 import { ModelRuntime } from "../src/embedding/model-runtime.js"
-import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { prepareFile } from "../src/importer/import-file.js"
 import { makeImportKind } from "../src/importer/import-kind.js"
+import { JobId } from "../src/jobs/job.js"
+import { connect } from "../src/rpc/client.js"
+import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from "../src/service/service-spec.js"
+import { initializeDatabase } from "../src/store/identity.js"
+import { SqliteOpener } from "../src/store/sqlite-opener.js"
 import {
   type ImportChunking,
   ImportServices,
   IndexingServices,
   WHOLE_MESSAGE_TOKENIZER,
   wholeMessageChunking
-} from "../src/importer/import-services.js"
-import { JobId } from "../src/jobs/job.js"
-import { connect } from "../src/rpc/client.js"
-import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from "../src/service/service-spec.js"
-import { initializeDatabase } from "../src/store/identity.js"
-import { SqliteOpener } from "../src/store/sqlite-opener.js"
+} from "../src/vectors/import-services.js"
 import {
   testModelData,
   testTokenizerPath,

@@ -8,12 +8,12 @@ import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { FakeModelRuntimeLive } from "../../testing/fake-model.js"
 import { writeVerification } from "../../testing/model-test-verification.js"
 import { ConfigFile } from "../config/config-file.js"
+import { ModelFile, ModelSpec } from "../domain/model-spec.js"
 import { SafeFs, type StatEntry } from "../fs/safe-fs.js"
 import { Paths, resolvePaths } from "../paths/paths.js"
 import { InstalledModel } from "./installed-model.js"
 import { activeModelFolder } from "./model-location.js"
 import { ModelRuntime } from "./model-runtime.js"
-import { ModelFile, ModelSpec } from "./model-spec.js"
 
 const contents = { "m.onnx": "not really a graph", "tokenizer.json": "{}" }
 const files = Object.entries(contents).map(

@@ -1,13 +1,13 @@
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import type { ImportEmbedding } from "../importer/import-services.js"
 import { contentHash, sha256, storedProject } from "../notes/note-content.js"
 import type { NoteChunks } from "../notes/note-rows.js"
 import { insertPendingChunks, insertRevision, pruneRemovedVectors } from "../notes/note-rows.js"
 import { redactSecrets } from "../redaction/redact.js"
+import type { ContextSessionLine, NoteRevisionLine } from "../retrieval/export-format.js"
 import type { StoreError } from "../store/store-error.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
-import type { ContextSessionLine, NoteRevisionLine } from "./export-format.js"
+import type { ImportEmbedding } from "../vectors/import-services.js"
 import { type ImportedRevision, type ImportedSession, ImportProblem } from "./import-contract.js"
 
 /** A revision as it will be stored here: redacted again, in the session it maps to. */

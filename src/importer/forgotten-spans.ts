@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { storeFailure } from "./import-errors.js"
+import { storeFailure } from "../vectors/import-errors.js"
 
 /** A byte range of a transcript whose messages were forgotten (`forgotten_spans`, migration 7). */
 export interface ByteSpan {

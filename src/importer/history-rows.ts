@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { storeFailure } from "./import-errors.js"
+import { storeFailure } from "../vectors/import-errors.js"
 
 /** A `source_files` row: a transcript's checkpoint. */
 export interface SourceFileRow {

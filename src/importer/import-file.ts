@@ -7,6 +7,8 @@ import type { TranscriptSummary } from "../transcripts/classification.js"
 import { formatOfHandle } from "../transcripts/formats/registry.js"
 import type { TranscriptFormat } from "../transcripts/formats/transcript-format.js"
 import { TranscriptFileError, TranscriptFiles, type TranscriptHandle } from "../transcripts/transcript-files.js"
+import { ChunkingFailed, EmbeddingFailed, type HistoryStoreError, storeFailure } from "../vectors/import-errors.js"
+import { ImportServices, type TextPiece } from "../vectors/import-services.js"
 import type { ChunkId, VectorPoint } from "../vectors/vector-index.js"
 import { makePace } from "./event-loop-pace.js"
 import { forgottenSpansOf, insideAny, readForgottenSpans } from "./forgotten-spans.js"
@@ -18,9 +20,7 @@ import {
   type StoredMessage,
   storedMessagesFrom
 } from "./history-rows.js"
-import { ChunkingFailed, EmbeddingFailed, type HistoryStoreError, storeFailure } from "./import-errors.js"
 import { forEachImportRecord } from "./import-records.js"
-import { ImportServices, type TextPiece } from "./import-services.js"
 import { type MessageRow, messageRowBuilder, resumePoint } from "./message-rows.js"
 import { verifyReadSnapshot } from "./read-snapshot.js"
 

@@ -12,13 +12,13 @@ import { TokenizerError } from "../chunking/chunk-tokenizer.js"
 import { EmbedError } from "../embedding/embedder.js"
 import { JobId } from "../jobs/job.js"
 import { TranscriptFileError, TranscriptFiles } from "../transcripts/transcript-files.js"
+import { EmbeddingFailed } from "../vectors/import-errors.js"
+import { type ImportServices, IndexingServices, wholeMessageChunking } from "../vectors/import-services.js"
 import type { VectorIndexShape } from "../vectors/vector-index.js"
 import { changeWhileRead } from "./changing-transcript-files.test-support.js"
 import { makeTempDir, withHistoryDb, writeTranscript } from "./history-db.test-support.js"
-import { EmbeddingFailed } from "./import-errors.js"
 import { FILE_STALL_LIMIT, makeImportKind } from "./import-kind.js"
 import { FIRST_RETRY, readImportRetries } from "./import-retry.js"
-import { type ImportServices, IndexingServices, wholeMessageChunking } from "./import-services.js"
 
 let dir: string
 beforeEach(() => {

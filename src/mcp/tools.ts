@@ -1,5 +1,6 @@
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
+import { CONTEXT_BOUNDS, RECENT_BOUNDS, SEARCH_BOUNDS } from "../domain/read-bounds.js"
 import type { ForgetTokenExpired, ForgetTokenMismatch, InvalidForgetSelector } from "../forget/forget-contract.js"
 import type {
   SessionBindingConflict,
@@ -11,7 +12,6 @@ import type {
 import { ContextRequest } from "../retrieval/context.js"
 import { RESPONSE_TEXT_BUDGET, SearchRequest } from "../retrieval/contract.js"
 import type { InvalidQuery } from "../retrieval/invalid-query.js"
-import { CONTEXT_BOUNDS, RECENT_BOUNDS, SEARCH_BOUNDS } from "../retrieval/read-bounds.js"
 import { RecentRequest } from "../retrieval/recent.js"
 import type { BlctxClient } from "../rpc/client.js"
 import type { DaemonBusy, DaemonStoreError, DaemonUnavailable } from "../rpc/errors.js"

@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
-import type { ImportEmbedding, TextPiece } from "../importer/import-services.js"
+import type { ImportEmbedding, TextPiece } from "../vectors/import-services.js"
 import type { ChunkId } from "../vectors/vector-index.js"
 import { NOTE_ROLE } from "./note-content.js"
 import { Authorship, NoteKind } from "./notes-contract.js"

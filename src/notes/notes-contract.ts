@@ -1,7 +1,7 @@
 import { type ParseResult, Schema } from "effect"
-import { BoundedPath } from "../retrieval/contract.js"
-import { LIST_NOTES_BOUNDS } from "../retrieval/read-bounds.js"
-import { boundedWithFallback } from "../retrieval/read-bounds-schema.js"
+import { BoundedPath } from "../domain/bounded-text.js"
+import { LIST_NOTES_BOUNDS } from "../domain/read-bounds.js"
+import { boundedWithFallback } from "../domain/read-bounds-schema.js"
 
 /**
  * Authored updates: notes an agent logs on purpose (visible progress, decisions), in a session

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { messageContextId } from "../retrieval/context-id.js"
+import { messageContextId } from "../domain/context-id.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import { differingFields, type StoredUpdate, sessionBinding } from "./note-content.js"
 import { type LoadedVectors, reviseNote } from "./note-revision-store.js"

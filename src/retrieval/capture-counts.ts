@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { CaptureStatus, REFUSED_PREFIX } from "../capture/capture-status.js"
+import { CaptureStatus, REFUSED_PREFIX } from "./capture-status.js"
 
 /**
  * The request of the capture read: the hook generations the manifest registers now (the daemon

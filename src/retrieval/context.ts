@@ -1,7 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
+import { messageContextId, parseContextId } from "../domain/context-id.js"
+import { CONTEXT_BOUNDS } from "../domain/read-bounds.js"
+import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
-import { messageContextId, parseContextId } from "./context-id.js"
 import {
   type ProvenanceRow,
   RESPONSE_TEXT_BUDGET,
@@ -11,8 +13,6 @@ import {
   sourceLocationOf
 } from "./contract.js"
 import { NOTE_REVISIONS } from "./current-revision.js"
-import { CONTEXT_BOUNDS } from "./read-bounds.js"
-import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}

@@ -1,8 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { messageContextId } from "../domain/context-id.js"
+import { RECENT_BOUNDS } from "../domain/read-bounds.js"
+import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
-import { messageContextId } from "./context-id.js"
 import {
   BoundedDate,
   BoundedPath,
@@ -13,8 +15,6 @@ import {
   sourceLocationOf
 } from "./contract.js"
 import { CURRENT_REVISION } from "./current-revision.js"
-import { RECENT_BOUNDS } from "./read-bounds.js"
-import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
 

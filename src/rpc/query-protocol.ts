@@ -1,7 +1,5 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
-import { CaptureStatus } from "../capture/capture-status.js"
-import { ExportPageRequest, ExportPageResponse } from "../export/export-format.js"
 import { JobId, JobView } from "../jobs/job.js"
 import {
   ListNotesRequest,
@@ -11,10 +9,12 @@ import {
   UnknownNote
 } from "../notes/notes-contract.js"
 import { CaptureCountsRequest } from "../retrieval/capture-counts.js"
+import { CaptureStatus } from "../retrieval/capture-status.js"
 import { ContextRequest, ContextResponse } from "../retrieval/context.js"
 import { AuthoredUpdatesPending, AuthoredUpdatesPendingRequest, IndexStatus } from "../retrieval/context-status.js"
 import { SearchResponse } from "../retrieval/contract.js"
 import { Coverage } from "../retrieval/coverage.js"
+import { ExportPageRequest, ExportPageResponse } from "../retrieval/export-format.js"
 import { PromptRecallInput, SearchInput } from "../retrieval/history-reads.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
 import { PromptRecallResponse } from "../retrieval/prompt-recall.js"

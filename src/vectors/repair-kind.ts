@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
-import { ChunkingFailed, EmbeddingFailed, type ImportFailure, storeFailure } from "../importer/import-errors.js"
-import { IndexingServices } from "../importer/import-services.js"
 import { JobFailed } from "../jobs/job-errors.js"
 import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
+import { ChunkingFailed, EmbeddingFailed, type ImportFailure, storeFailure } from "./import-errors.js"
+import { IndexingServices } from "./import-services.js"
 import type { ChunkId, VectorIndexError } from "./vector-index.js"
 
 /** Messages re-chunked per transaction, and chunks embedded per transaction. */

@@ -1,14 +1,14 @@
 import { Duration, Effect, Option } from "effect"
-import { lockFileIn } from "../../daemon/daemon-files.js"
 import { SafeFs } from "../../fs/safe-fs.js"
 import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
+import { lockFileIn } from "../../paths/daemon-files.js"
 import { Paths } from "../../paths/paths.js"
+import { ProgramPaths } from "../../paths/program-paths.js"
 import { DaemonConnector } from "../../rpc/daemon-connector.js"
 import { stoppingReason } from "../../rpc/daemon-stopping.js"
 import { type ServiceError, ServiceManager } from "../../service/service-manager.js"
 import { makeServiceSpec } from "../../service/service-spec.js"
-import { ProgramPaths } from "../program-paths.js"
 import { describeError, fail, type Step } from "../step.js"
 
 /**

@@ -9,7 +9,7 @@ import { CodexAppServer } from "../../codex/codex-app-server.js"
 import { renderHooksDocument } from "../../codex/hooks-file.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
-import { ProgramPaths } from "../program-paths.js"
+import { ProgramPaths } from "../../paths/program-paths.js"
 import type { Step } from "../step.js"
 import { APPROVE_HOOKS, codexHooksStep } from "./codex-hooks.js"
 import {

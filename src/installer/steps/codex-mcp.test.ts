@@ -7,7 +7,7 @@ import { type FakeCodexState, makeFakeCodexCli, stdioEntry } from "../../../test
 import { codexConfigFile } from "../../codex/codex-cli.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
-import { ProgramPaths } from "../program-paths.js"
+import { ProgramPaths } from "../../paths/program-paths.js"
 import type { Step, StepFailure } from "../step.js"
 import { CODEX_MCP_NAME, codexMcpStep } from "./codex-mcp.js"
 import { diagnoseOf, INSTALLATION, pathInputs, runOf, useActiveHome } from "./service-steps.test-support.js"

@@ -8,13 +8,13 @@ import {
   type McpServerEntry,
   sameStdioServer
 } from "../../codex/codex-cli.js"
-import { daemonArgv } from "../../daemon/daemon-args.js"
 import type { InstallationId } from "../../domain/installation-id.js"
 import { SafeFs } from "../../fs/safe-fs.js"
 import { type CodexMcpRegistration, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, type ResolvedPaths } from "../../paths/paths.js"
-import { ProgramPaths } from "../program-paths.js"
+import { ProgramPaths } from "../../paths/program-paths.js"
+import { daemonArgv } from "../../service/daemon-args.js"
 import { fail, type Step, type StepFailure, type StepRun } from "../step.js"
 import { backupsOf, describeRewrite, preservingCodexConfig } from "./codex-config-backup.js"
 import { stepManifest } from "./step-manifest.js"

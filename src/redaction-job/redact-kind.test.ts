@@ -8,15 +8,15 @@ import { Effect, Layer, Option } from "effect"
 import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { makeFakeEmbedder } from "../../testing/fake-model.js"
 import { fixturesDir, importOnce, makeTempDir, withHistoryDb } from "../importer/history-db.test-support.js"
-import { IndexingServices, wholeMessageChunking } from "../importer/import-services.js"
 import { JobId } from "../jobs/job.js"
 import type { RegisteredJobKind } from "../jobs/job-kind.js"
 import { contentHash, sha256 } from "../notes/note-content.js"
 import { insertPendingChunks, insertRevision } from "../notes/note-rows.js"
+import { REDACTION_RULES_VERSION } from "../redaction/redact.js"
+import { RULES_VERSION_KEY, storedRulesVersion } from "../redaction/rules-version.js"
+import { IndexingServices, wholeMessageChunking } from "../vectors/import-services.js"
 import type { ChunkId } from "../vectors/vector-index.js"
-import { REDACTION_RULES_VERSION } from "./redact.js"
 import { makeRedactKind } from "./redact-kind.js"
-import { RULES_VERSION_KEY, storedRulesVersion } from "./rules-version.js"
 
 let dir: string
 beforeEach(() => {

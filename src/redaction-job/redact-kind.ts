@@ -1,18 +1,18 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
-import { ChunkingFailed, type ImportFailure, storeFailure } from "../importer/import-errors.js"
-import { IndexingServices, type TextPiece } from "../importer/import-services.js"
 import type { JobStopped } from "../jobs/job-errors.js"
 import { type JobContext, type JobKind, registerJobKind } from "../jobs/job-kind.js"
 import { contentHash, sha256 } from "../notes/note-content.js"
 import { pruneRemovedVectors } from "../notes/note-rows.js"
 import type { Authorship, NoteKind } from "../notes/notes-contract.js"
+import { REDACTION_RULES_VERSION, redactNullable, redactSecrets } from "../redaction/redact.js"
+import { storeRulesVersion } from "../redaction/rules-version.js"
 import { makeDatabaseScrub } from "../store/database-scrub.js"
 import type { StoreError } from "../store/store-error.js"
+import { ChunkingFailed, type ImportFailure, storeFailure } from "../vectors/import-errors.js"
+import { IndexingServices, type TextPiece } from "../vectors/import-services.js"
 import type { VectorIndexError } from "../vectors/vector-index.js"
-import { REDACTION_RULES_VERSION, redactNullable, redactSecrets } from "./redact.js"
-import { storeRulesVersion } from "./rules-version.js"
 
 /** Rows read, redacted and rewritten per transaction. */
 const ROWS_PER_STEP = 100
