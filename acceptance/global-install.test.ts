@@ -73,11 +73,12 @@ const isCompiledModule = (path: string) =>
 
 /**
  * Compiled modules no product entry reaches that the package still ships, on purpose: the build's
- * import policies, a module of types only, and product code with no caller yet.
+ * import policies, modules of types only, and product code with no caller yet.
  */
 const SHIPPED_UNREACHED = new Set([
   "dist/src/capture/hook-import-policy.js",
   "dist/src/cli/fast-path-import-policy.js",
+  "dist/src/capture/hook-fs.js",
   "dist/src/transcripts/formats/transcript-format.js",
   "dist/src/installer/not-implemented.js",
   "dist/layers/onnx-embedder-live.js"
