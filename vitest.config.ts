@@ -11,7 +11,13 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "layers/**/*.test.ts", "programs/**/*.test.ts"],
+          include: [
+            "src/**/*.test.ts",
+            "layers/**/*.test.ts",
+            "programs/**/*.test.ts",
+            "testing/**/*.test.ts",
+            "bench/**/*.test.ts"
+          ],
           // One module graph per worker, not per file: reloading Effect and the modules for each
           // of ~320 files was most of the run. Safe because no unit file leaves a global changed
           // (none mocks modules or fakes timers; the one that sets process.env restores it), and

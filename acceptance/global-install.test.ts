@@ -73,11 +73,12 @@ const isCompiledModule = (path: string) =>
 
 /**
  * Compiled modules no product entry reaches that the package still ships, on purpose: the build's
- * import policies, a module of types only, and product code with no caller yet.
+ * import policies, modules of types only, and product code with no caller yet.
  */
 const SHIPPED_UNREACHED = new Set([
   "dist/src/capture/hook-import-policy.js",
   "dist/src/cli/fast-path-import-policy.js",
+  "dist/src/capture/hook-fs.js",
   "dist/src/transcripts/formats/transcript-format.js",
   "dist/src/installer/not-implemented.js",
   "dist/layers/onnx-embedder-live.js"
@@ -145,7 +146,7 @@ describe("the packed package", () => {
     )
     // No test data, test programs or fakes travel with it, whatever their names…
     const unwanted = files.filter((f) =>
-      /^(fixtures|acceptance|bench|test-tools|dist\/test-programs|dist\/bench)\/|\.test\.|test-support|\/fake-|model-test-|model-data/.test(
+      /^(fixtures|acceptance|bench|test-tools|dist\/test-programs|dist\/testing|dist\/bench)\/|\.test\.|test-support|\/fake-|model-test-|model-data/.test(
         f
       )
     )

@@ -3,8 +3,8 @@ import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { promisify } from "node:util"
-import { TOKENIZER_FILES } from "../layers/model-test-folder.js"
-import { type ModelServer, startModelServer } from "../layers/model-test-server.js"
+import { TOKENIZER_FILES } from "../testing/model-test-folder.js"
+import { type ModelServer, startModelServer } from "../testing/model-test-server.js"
 
 const run = promisify(execFile)
 

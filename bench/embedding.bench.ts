@@ -5,21 +5,21 @@ import { Reactivity } from "@effect/experimental"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect } from "effect"
 import { EmbeddingModel, FlagEmbedding } from "fastembed"
+import { makeChunkTokenizer } from "../layers/model-tokenizer-live.js"
+import { DEFAULT_MAX_BATCH_TOKENS, loadOnnxEmbedder, loadTokenizer } from "../layers/onnx-model-runtime.js"
+import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
+import { chunkSpans } from "../src/chunking/chunker.js"
+import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/domain/model-spec.js"
+import { fingerprintOf } from "../src/embedding/fingerprint.js"
+import { batchesByLength } from "../src/embedding/pooling.js"
+import { ChunkId } from "../src/vectors/vector-index.js"
 import {
   testModelData,
   testTokenizerPath,
   tinyModelFiles,
   tinyModelFolder,
   tinyModelSpec
-} from "../layers/model-test-folder.js"
-import { makeChunkTokenizer } from "../layers/model-tokenizer-live.js"
-import { DEFAULT_MAX_BATCH_TOKENS, loadOnnxEmbedder, loadTokenizer } from "../layers/onnx-model-runtime.js"
-import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
-import { chunkSpans } from "../src/chunking/chunker.js"
-import { fingerprintOf } from "../src/embedding/fingerprint.js"
-import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
-import { batchesByLength } from "../src/embedding/pooling.js"
-import { ChunkId } from "../src/vectors/vector-index.js"
+} from "../testing/model-test-folder.js"
 import { BENCH_MODEL_ENV, benchModelDir } from "./bench-model.js"
 import { figure, line, percentile } from "./measure.js"
 import { seededRandom } from "./seeded-random.js"

@@ -8,35 +8,35 @@ import { promisify } from "node:util"
 import { SqlClient } from "@effect/sql"
 import { type Context, Duration, Effect, Layer, Option } from "effect"
 import { MODEL_RELOAD_AFTER_IDLE } from "../layers/indexing-services-live.js"
-import {
-  testModelData,
-  testTokenizerPath,
-  tinyModelFiles,
-  tinyModelFolder,
-  tinyModelSpec
-} from "../layers/model-test-folder.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
 import { OnnxModelRuntimeLazy } from "../layers/onnx-model-runtime-lazy.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { chunkSpans } from "../src/chunking/chunker.js"
 import { InstallationId } from "../src/domain/installation-id.js"
+import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/domain/model-spec.js"
 import { ModelRuntime } from "../src/embedding/model-runtime.js"
-import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { prepareFile } from "../src/importer/import-file.js"
 import { makeImportKind } from "../src/importer/import-kind.js"
+import { JobId } from "../src/jobs/job.js"
+import { connect } from "../src/rpc/client.js"
+import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from "../src/service/service-spec.js"
+import { initializeDatabase } from "../src/store/identity.js"
+import { SqliteOpener } from "../src/store/sqlite-opener.js"
 import {
   type ImportChunking,
   ImportServices,
   IndexingServices,
   WHOLE_MESSAGE_TOKENIZER,
   wholeMessageChunking
-} from "../src/importer/import-services.js"
-import { JobId } from "../src/jobs/job.js"
-import { connect } from "../src/rpc/client.js"
-import { DAEMON_ENVIRONMENT, DAEMON_NODE_FLAGS } from "../src/service/service-spec.js"
-import { initializeDatabase } from "../src/store/identity.js"
-import { SqliteOpener } from "../src/store/sqlite-opener.js"
+} from "../src/vectors/import-services.js"
+import {
+  testModelData,
+  testTokenizerPath,
+  tinyModelFiles,
+  tinyModelFolder,
+  tinyModelSpec
+} from "../testing/model-test-folder.js"
 import { BENCH_MODEL_ENV, benchModelDir, installBenchModel, readModelFolder } from "./bench-model.js"
 import { benchHome, figure, line, mib, waitForLogLine } from "./measure.js"
 import { rng, writeSyntheticHistory } from "./synthetic-history.js"
@@ -419,7 +419,7 @@ const importChild = async (path: string, dbDir: string, mode: ChildMode) => {
     if (mode === "fake-model") {
       const { chunking, label: chunkingLabel } = yield* chunkingFor
       const { makeSqliteVectorIndex } = yield* Effect.promise(() => import("../layers/sqlite-vector-index.js"))
-      const { makeFakeEmbedder } = yield* Effect.promise(() => import("../layers/fake-model.js"))
+      const { makeFakeEmbedder } = yield* Effect.promise(() => import("../testing/fake-model.js"))
       const vectors = yield* makeSqliteVectorIndex(sql)
       const { embedder } = makeFakeEmbedder()
       services = {

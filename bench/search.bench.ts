@@ -10,12 +10,10 @@ import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Option } from "effect"
 import { stopProcess } from "../layers/daemon-process-table.js"
-import { TOKENIZER_FILES, testModelData } from "../layers/model-test-folder.js"
-import type { ModelServer } from "../layers/model-test-server.js"
 import { loadOnnxEmbedder } from "../layers/onnx-model-runtime.js"
 import { COLLECTIONS_TABLE, makeSqliteVectorIndex, vectorTableName } from "../layers/sqlite-vector-index.js"
+import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec } from "../src/domain/model-spec.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
-import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec } from "../src/embedding/model-spec.js"
 import { Score, type SearchRequest } from "../src/retrieval/contract.js"
 import { reciprocalRankFusion } from "../src/retrieval/fusion.js"
 import { VECTOR_CANDIDATES } from "../src/retrieval/history-reads.js"
@@ -23,6 +21,8 @@ import { type ChunkRow, chunksByIds, searchLexical } from "../src/retrieval/lexi
 import { search, toHit } from "../src/retrieval/search.js"
 import { applyTextBudget } from "../src/retrieval/text-budget.js"
 import { type ContextStatusResponse, connect } from "../src/rpc/client.js"
+import { TOKENIZER_FILES, testModelData } from "../testing/model-test-folder.js"
+import type { ModelServer } from "../testing/model-test-server.js"
 import {
   BENCH_MODEL_ENV,
   benchModelDir,

@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { testModelData } from "../layers/model-test-folder.js"
+import { testModelData } from "../testing/model-test-folder.js"
 import { installBenchModel, readModelFolder } from "./bench-model.js"
 import { benchHome, figure, line, percentile, timeMany } from "./measure.js"
 

@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Option } from "effect"
 import { CodexCli } from "../src/codex/codex-cli.js"
 import { Paths } from "../src/paths/paths.js"
+import { stdioEntry } from "../testing/fake-codex-cli.js"
 import { CodexCliLive, codexErrorText } from "./codex-cli-live.js"
 import { findOnPath } from "./codex-launcher.js"
-import { stdioEntry } from "./fake-codex-cli.js"
 
 /** The real Codex CLI (the @openai/codex dev dependency), offline, in a temporary home. */
 const bin = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "node_modules", ".bin")

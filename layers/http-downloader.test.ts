@@ -7,8 +7,8 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option, TestClock } from "effect"
 import { Downloader } from "../src/embedding/downloader.js"
+import { startModelServer } from "../testing/model-test-server.js"
 import { HttpDownloaderLive } from "./http-downloader.js"
-import { startModelServer } from "./model-test-server.js"
 
 const scratch = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(NodePath.join(tmpdir(), "blctx-download-"))),

@@ -9,13 +9,19 @@ import { EmbeddingUnavailable } from "../src/embedding/embedding-unavailable.js"
 import { InstalledModel } from "../src/embedding/installed-model.js"
 import { activeModelFolder } from "../src/embedding/model-location.js"
 import { ModelRuntime } from "../src/embedding/model-runtime.js"
-import { IndexingServices } from "../src/importer/import-services.js"
 import { Paths, resolvePaths } from "../src/paths/paths.js"
+import { IndexingServices } from "../src/vectors/import-services.js"
 import { VectorIndex } from "../src/vectors/vector-index.js"
-import { FakeModelRuntimeLive } from "./fake-model.js"
+import { FakeModelRuntimeLive } from "../testing/fake-model.js"
+import {
+  testModelData,
+  tinyModelConfig,
+  tinyModelFiles,
+  tinyModelSources,
+  tinyModelSpec
+} from "../testing/model-test-folder.js"
+import { writeVerification } from "../testing/model-test-verification.js"
 import { IndexingServicesLive, LONG_QUERY_CHARS, MODEL_RELOAD_AFTER_IDLE } from "./indexing-services-live.js"
-import { testModelData, tinyModelConfig, tinyModelFiles, tinyModelSources, tinyModelSpec } from "./model-test-folder.js"
-import { writeVerification } from "./model-test-verification.js"
 import { NodeSafeFsLive } from "./node-safe-fs.js"
 
 const data = testModelData()

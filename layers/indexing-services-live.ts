@@ -9,7 +9,7 @@ import { makeIdleRecycler } from "../src/embedding/idle-recycler.js"
 import { InstalledModel, type ModelNotInstalled, type ModelNotVerified } from "../src/embedding/installed-model.js"
 import { ModelLoadError, ModelRuntime } from "../src/embedding/model-runtime.js"
 import { redactUrlCredentials } from "../src/embedding/url-display.js"
-import { type ImportServices, IndexingServices, wholeMessageChunking } from "../src/importer/import-services.js"
+import { type ImportServices, IndexingServices, wholeMessageChunking } from "../src/vectors/import-services.js"
 import { VectorIndex } from "../src/vectors/vector-index.js"
 import { makeChunkTokenizer } from "./model-tokenizer-live.js"
 

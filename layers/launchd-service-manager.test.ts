@@ -8,8 +8,8 @@ import { Launchctl } from "../src/service/launchctl.js"
 import { launchdLabel, renderPlist } from "../src/service/launchd-plist.js"
 import { ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
+import { makeFakeLaunchctl } from "../testing/fake-launchctl.js"
 import { isAlive, socketAnswers } from "./daemon-process-table.js"
-import { makeFakeLaunchctl } from "./fake-launchctl.js"
 import { makeLaunchdServiceManager } from "./launchd-service-manager.js"
 
 /** A stand-in daemon: serves its socket until SIGTERM, then removes it and exits 0. */

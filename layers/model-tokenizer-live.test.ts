@@ -7,7 +7,13 @@ import { ChunkTokenizer } from "../src/chunking/chunk-tokenizer.js"
 import { ConfigFile } from "../src/config/config-file.js"
 import { activeModelFolder } from "../src/embedding/model-location.js"
 import { Paths, resolvePaths } from "../src/paths/paths.js"
-import { testModelData, tinyModelConfig, tinyModelFiles, tinyModelSources, tinyModelSpec } from "./model-test-folder.js"
+import {
+  testModelData,
+  tinyModelConfig,
+  tinyModelFiles,
+  tinyModelSources,
+  tinyModelSpec
+} from "../testing/model-test-folder.js"
 import { ChunkTokenizerLive, toUtf16Spans } from "./model-tokenizer-live.js"
 import { NodeSafeFsLive } from "./node-safe-fs.js"
 

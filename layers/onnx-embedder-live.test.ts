@@ -8,8 +8,14 @@ import { Embedder } from "../src/embedding/embedder.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { activeModelFolder } from "../src/embedding/model-location.js"
 import { Paths, resolvePaths } from "../src/paths/paths.js"
-import { testModelData, tinyModelConfig, tinyModelFiles, tinyModelSources, tinyModelSpec } from "./model-test-folder.js"
-import { writeVerification } from "./model-test-verification.js"
+import {
+  testModelData,
+  tinyModelConfig,
+  tinyModelFiles,
+  tinyModelSources,
+  tinyModelSpec
+} from "../testing/model-test-folder.js"
+import { writeVerification } from "../testing/model-test-verification.js"
 import { NodeSafeFsLive } from "./node-safe-fs.js"
 import { EmbedderLive } from "./onnx-embedder-live.js"
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { EmbeddingModel, FlagEmbedding } from "fastembed"
+import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/domain/model-spec.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
-import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { batchesByLength } from "../src/embedding/pooling.js"
 import { checkModel } from "../src/embedding/sanity.js"
-import { testModelData, tinyModelFiles, tinyModelFolder, tinyModelSpec } from "./model-test-folder.js"
+import { testModelData, tinyModelFiles, tinyModelFolder, tinyModelSpec } from "../testing/model-test-folder.js"
 import { loadOnnxEmbedder, loadTokenizer } from "./onnx-model-runtime.js"
 
 const data = testModelData()

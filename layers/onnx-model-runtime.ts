@@ -3,10 +3,10 @@ import * as NodePath from "node:path"
 import { AddedToken, type Encoding, Tokenizer } from "@anush008/tokenizers"
 import { Effect, Layer, Schema } from "effect"
 import * as ort from "onnxruntime-node"
+import { type ModelSpec, withPrefix } from "../src/domain/model-spec.js"
 import { type EmbedderShape, EmbedError, type EmbedKind } from "../src/embedding/embedder.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { ModelLoadError, ModelRuntime } from "../src/embedding/model-runtime.js"
-import { type ModelSpec, withPrefix } from "../src/embedding/model-spec.js"
 import { batchesByLength, clsPool, padBatch } from "../src/embedding/pooling.js"
 
 export interface OnnxOptions {

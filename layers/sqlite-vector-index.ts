@@ -2,7 +2,7 @@ import type { SqlError } from "@effect/sql"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Option, Schema } from "effect"
 import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
-import { ChunkIdRow, countOf, firstRowOf, rowsOf } from "../src/store/sql-rows.js"
+import { ChunkIdRow, countOf, firstRowOf, rowsOf } from "../src/sql/sql-rows.js"
 import { CompactMatrix, quantize } from "../src/vectors/compact-matrix.js"
 import {
   type ChunkId,

@@ -3,7 +3,7 @@ import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Schema } from "effect"
 import { getLoadablePath } from "sqlite-vec"
 import type { ModelFingerprint } from "../src/embedding/fingerprint.js"
-import { countOf, rowsOf } from "../src/store/sql-rows.js"
+import { countOf, rowsOf } from "../src/sql/sql-rows.js"
 import type { ChunkId, VectorPoint } from "../src/vectors/vector-index.js"
 
 /** Where blctx 0.1 kept vectors: sqlite-vec `vec0` tables listed in this registry. */

@@ -23,9 +23,14 @@ if (rest.length === 1 && rest[0] === "--version") {
 } else {
   // Deliberately silent: whatever goes wrong on the fast path, the full CLI answers (and reports).
   const fast = args.includes("search")
-    ? await import("../src/cli/fast-search.js")
-        .then((m) =>
-          m.fastSearch(args, process.env, { isTTY: process.stdout.isTTY === true, columns: process.stdout.columns })
+    ? await Promise.all([import("../src/cli/fast-search.js"), import("../layers/node-hook-fs.js")])
+        .then(([m, { nodeHookFs }]) =>
+          m.fastSearch(
+            args,
+            process.env,
+            { isTTY: process.stdout.isTTY === true, columns: process.stdout.columns },
+            nodeHookFs
+          )
         )
         .catch(() => undefined)
     : undefined

@@ -11,8 +11,6 @@ import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { SqliteWriterLockLive } from "../layers/sqlite-writer-lock.js"
 import { SystemdNotifyReadinessLive } from "../layers/systemd-notify-readiness.js"
 import { makeDaemonLive, SHUTDOWN_LIMIT } from "../src/daemon/daemon.js"
-import type { DaemonArgs } from "../src/daemon/daemon-args.js"
-import { parseDaemonArgv } from "../src/daemon/daemon-args.js"
 import { DaemonConfig } from "../src/daemon/daemon-config.js"
 import type { IndexingKindOptions } from "../src/daemon/daemon-indexing.js"
 import { DaemonProcess } from "../src/daemon/daemon-process.js"
@@ -20,6 +18,8 @@ import { makeRegistry, type RegisteredJobKind } from "../src/jobs/job-kind.js"
 import { JobKinds } from "../src/jobs/job-kinds.js"
 import { ManifestStore } from "../src/ownership/manifest-store.js"
 import { Paths } from "../src/paths/paths.js"
+import type { DaemonArgs } from "../src/service/daemon-args.js"
+import { parseDaemonArgv } from "../src/service/daemon-args.js"
 
 export interface DaemonProgram {
   /** The job kinds blctxd runs besides the indexing ones (import, repair), given its arguments. */

@@ -1,11 +1,13 @@
 /**
  * blctx-hook: the lifecycle-hook handler of Codex and Claude Code (bundled alone as
  * dist/bin/blctx-hook.mjs). It runs at every session start, prompt and turn end, so its import
- * graph is Node's builtins, valibot and effect-free modules of src/capture only
+ * graph is Node's builtins, valibot and effect-free modules of src/capture, with their file system
+ * (layers/node-hook-fs.ts), only
  * (scripts/bundle.mjs refuses anything else). It always exits 0, prints nothing or one whole
  * JSON document on stdout, and writes exactly one receipt line on stderr.
  */
 import { writeSync } from "node:fs"
+import { nodeHookFs } from "../layers/node-hook-fs.js"
 import { runHook } from "../src/capture/hook-handler.js"
 import { type ReceiptReason, receiptLine } from "../src/capture/hook-receipt.js"
 
@@ -51,7 +53,7 @@ process.on("unhandledRejection", crashed)
 // asks for that time, so the other events never load Node's performance timing.
 runHook(
   process.argv.slice(2),
-  0,
+  nodeHookFs,
   () => new Date(),
   () => performance.nodeTiming.bootstrapComplete
 ).then((result) => finish(result.event, result.reason, result.stdout), crashed)

@@ -10,8 +10,8 @@
  * Built by scripts/bundle.mjs into dist/test-programs/, which the published package leaves out.
  */
 import * as NodePath from "node:path"
-import { FakeSystemdServiceManager } from "../../layers/fake-systemd-service-manager.js"
 import { runCli } from "../../programs/cli-main.js"
+import { FakeSystemdServiceManager } from "../../testing/fake-systemd-service-manager.js"
 
 const managerDir = process.env.BLCTX_FAKE_SYSTEMD_DIR
 if (managerDir === undefined || !NodePath.isAbsolute(managerDir)) {

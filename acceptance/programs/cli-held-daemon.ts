@@ -9,8 +9,8 @@
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { DetachedSupervisorLive } from "../../layers/detached-supervisor.js"
-import { FakeSystemdServiceManager } from "../../layers/fake-systemd-service-manager.js"
 import { runCli } from "../../programs/cli-main.js"
+import { FakeSystemdServiceManager } from "../../testing/fake-systemd-service-manager.js"
 
 const managerDir = process.env.BLCTX_FAKE_SYSTEMD_DIR
 const daemon = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "held-daemon.js")

@@ -5,7 +5,7 @@
  * through a `systemd-notify` stand-in on PATH), restarts it on failure (Restart=on-failure) and
  * stops it with SIGTERM then SIGKILL (TimeoutStopSec), signalling the unit's process group as
  * systemd signals its cgroup. What a unit writes on stdout and stderr is appended to
- * `logs/<unit>.log` (journald's part). `layers/fake-systemd-service-manager.ts` is its systemctl.
+ * `logs/<unit>.log` (journald's part). `testing/fake-systemd-service-manager.ts` is its systemctl.
  *
  *   node dist/test-programs/fake-systemd-manager.mjs ABSOLUTE_DIR
  *

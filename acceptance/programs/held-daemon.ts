@@ -15,9 +15,9 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Duration, Effect } from "effect"
 import { runDaemonProgram } from "../../programs/daemon-main.js"
-import type { DaemonArgs } from "../../src/daemon/daemon-args.js"
 import { registerJobKind } from "../../src/jobs/job-kind.js"
 import { makeMaintenanceKind } from "../../src/jobs/maintenance-kind.js"
+import type { DaemonArgs } from "../../src/service/daemon-args.js"
 
 type Hold = "maintenance_step_ms" | "repair_batch_ms" | "import_file_ms"
 

@@ -6,8 +6,8 @@ import {
   TINY_REVISION,
   tinyModelBytes,
   tinyModelConfig
-} from "../../layers/model-test-folder.js"
-import { type ModelServer, startModelServer } from "../../layers/model-test-server.js"
+} from "../../testing/model-test-folder.js"
+import { type ModelServer, startModelServer } from "../../testing/model-test-server.js"
 import type { IsolatedHome } from "./isolated-home.js"
 
 export type { ModelServer }

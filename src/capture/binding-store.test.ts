@@ -2,6 +2,7 @@ import * as Fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { nodeHookFs } from "../../layers/node-hook-fs.js"
 import { BindingError, bindingFileName, bindingFor } from "./binding-store.js"
 
 let dir: string
@@ -15,21 +16,21 @@ const now = new Date("2026-11-30T10:00:00.000Z")
 
 describe("bindingFor", () => {
   it("creates a binding once, whole and private, and returns it again", () => {
-    const first = bindingFor(dir, HOME, "s-1", now)
+    const first = bindingFor(nodeHookFs, dir, HOME, "s-1", now)
     expect(first).toMatchObject({ agent_home: HOME, event_session_id: "s-1", created_at: "2026-11-30T10:00:00.000Z" })
     expect(first.binding_key).not.toBe(first.session_uuid)
-    expect(bindingFor(dir, HOME, "s-1", new Date())).toEqual(first)
+    expect(bindingFor(nodeHookFs, dir, HOME, "s-1", new Date())).toEqual(first)
     expect(Fs.readdirSync(dir)).toEqual([bindingFileName(HOME, "s-1")])
     expect(Fs.statSync(NodePath.join(dir, bindingFileName(HOME, "s-1"))).mode & 0o777).toBe(0o600)
   })
 
   it("keys by agent home and session id together", () => {
-    const a = bindingFor(dir, HOME, "s-1", now)
-    expect(bindingFor(dir, HOME, "s-2", now).binding_key).not.toBe(a.binding_key)
-    expect(bindingFor(dir, "/other/.codex", "s-1", now).binding_key).not.toBe(a.binding_key)
+    const a = bindingFor(nodeHookFs, dir, HOME, "s-1", now)
+    expect(bindingFor(nodeHookFs, dir, HOME, "s-2", now).binding_key).not.toBe(a.binding_key)
+    expect(bindingFor(nodeHookFs, dir, "/other/.codex", "s-1", now).binding_key).not.toBe(a.binding_key)
     // A session id may hold NUL, a path never: the separator keeps pairs apart.
-    expect(bindingFor(dir, HOME, "a\0b", now).binding_key).not.toBe(a.binding_key)
-    expect(() => bindingFor(dir, "/a\0b", "c", now)).toThrow(/never holds NUL/)
+    expect(bindingFor(nodeHookFs, dir, HOME, "a\0b", now).binding_key).not.toBe(a.binding_key)
+    expect(() => bindingFor(nodeHookFs, dir, "/a\0b", "c", now)).toThrow(/never holds NUL/)
   })
 
   it("reads the winner's binding when another handler linked it first", () => {
@@ -41,24 +42,24 @@ describe("bindingFor", () => {
       created_at: "2026-11-30T09:59:59.000Z"
     }
     Fs.writeFileSync(NodePath.join(dir, bindingFileName(HOME, "s-1")), JSON.stringify(winner))
-    expect(bindingFor(dir, HOME, "s-1", now)).toEqual(winner)
+    expect(bindingFor(nodeHookFs, dir, HOME, "s-1", now)).toEqual(winner)
     expect(Fs.readdirSync(dir)).toHaveLength(1)
   })
 
   it("refuses a missing session id, a damaged binding, or one naming another session", () => {
-    expect(() => bindingFor(dir, HOME, "", now)).toThrow(BindingError)
+    expect(() => bindingFor(nodeHookFs, dir, HOME, "", now)).toThrow(BindingError)
     const path = NodePath.join(dir, bindingFileName(HOME, "s-1"))
     Fs.writeFileSync(path, '{"binding_key":')
-    expect(() => bindingFor(dir, HOME, "s-1", now)).toThrow(/not valid JSON/)
-    const other = bindingFor(dir, HOME, "s-2", now)
+    expect(() => bindingFor(nodeHookFs, dir, HOME, "s-1", now)).toThrow(/not valid JSON/)
+    const other = bindingFor(nodeHookFs, dir, HOME, "s-2", now)
     Fs.writeFileSync(path, JSON.stringify(other))
-    expect(() => bindingFor(dir, HOME, "s-1", now)).toThrow(/binds another session/)
+    expect(() => bindingFor(nodeHookFs, dir, HOME, "s-1", now)).toThrow(/binds another session/)
   })
 
   it("never follows a link at a binding's name", () => {
     const target = NodePath.join(dir, "target.json")
-    Fs.writeFileSync(target, JSON.stringify(bindingFor(dir, HOME, "s-2", now)))
+    Fs.writeFileSync(target, JSON.stringify(bindingFor(nodeHookFs, dir, HOME, "s-2", now)))
     Fs.symlinkSync(target, NodePath.join(dir, bindingFileName(HOME, "s-1")))
-    expect(() => bindingFor(dir, HOME, "s-1", now)).toThrow()
+    expect(() => bindingFor(nodeHookFs, dir, HOME, "s-1", now)).toThrow()
   })
 })

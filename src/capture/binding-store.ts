@@ -1,7 +1,7 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as v from "valibot"
 import { MAX_EVENT_SESSION_ID_CHARS, MAX_HOOK_PATH_CHARS } from "./hook-event.js"
+import type { HookFs } from "./hook-fs.js"
 import { sha256Hex } from "./sha256.js"
 import { uniqueSuffix } from "./unique-name.js"
 
@@ -37,16 +37,16 @@ export const bindingFileName = (agentHome: string, eventSessionId: string) =>
 const MAX_BINDING_BYTES = 16_384
 
 /** The binding in `path`, or undefined when there is none; a file that is not a whole binding throws. */
-const readBinding = (path: string, agentHome: string, eventSessionId: string): Binding | undefined => {
+const readBinding = (fs: HookFs, path: string, agentHome: string, eventSessionId: string): Binding | undefined => {
   let text: string
   try {
-    const fd = Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW)
+    const fd = fs.openNoFollow(path)
     try {
-      const stat = Fs.fstatSync(fd)
+      const stat = fs.fstat(fd)
       if (!stat.isFile() || stat.size > MAX_BINDING_BYTES) throw new BindingError(`${path} is not a binding file`)
-      text = Fs.readFileSync(fd, "utf8")
+      text = fs.readText(fd)
     } finally {
-      Fs.closeSync(fd)
+      fs.close(fd)
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined
@@ -72,13 +72,19 @@ const readBinding = (path: string, agentHome: string, eventSessionId: string): B
  * name, so when handlers race on a session's first events exactly one link succeeds, the others
  * read the winner's, and no reader ever sees a partly written binding.
  */
-export const bindingFor = (bindingsDir: string, agentHome: string, eventSessionId: string, now: Date): Binding => {
+export const bindingFor = (
+  fs: HookFs,
+  bindingsDir: string,
+  agentHome: string,
+  eventSessionId: string,
+  now: Date
+): Binding => {
   if (eventSessionId === "") throw new BindingError("a binding needs the agent's session id")
   // A path never holds NUL, so the separator in the file name's hash is unambiguous.
   if (agentHome.includes("\0")) throw new BindingError("an agent home is a path, which never holds NUL")
   const name = bindingFileName(agentHome, eventSessionId)
   const path = NodePath.join(bindingsDir, name)
-  const existing = readBinding(path, agentHome, eventSessionId)
+  const existing = readBinding(fs, path, agentHome, eventSessionId)
   if (existing !== undefined) return existing
 
   const fresh: Binding = {
@@ -91,15 +97,15 @@ export const bindingFor = (bindingsDir: string, agentHome: string, eventSessionI
   }
   const temp = NodePath.join(bindingsDir, `.${name}.${process.pid}.${uniqueSuffix()}.tmp`)
   try {
-    Fs.writeFileSync(temp, JSON.stringify(fresh), { flag: "wx", mode: 0o600 })
-    Fs.linkSync(temp, path)
+    fs.writeNew(temp, JSON.stringify(fresh))
+    fs.link(temp, path)
     return fresh
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
-    const winner = readBinding(path, agentHome, eventSessionId)
+    const winner = readBinding(fs, path, agentHome, eventSessionId)
     if (winner === undefined) throw new BindingError(`${path} vanished while it was being read`)
     return winner
   } finally {
-    Fs.rmSync(temp, { force: true })
+    fs.remove(temp)
   }
 }

@@ -1,7 +1,7 @@
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Schema } from "effect"
 import { MAX_CAPTURE_REJECTIONS } from "../history/capture-schema.js"
-import { idRows } from "../store/sql-rows.js"
+import { idRows } from "../sql/sql-rows.js"
 import type { StoreError } from "../store/store-error.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
 import type { CaptureRecord } from "./capture-record.js"

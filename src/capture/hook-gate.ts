@@ -1,6 +1,6 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import type { CaptureAgent } from "./capture-record.js"
+import type { HookFs } from "./hook-fs.js"
 import { privateDirState } from "./private-dir.js"
 
 /** `<state-home>/blctx` and its manifest, as src/paths/paths.ts names them (it imports effect). */
@@ -23,21 +23,21 @@ export type GateResult =
     }
 
 /** The manifest's text: a regular file of this user (never through a link), at most MAX_MANIFEST_BYTES. */
-export const readManifestText = (path: string): string | "missing" | "unreadable" => {
+export const readManifestText = (fs: HookFs, path: string): string | "missing" | "unreadable" => {
   let fd: number
   try {
-    fd = Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW)
+    fd = fs.openNoFollow(path)
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "unreadable"
   }
   try {
-    const stat = Fs.fstatSync(fd)
+    const stat = fs.fstat(fd)
     if (!stat.isFile() || stat.uid !== (process.getuid?.() ?? -1) || stat.size > MAX_MANIFEST_BYTES) return "unreadable"
-    return Fs.readFileSync(fd, "utf8")
+    return fs.readText(fd)
   } catch {
     return "unreadable"
   } finally {
-    Fs.closeSync(fd)
+    fs.close(fd)
   }
 }
 
@@ -63,12 +63,12 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * `claude_home`) is the agent home the captured session id belongs to. Plain JSON: a schema
  * library would cost start-up time, and only a few fields are read.
  */
-export const openGate = (stateHome: string, installationId: string, generation: string): GateResult => {
+export const openGate = (fs: HookFs, stateHome: string, installationId: string, generation: string): GateResult => {
   const stateDir = NodePath.join(stateHome, APP_DIR)
-  const dir = privateDirState(stateDir)
+  const dir = privateDirState(fs, stateDir)
   if (dir === "missing") return { open: false, reason: "not_installed" }
   if (dir === "unsafe") return { open: false, reason: "unsafe_directory" }
-  const text = readManifestText(NodePath.join(stateDir, MANIFEST_FILE))
+  const text = readManifestText(fs, NodePath.join(stateDir, MANIFEST_FILE))
   if (text === "missing") return { open: false, reason: "not_installed" }
   if (text === "unreadable") return { open: false, reason: "manifest_unreadable" }
   let manifest: unknown

@@ -1,6 +1,5 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { PassThrough } from "node:stream"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { OWN_CALL_VARIABLE } from "./hook-command.js"
 import type { HookEventName } from "./hook-event.js"
@@ -66,14 +65,13 @@ describe("the hook handler refuses bad input, spooling nothing and printing noth
   })
 
   it("stdin that never ends → stdin_timeout", async () => {
-    const stdin = new PassThrough()
-    stdin.write('{"session_id":')
+    const stdin = stdinOf('{"session_id":', true)
     expect(await runHook(home.argv("Stop"), stdin)).toEqual({ event: "Stop", reason: "stdin_timeout" })
     expect(home.spoolEntries()).toEqual([])
   })
 
   it("bad arguments → bad_arguments, before reading stdin", async () => {
-    const stdin = new PassThrough()
+    const stdin = stdinOf("", true)
     expect(await runHook(["Stop", "--installation-id", "x"], stdin)).toEqual({ event: "Stop", reason: "bad_arguments" })
     expect(await runHook(["PreToolUse", ...home.argv("Stop").slice(1)], stdin)).toMatchObject({
       reason: "bad_arguments"

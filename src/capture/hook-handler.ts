@@ -1,5 +1,4 @@
 import * as NodePath from "node:path"
-import type { Readable } from "node:stream"
 import * as v from "valibot"
 import { type Binding, bindingFor } from "./binding-store.js"
 import { bindingsDirIn, captureDirIn, spoolDirIn } from "./capture-paths.js"
@@ -7,10 +6,11 @@ import { CAPTURE_RECORD_VERSION, type CaptureAgent, CaptureRecord } from "./capt
 import { type HookArgs, isOwnCall, parseHookArgv } from "./hook-command.js"
 import { hookOutput, recallContext, sessionStartContext } from "./hook-context.js"
 import { type HookEvent, MAX_EVENT_BYTES } from "./hook-event.js"
+import type { HookFs } from "./hook-fs.js"
 import { APP_DIR, openGate } from "./hook-gate.js"
 import { decodeHookPayload } from "./hook-payload.js"
 import type { ReceiptReason } from "./hook-receipt.js"
-import { readBoundedFd, readBoundedInput } from "./hook-stdin.js"
+import { readBoundedInput } from "./hook-stdin.js"
 import { ensurePrivateDir, privateDirState } from "./private-dir.js"
 import { askPromptRecall, type RecallResult } from "./prompt-recall-client.js"
 import { readPromptRecallSettings } from "./prompt-recall-settings.js"
@@ -42,6 +42,7 @@ type Capture = { readonly ok: true; readonly binding: Binding } | { readonly ok:
 
 /** Binds the session and spools the event; the directories must be private and this user's. */
 const capture = (
+  fs: HookFs,
   args: HookArgs,
   event: HookEvent,
   agent: CaptureAgent,
@@ -49,17 +50,17 @@ const capture = (
   receivedAt: Date
 ): Capture => {
   const dataDir = NodePath.join(args.dataHome, APP_DIR)
-  const dataState = privateDirState(dataDir)
+  const dataState = privateDirState(fs, dataDir)
   if (dataState !== "private")
     return { ok: false, reason: dataState === "missing" ? "not_installed" : "unsafe_directory" }
   const spoolDir = spoolDirIn(dataDir)
   const bindingsDir = bindingsDirIn(dataDir)
   for (const dir of [captureDirIn(dataDir), spoolDir, bindingsDir]) {
-    if (ensurePrivateDir(dir) !== "private") return { ok: false, reason: "unsafe_directory" }
+    if (ensurePrivateDir(fs, dir) !== "private") return { ok: false, reason: "unsafe_directory" }
   }
   let binding: Binding
   try {
-    binding = bindingFor(bindingsDir, agentHome, event.session_id, receivedAt)
+    binding = bindingFor(fs, bindingsDir, agentHome, event.session_id, receivedAt)
   } catch {
     return { ok: false, reason: "binding_failed" }
   }
@@ -80,7 +81,7 @@ const capture = (
   } satisfies CaptureRecord)
   if (!record.success) return { ok: false, reason: "bad_payload" }
   try {
-    writeSpoolRecord(spoolDir, record.output, receivedAt.getTime())
+    writeSpoolRecord(fs, spoolDir, record.output, receivedAt.getTime())
   } catch {
     return { ok: false, reason: "spool_failed" }
   }
@@ -95,8 +96,8 @@ type Recall = RecallResult | { readonly ok: false; readonly reason: "recall_disa
  * from the request, so loading the handler, reading stdin and the gate come out of it: the whole
  * prompt hook then costs at most Node's start-up plus the deadline.
  */
-const startRecall = (args: HookArgs, prompt: string | undefined, startedAt: number): Promise<Recall> => {
-  const settings = readPromptRecallSettings(args.configHome)
+const startRecall = (fs: HookFs, args: HookArgs, prompt: string | undefined, startedAt: number): Promise<Recall> => {
+  const settings = readPromptRecallSettings(fs, args.configHome)
   if (!settings.enabled) return Promise.resolve({ ok: false, reason: "recall_disabled" })
   const query = recallQueryOf(prompt)
   if (query === undefined) return Promise.resolve({ ok: false, reason: "recall_skipped" })
@@ -108,14 +109,14 @@ const startRecall = (args: HookArgs, prompt: string | undefined, startedAt: numb
 }
 
 /**
- * One hook run. `stdin` is a stream, or a file descriptor read without loading Node's streams (the
- * hook program passes fd 0). `startedAt` says when the recall deadline starts, on
+ * One hook run, its files and stdin through `fs` (programs/hook.ts passes node:fs, stdin read from
+ * fd 0 without loading Node's streams). `startedAt` says when the recall deadline starts, on
  * `performance.now()`'s clock (0 is this process's start); it is asked only by a prompt's recall,
  * so the other events never load Node's performance timing.
  */
 export const runHook = async (
   argv: ReadonlyArray<string>,
-  stdin: Readable | number,
+  fs: HookFs,
   now: () => Date = () => new Date(),
   startedAt?: () => number,
   env: Readonly<Record<string, string | undefined>> = process.env
@@ -131,18 +132,18 @@ export const runHook = async (
   if (isOwnCall(env)) return only("own_call")
 
   const limits = { maxBytes: MAX_EVENT_BYTES, deadlineMs: STDIN_DEADLINE_MS }
-  const input = await (typeof stdin === "number" ? readBoundedFd(stdin, limits) : readBoundedInput(stdin, limits))
+  const input = await readBoundedInput(fs.stdin, limits)
   if (!input.ok) return only(input.reason)
   const payload = decodeHookPayload(input.bytes, args.event)
   if (!payload.ok) return only(payload.reason)
   const event = payload.event
 
-  const gate = openGate(args.stateHome, args.installationId, args.generation)
+  const gate = openGate(fs, args.stateHome, args.installationId, args.generation)
   if (!gate.open) return only(gate.reason)
 
   const recall =
-    event.hook_event_name === "UserPromptSubmit" ? startRecall(args, event.prompt, deadlineStart()) : undefined
-  const captured = capture(args, event, gate.agent, gate.agentHome, now())
+    event.hook_event_name === "UserPromptSubmit" ? startRecall(fs, args, event.prompt, deadlineStart()) : undefined
+  const captured = capture(fs, args, event, gate.agent, gate.agentHome, now())
   if (!captured.ok) return only(captured.reason)
 
   switch (event.hook_event_name) {

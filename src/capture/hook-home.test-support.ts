@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
-import { Readable } from "node:stream"
 import * as v from "valibot"
+import { nodeHookFs } from "../../layers/node-hook-fs.js"
 import { Binding } from "./binding-store.js"
 import { bindingsDirIn, spoolDirIn } from "./capture-paths.js"
 import { CaptureRecord } from "./capture-record.js"
 import { type HookArgs, hookArgv } from "./hook-command.js"
 import type { HookEventName } from "./hook-event.js"
+import type { HookFs, ReadChunk } from "./hook-fs.js"
 import { isSpoolTempName, SPOOL_RECORD_PATTERN } from "./spool-writer.js"
 
 /**
@@ -128,5 +129,23 @@ export const payloadFor = (event: HookEventName, home: HookHome, overrides: Reco
   ...overrides
 })
 
-/** A stdin that yields `text` and ends. */
-export const stdinOf = (text: string | Buffer) => Readable.from([typeof text === "string" ? Buffer.from(text) : text])
+/**
+ * A stdin that yields `text`, in reads of at most the reader's buffer, then ends, or with
+ * `keepOpen` never ends (a caller that holds the pipe open).
+ */
+export const stdinReading = (text: string | Buffer, keepOpen = false): ReadChunk => {
+  const bytes = typeof text === "string" ? Buffer.from(text) : text
+  let offset = 0
+  return (buffer, done) => {
+    if (offset >= bytes.length && keepOpen) return
+    const read = bytes.copy(buffer, 0, offset)
+    offset += read
+    setImmediate(() => done(null, read))
+  }
+}
+
+/** The hook's file system on node:fs, with a stdin that yields `text` (and ends unless `keepOpen`). */
+export const stdinOf = (text: string | Buffer, keepOpen = false): HookFs => ({
+  ...nodeHookFs,
+  stdin: stdinReading(text, keepOpen)
+})

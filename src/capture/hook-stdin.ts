@@ -1,5 +1,4 @@
-import * as Fs from "node:fs"
-import type { Readable } from "node:stream"
+import type { ReadChunk } from "./hook-fs.js"
 
 export type StdinResult =
   | { readonly ok: true; readonly bytes: Buffer }
@@ -54,50 +53,17 @@ export interface InputLimits {
  */
 const startDeadline = (deadlineMs: number, expire: () => void) => setTimeout(() => setImmediate(expire), deadlineMs)
 
-/**
- * Reads stdin until it ends or already holds one whole JSON object (a caller that writes the
- * document but keeps the pipe open must not cost the agent the deadline), giving up once it
- * passes `maxBytes` (refused unread beyond that) or has not completed within `deadlineMs`.
- * Stops reading either way.
- */
-export const readBoundedInput = (input: Readable, options: InputLimits): Promise<StdinResult> =>
-  new Promise((resolve) => {
-    const gathered = gatherer(options.maxBytes)
-    let settled = false
-    const finish = (result: StdinResult) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      input.off("data", onData)
-      input.off("end", onEnd)
-      input.off("error", onError)
-      input.destroy()
-      resolve(result)
-    }
-    const onData = (chunk: Buffer | string) => {
-      const result = gathered.add(typeof chunk === "string" ? Buffer.from(chunk) : chunk)
-      if (result !== undefined) finish(result)
-    }
-    const onEnd = () => finish(gathered.all())
-    // A closed or unreadable stdin is an empty document, which the decoder refuses.
-    const onError = () => finish({ ok: true, bytes: Buffer.alloc(0) })
-    const timer = startDeadline(options.deadlineMs, () => finish({ ok: false, reason: "stdin_timeout" }))
-    input.on("data", onData)
-    input.on("end", onEnd)
-    input.on("error", onError)
-  })
-
 /** How long to wait before reading again a descriptor that had nothing yet (a non-blocking pipe). */
 const RETRY_MS = 5
 const CHUNK_BYTES = 65_536
 
 /**
- * `readBoundedInput` on a file descriptor (the hook's stdin, fd 0), with the same limits and
- * answers, read with `fs.read`: `process.stdin` would load Node's socket and stream modules (a pipe
- * is a net.Socket), which cost the hook more start-up time than its whole work. A read still
- * pending at the end is left behind: the hook exits right after.
+ * Reads the input (the hook's stdin) until it ends or already holds one whole JSON object (a
+ * caller that writes the document but keeps the pipe open must not cost the agent the deadline),
+ * giving up once it passes `maxBytes` (refused unread beyond that) or has not completed within
+ * `deadlineMs`. A read still pending at the end is left behind: the hook exits right after.
  */
-export const readBoundedFd = (fd: number, options: InputLimits): Promise<StdinResult> =>
+export const readBoundedInput = (read: ReadChunk, options: InputLimits): Promise<StdinResult> =>
   new Promise((resolve) => {
     const gathered = gatherer(options.maxBytes)
     let settled = false
@@ -110,7 +76,7 @@ export const readBoundedFd = (fd: number, options: InputLimits): Promise<StdinRe
     const next = () => {
       if (settled) return
       const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
-      Fs.read(fd, buffer, 0, CHUNK_BYTES, null, (error, bytesRead) => {
+      read(buffer, (error, bytesRead) => {
         if (settled) return
         if (error !== null) {
           // Nothing yet on a non-blocking descriptor: look again soon; any other failure reads as empty.

@@ -2,6 +2,7 @@ import * as Fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { nodeHookFs } from "../../layers/node-hook-fs.js"
 import { privateDirState } from "./private-dir.js"
 
 const isRoot = process.getuid?.() === 0
@@ -16,9 +17,9 @@ describe("privateDirState", () => {
   it("accepts a 0700 folder of one's own, also through a link of one's own", () => {
     const dir = NodePath.join(base, "data", "blctx")
     Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-    expect(privateDirState(dir)).toBe("private")
+    expect(privateDirState(nodeHookFs, dir)).toBe("private")
     Fs.symlinkSync(NodePath.join(base, "data"), NodePath.join(base, "mine"))
-    expect(privateDirState(NodePath.join(base, "mine", "blctx"))).toBe("private")
+    expect(privateDirState(nodeHookFs, NodePath.join(base, "mine", "blctx"))).toBe("private")
   })
 
   it.skipIf(!isRoot)("(as root) refuses a folder reached through a link another user owns", () => {
@@ -30,6 +31,6 @@ describe("privateDirState", () => {
     const link = NodePath.join(shared, "data")
     Fs.symlinkSync(NodePath.join(base, "data"), link)
     Fs.lchownSync(link, 65_534, 65_534)
-    expect(privateDirState(NodePath.join(link, "blctx"))).toBe("unsafe")
+    expect(privateDirState(nodeHookFs, NodePath.join(link, "blctx"))).toBe("unsafe")
   })
 })

@@ -1,5 +1,5 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
+import type { EntryStatus, HookFs } from "./hook-fs.js"
 
 export type DirState = "private" | "missing" | "unsafe"
 
@@ -11,12 +11,12 @@ const myUid = () => process.getuid?.() ?? -1
  * daemon and the installer walk every link fully (src/fs/ownership.ts), this is the hook's
  * cheap share of it.
  */
-const foreignLinkAbove = (path: string): boolean => {
+const foreignLinkAbove = (fs: HookFs, path: string): boolean => {
   const me = myUid()
   let dir = NodePath.dirname(path)
   while (NodePath.dirname(dir) !== dir) {
     try {
-      const entry = Fs.lstatSync(dir)
+      const entry = fs.lstat(dir)
       if (entry.isSymbolicLink() && entry.uid !== me && entry.uid !== 0) return true
     } catch {
       // Not there (or not to be looked at): the lstat of the folder itself decides.
@@ -31,26 +31,26 @@ const foreignLinkAbove = (path: string): boolean => {
  * enter: the hook writes session bindings and event records into it, and reads the manifest
  * from one, so a link or a foreign or shared folder is refused rather than written through.
  */
-export const privateDirState = (path: string): DirState => {
-  let entry: Fs.Stats
+export const privateDirState = (fs: HookFs, path: string): DirState => {
+  let entry: EntryStatus
   try {
-    entry = Fs.lstatSync(path)
+    entry = fs.lstat(path)
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "unsafe"
   }
   if (!entry.isDirectory() || entry.uid !== myUid() || (entry.mode & 0o077) !== 0) return "unsafe"
-  return foreignLinkAbove(path) ? "unsafe" : "private"
+  return foreignLinkAbove(fs, path) ? "unsafe" : "private"
 }
 
 /**
  * Makes `path` (and any missing parents below an existing private one) mode 0700, then checks
  * it as privateDirState does: an existing link or shared folder is never accepted.
  */
-export const ensurePrivateDir = (path: string): "private" | "unsafe" => {
+export const ensurePrivateDir = (fs: HookFs, path: string): "private" | "unsafe" => {
   try {
-    Fs.mkdirSync(path, { recursive: true, mode: 0o700 })
+    fs.mkdirPrivate(path)
   } catch {
     return "unsafe"
   }
-  return privateDirState(path) === "private" ? "private" : "unsafe"
+  return privateDirState(fs, path) === "private" ? "private" : "unsafe"
 }

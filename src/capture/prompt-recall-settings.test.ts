@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { Either } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { nodeHookFs } from "../../layers/node-hook-fs.js"
 import { parseConfig } from "../config/config.js"
 import { PROMPT_RECALL_DEFAULTS, promptRecallSettingsOf, readPromptRecallSettings } from "./prompt-recall-settings.js"
 
@@ -21,7 +22,7 @@ const write = (text: string, mode = 0o600) => {
 
 describe("prompt_recall settings", () => {
   it("defaults to on, 150 ms, 3 hits, floor 0.55", () => {
-    expect(readPromptRecallSettings(configHome)).toEqual({
+    expect(readPromptRecallSettings(nodeHookFs, configHome)).toEqual({
       enabled: true,
       deadline_ms: 150,
       limit: 3,
@@ -31,23 +32,23 @@ describe("prompt_recall settings", () => {
 
   it("reads the file's section, field by field", () => {
     write('{"prompt_recall":{"enabled":false,"deadline_ms":300,"limit":5,"min_relevance":0.7}}')
-    expect(readPromptRecallSettings(configHome)).toEqual({
+    expect(readPromptRecallSettings(nodeHookFs, configHome)).toEqual({
       enabled: false,
       deadline_ms: 300,
       limit: 5,
       min_relevance: 0.7
     })
     write('{"prompt_recall":{"limit":4}}')
-    expect(readPromptRecallSettings(configHome)).toEqual({ ...PROMPT_RECALL_DEFAULTS, limit: 4 })
+    expect(readPromptRecallSettings(nodeHookFs, configHome)).toEqual({ ...PROMPT_RECALL_DEFAULTS, limit: 4 })
   })
 
   it("falls back to the defaults on any problem with the file", () => {
     for (const text of ["{", "[]", '{"prompt_recall":7}', "null"]) {
       write(text)
-      expect(readPromptRecallSettings(configHome)).toEqual(PROMPT_RECALL_DEFAULTS)
+      expect(readPromptRecallSettings(nodeHookFs, configHome)).toEqual(PROMPT_RECALL_DEFAULTS)
     }
     write('{"prompt_recall":{"enabled":false}}', 0o666)
-    expect(readPromptRecallSettings(configHome)).toEqual(PROMPT_RECALL_DEFAULTS)
+    expect(readPromptRecallSettings(nodeHookFs, configHome)).toEqual(PROMPT_RECALL_DEFAULTS)
   })
 
   it("uses exactly the values blctx's own configuration accepts", () => {

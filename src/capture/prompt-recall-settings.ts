@@ -1,5 +1,5 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
+import type { HookFs } from "./hook-fs.js"
 
 /**
  * config.json `prompt_recall`: whether the UserPromptSubmit hook asks the daemon for matching
@@ -64,20 +64,20 @@ export const promptRecallSettingsOf = (config: unknown): PromptRecallSettings =>
  * Reads `<config-home>/blctx/config.json` leniently: a missing, unreadable, oversized or
  * invalid file means the defaults (`blctx doctor` reports a bad file; a hook must not fail on it).
  */
-export const readPromptRecallSettings = (configHome: string): PromptRecallSettings => {
+export const readPromptRecallSettings = (fs: HookFs, configHome: string): PromptRecallSettings => {
   try {
     const path = NodePath.join(configHome, "blctx", "config.json")
-    const fd = Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW)
+    const fd = fs.openNoFollow(path)
     try {
-      const stat = Fs.fstatSync(fd)
+      const stat = fs.fstat(fd)
       // Only this user's file, not writable by others, steers the hook (as ConfigFile requires).
       if (!stat.isFile() || stat.size > CONFIG_MAX_BYTES || stat.uid !== (process.getuid?.() ?? -1)) {
         return PROMPT_RECALL_DEFAULTS
       }
       if ((stat.mode & 0o022) !== 0) return PROMPT_RECALL_DEFAULTS
-      return promptRecallSettingsOf(JSON.parse(Fs.readFileSync(fd, "utf8")))
+      return promptRecallSettingsOf(JSON.parse(fs.readText(fd)))
     } finally {
-      Fs.closeSync(fd)
+      fs.close(fd)
     }
   } catch {
     return PROMPT_RECALL_DEFAULTS

@@ -1,7 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
-import { rowsOf } from "../store/sql-rows.js"
+import { rowsOf } from "../sql/sql-rows.js"
 import { StoreError } from "../store/store-error.js"
 import { BindingState } from "./capture-drain-store.js"
 import { type ReconcileVerdict, reconcileVerdict, type TranscriptLook } from "./reconcile-decision.js"

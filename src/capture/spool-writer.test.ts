@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import * as v from "valibot"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { nodeHookFs } from "../../layers/node-hook-fs.js"
 import { CaptureRecord } from "./capture-record.js"
 import { isSpoolTempName, SPOOL_RECORD_PATTERN, writeSpoolRecord } from "./spool-writer.js"
 
@@ -30,7 +31,7 @@ const record: CaptureRecord = {
 
 describe("writeSpoolRecord", () => {
   it("writes one whole, private record under a final name that sorts by arrival, leaving no temp file", () => {
-    const path = writeSpoolRecord(dir, record, 1_764_496_800_000)
+    const path = writeSpoolRecord(nodeHookFs, dir, record, 1_764_496_800_000)
     const name = NodePath.basename(path)
     expect(name).toMatch(SPOOL_RECORD_PATTERN)
     expect(name.startsWith(`1764496800000-${process.pid}-`)).toBe(true)
@@ -40,13 +41,15 @@ describe("writeSpoolRecord", () => {
   })
 
   it("gives every record its own name", () => {
-    const names = new Set(Array.from({ length: 100 }, () => NodePath.basename(writeSpoolRecord(dir, record, 1))))
+    const names = new Set(
+      Array.from({ length: 100 }, () => NodePath.basename(writeSpoolRecord(nodeHookFs, dir, record, 1)))
+    )
     expect(names.size).toBe(100)
   })
 
   it("leaves nothing behind when it cannot write", () => {
     const missing = NodePath.join(dir, "gone")
-    expect(() => writeSpoolRecord(missing, record, 1)).toThrow()
+    expect(() => writeSpoolRecord(nodeHookFs, missing, record, 1)).toThrow()
     expect(Fs.readdirSync(dir)).toEqual([])
   })
 

@@ -1,6 +1,6 @@
-import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import type { CaptureRecord } from "./capture-record.js"
+import type { HookFs } from "./hook-fs.js"
 import { uniqueSuffix } from "./unique-name.js"
 
 /**
@@ -19,16 +19,16 @@ export const spoolRecordName = (receivedMs: number) => `${receivedMs}-${process.
  * visible under a final name. No fsync: a record lost to a power cut is re-captured by the
  * session's next event, since a record only says which transcript to (re)index.
  */
-export const writeSpoolRecord = (spoolDir: string, record: CaptureRecord, receivedMs: number): string => {
+export const writeSpoolRecord = (fs: HookFs, spoolDir: string, record: CaptureRecord, receivedMs: number): string => {
   const name = spoolRecordName(receivedMs)
   const temp = NodePath.join(spoolDir, `.${name}.tmp`)
   const path = NodePath.join(spoolDir, name)
   try {
-    Fs.writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 })
-    Fs.renameSync(temp, path)
+    fs.writeNew(temp, `${JSON.stringify(record)}\n`)
+    fs.rename(temp, path)
     return path
   } catch (error) {
-    Fs.rmSync(temp, { force: true })
+    fs.remove(temp)
     throw error
   }
 }

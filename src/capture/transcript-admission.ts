@@ -1,8 +1,8 @@
 import * as NodePath from "node:path"
 import { Effect, Option } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
+import { REFUSED_PREFIX } from "../retrieval/capture-status.js"
 import { TRANSCRIPT_FORMATS } from "../transcripts/formats/registry.js"
-import { REFUSED_PREFIX } from "./capture-status.js"
 
 /** The folders an agent home keeps its sessions in: its TranscriptFormat's session folders. */
 export const transcriptRoots = (agent: string, home: string): ReadonlyArray<string> =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { testModelData, testTokenizerPath } from "../../layers/model-test-folder.js"
 import { chunkTokenizerFromFile } from "../../layers/model-tokenizer-live.js"
+import { testModelData, testTokenizerPath } from "../../testing/model-test-folder.js"
 import { CHUNK_OVERLAP, CHUNK_TOKENS, Chunker, chunkSpans } from "./chunker.js"
 
 const data = testModelData()

@@ -2,7 +2,7 @@ import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { RECENT_BOUNDS, SEARCH_BOUNDS } from "../retrieval/read-bounds.js"
+import { RECENT_BOUNDS, SEARCH_BOUNDS } from "../domain/read-bounds.js"
 import { boundedOption, choiceOption, parseBounded, rangeProblem, timeOption, timeProblem } from "./checked-options.js"
 import { docText } from "./help.js"
 

@@ -1,7 +1,7 @@
 import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Effect, Either } from "effect"
 import { quoteValue } from "../domain/decode-issues.js"
-import { describeBound, type NumberBound, withinBound } from "../retrieval/read-bounds.js"
+import { describeBound, type NumberBound, withinBound } from "../domain/read-bounds.js"
 import { parseInstant, TimeRangeError } from "../retrieval/time-range.js"
 
 /**

@@ -6,6 +6,9 @@ import { Console, Data, DateTime, Duration, Effect, Option, Stream } from "effec
 import { withDaemon as ensureDaemon } from "../daemon/ensure-daemon.js"
 import { ExitCode } from "../domain/report.js"
 import { importBatches, readExportFile } from "../export/export-file.js"
+import type { ImportNotesResponse } from "../export/import-contract.js"
+import { SafeFs } from "../fs/safe-fs.js"
+import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
 import {
   EXPORT_FORMAT,
   EXPORT_FORMAT_VERSION,
@@ -15,10 +18,7 @@ import {
   type ExportFilters,
   type ExportLine,
   encodeExportValue
-} from "../export/export-format.js"
-import type { ImportNotesResponse } from "../export/import-contract.js"
-import { SafeFs } from "../fs/safe-fs.js"
-import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
+} from "../retrieval/export-format.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"

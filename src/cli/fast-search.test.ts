@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { ConfigProvider, Effect, Either, Schema } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { nodeHookFs } from "../../layers/node-hook-fs.js"
 import { exitFailure, exitSuccess, listenRecallServer } from "../capture/recall-server.test-support.js"
 import { Paths } from "../paths/paths.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
@@ -160,7 +161,7 @@ describe("the socket, found as the full CLI finds it", () => {
 
   it("is the state directory's socket when an active manifest is there", () => {
     const env = installedHome({ version: 1, state: "active" })
-    expect(installedSocket(env)).toBe(NodePath.join(dir, "state", "blctx", "blctxd.sock"))
+    expect(installedSocket(env, nodeHookFs)).toBe(NodePath.join(dir, "state", "blctx", "blctxd.sock"))
   })
 
   it.each([
@@ -169,7 +170,7 @@ describe("the socket, found as the full CLI finds it", () => {
     ["one that is not JSON", "{", 0o700],
     ["a state directory others can enter", { version: 1, state: "active" }, 0o755]
   ])("is refused with %s", (_what, manifest, mode) => {
-    expect(installedSocket(installedHome(manifest, mode))).toEqual({ ok: false, reason: "not_installed" })
+    expect(installedSocket(installedHome(manifest, mode), nodeHookFs)).toEqual({ ok: false, reason: "not_installed" })
   })
 })
 
@@ -307,16 +308,16 @@ describe("fastSearch", () => {
     const wire = JSON.parse(JSON.stringify(sampleSearchResponse))
     const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), (r) => exitSuccess(r.id, wire))
     try {
-      expect(await fastSearch(["search", "q"], env, pipe)).toBeUndefined()
+      expect(await fastSearch(["search", "q"], env, pipe, nodeHookFs)).toBeUndefined()
       Fs.writeFileSync(NodePath.join(stateDir, "installation.json"), JSON.stringify({ state: "active" }), {
         mode: 0o600
       })
-      expect(await fastSearch(["search", "q"], env, pipe)).toEqual({
+      expect(await fastSearch(["search", "q"], env, pipe, nodeHookFs)).toEqual({
         stdout: fullCliOutput(wire),
         stderr: "",
         exitCode: 0
       })
-      expect(await fastSearch(["search", "q", "--pretty", "false"], env, pipe)).toBeUndefined()
+      expect(await fastSearch(["search", "q", "--pretty", "false"], env, pipe, nodeHookFs)).toBeUndefined()
       expect(server.received).toHaveLength(1)
     } finally {
       await server.close()
@@ -332,7 +333,7 @@ describe("fastSearch", () => {
     const decoded = Schema.decodeUnknownSync(SearchResponse)(wire)
     const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), (r) => exitSuccess(r.id, wire))
     const stdoutOf = async (argv: ReadonlyArray<string>, e: NodeJS.ProcessEnv, terminal: Terminal) =>
-      (await fastSearch(argv, e, terminal))?.stdout
+      (await fastSearch(argv, e, terminal, nodeHookFs))?.stdout
     const tty = { isTTY: true, columns: 100 }
     try {
       expect(await stdoutOf(["search", "q", "--pretty"], env, pipe)).toBe(`${renderSearch(decoded, plainStyle)}\n`)
@@ -361,10 +362,10 @@ describe("fastSearch", () => {
     const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), () => undefined)
     try {
       // At a terminal without --json, the full CLI prints the error on stderr only.
-      const atTerminal = await fastSearch(["search", "q"], env, { isTTY: true, columns: 80 }, 200)
+      const atTerminal = await fastSearch(["search", "q"], env, { isTTY: true, columns: 80 }, nodeHookFs, 200)
       expect(atTerminal?.stdout).toBe("")
       expect(atTerminal?.exitCode).toBe(1)
-      const output = await fastSearch(["search", "q"], env, pipe, 200)
+      const output = await fastSearch(["search", "q"], env, pipe, nodeHookFs, 200)
       expect(output?.exitCode).toBe(1)
       expect(output?.stderr).toContain("blctxd (pid 4242) is not answering: it may be stopped or overloaded")
       expect(output?.stderr).toContain("kill -CONT 4242")

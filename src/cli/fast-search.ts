@@ -1,10 +1,11 @@
 import * as NodePath from "node:path"
+import type { HookFs } from "../capture/hook-fs.js"
 import { MANIFEST_FILE, readManifestText } from "../capture/hook-gate.js"
 import { privateDirState } from "../capture/private-dir.js"
 import { type ExchangeOutcome, rpcExchange } from "../capture/rpc-exchange.js"
+import { type NumberBound, withinBound } from "../domain/read-bounds.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
-import { type NumberBound, withinBound } from "../retrieval/read-bounds.js"
 import { notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
@@ -225,11 +226,11 @@ export const askSearch = (socketPath: string, request: FastSearchRequest, deadli
  * The installation's socket, when blctx is installed as the full CLI requires before it asks the
  * daemon anything (a private state directory holding an active manifest), else a failure.
  */
-export const installedSocket = (env: NodeJS.ProcessEnv): string | Failure => {
+export const installedSocket = (env: NodeJS.ProcessEnv, fs: HookFs): string | Failure => {
   const paths = resolvePathsFromEnv(env)
-  if (paths === undefined || privateDirState(paths.stateDir) !== "private")
+  if (paths === undefined || privateDirState(fs, paths.stateDir) !== "private")
     return { ok: false, reason: "not_installed" }
-  const text = readManifestText(NodePath.join(paths.stateDir, MANIFEST_FILE))
+  const text = readManifestText(fs, NodePath.join(paths.stateDir, MANIFEST_FILE))
   if (text === "missing" || text === "unreadable") return { ok: false, reason: "not_installed" }
   try {
     const manifest = JSON.parse(text) as { readonly state?: unknown } | null
@@ -273,11 +274,12 @@ export const fastSearch = async (
   argv: ReadonlyArray<string>,
   env: NodeJS.ProcessEnv,
   terminal: Terminal,
+  fs: HookFs,
   deadlineMs: number = HISTORY_CALL_TIMEOUT_MS
 ): Promise<FastOutput | undefined> => {
   const line = recognizeSearch(argv)
   if (line === undefined) return undefined
-  const socket = installedSocket(env)
+  const socket = installedSocket(env, fs)
   if (typeof socket !== "string") return undefined
   const result = await askSearch(socket, line.request, deadlineMs)
   if (result.ok)

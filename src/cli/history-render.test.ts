@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { CaptureStatus, noCapture } from "../capture/capture-status.js"
 import { plainStyle } from "../installer/render-text.js"
 import { jobViewOf } from "../jobs/job-view.test-support.js"
+import { CaptureStatus, noCapture } from "../retrieval/capture-status.js"
 import { TranscriptSpan } from "../retrieval/contract.js"
 import { RecentResponse, RecentTurn, TurnMessage } from "../retrieval/recent.js"
 import { renderCapture, renderJob, renderProgress, renderRecent } from "./history-render.js"

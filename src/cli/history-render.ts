@@ -1,6 +1,6 @@
-import type { CaptureStatus } from "../capture/capture-status.js"
 import type { Style } from "../installer/render-text.js"
 import type { JobView } from "../jobs/job.js"
+import type { CaptureStatus } from "../retrieval/capture-status.js"
 import type { ContextResponse } from "../retrieval/context.js"
 import type { ContextStatusResponse } from "../retrieval/context-status.js"
 import type { RecentResponse } from "../retrieval/recent.js"

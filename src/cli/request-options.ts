@@ -2,9 +2,9 @@ import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Effect, Option, Schema, SchemaAST } from "effect"
 import { decodeIssues } from "../domain/decode-issues.js"
 import { fieldDescription } from "../domain/field-description.js"
+import type { NumberBound } from "../domain/read-bounds.js"
+import { boundOf } from "../domain/read-bounds-schema.js"
 import { KNOWN_AGENTS } from "../retrieval/known-agents.js"
-import type { NumberBound } from "../retrieval/read-bounds.js"
-import { boundOf } from "../retrieval/read-bounds-schema.js"
 import { boundedOption, choiceOption, TIME_FORMS, timeOption } from "./checked-options.js"
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { DEFAULT_MODEL_SPEC } from "../embedding/model-spec.js"
+import { DEFAULT_MODEL_SPEC } from "../domain/model-spec.js"
 import { parseConfig } from "./config.js"
 
 const PATH = "/home/me/.config/blctx/config.json"

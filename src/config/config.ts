@@ -1,6 +1,6 @@
 import { Data, Either, ParseResult, Schema } from "effect"
 import { PROMPT_RECALL_BOUNDS } from "../capture/prompt-recall-settings.js"
-import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec, PrefixPolicy, SanityCheck } from "../embedding/model-spec.js"
+import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec, PrefixPolicy, SanityCheck } from "../domain/model-spec.js"
 
 /**
  * The embedded default: vectors in tables of the daemon's own SQLite database. "sqlite-vec" is

@@ -1,7 +1,7 @@
 import { Duration, Effect, Either, Option } from "effect"
-import { ProgramPaths } from "../installer/program-paths.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
+import { ProgramPaths } from "../paths/program-paths.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { DaemonConnector } from "../rpc/daemon-connector.js"
 import { type DaemonBusy, DaemonUnavailable, notAnswering } from "../rpc/errors.js"

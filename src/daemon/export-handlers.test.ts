@@ -5,6 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Stream } from "effect"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
 import { importBatches, readExportFile } from "../export/export-file.js"
+import { ImportNotesResponse } from "../export/import-contract.js"
+import type { JobId } from "../jobs/job.js"
+import { contentHash } from "../notes/note-content.js"
 import {
   EXPORT_START,
   type ExportCursor,
@@ -14,10 +17,7 @@ import {
   type ExportPageResponse,
   encodeExportLine,
   type NoteRevisionLine
-} from "../export/export-format.js"
-import { ImportNotesResponse } from "../export/import-contract.js"
-import type { JobId } from "../jobs/job.js"
-import { contentHash } from "../notes/note-content.js"
+} from "../retrieval/export-format.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
 import { fakeModelFactory, inProcessClientWith } from "./daemon-core.test-support.js"
 

@@ -1,9 +1,9 @@
 import { Effect, FiberSet, Option } from "effect"
 import { type ImportedRevision, type ImportNotesRequest, ImportNotesResponse } from "../export/import-contract.js"
 import { makeNotesImportStore } from "../export/notes-import-store.js"
-import { IndexingServices } from "../importer/import-services.js"
 import { chunkNote, embedMessageChunks } from "../notes/note-embedding.js"
 import { daemonStoreError } from "../rpc/errors.js"
+import { IndexingServices } from "../vectors/import-services.js"
 import { WriterDatabase } from "./writer-database.js"
 
 /**

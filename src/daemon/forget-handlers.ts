@@ -10,9 +10,9 @@ import {
 import { previewNotes } from "../forget/forget-notes.js"
 import { makeForgetStore } from "../forget/forget-store.js"
 import { makeTokenIssuer } from "../forget/forget-token.js"
-import { IndexingServices } from "../importer/import-services.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { StoreError } from "../store/store-error.js"
+import { IndexingServices } from "../vectors/import-services.js"
 import { VectorPlacement } from "./daemon-indexing.js"
 import { WriterDatabase } from "./writer-database.js"
 

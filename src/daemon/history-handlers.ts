@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { CaptureStatus } from "../capture/capture-status.js"
+import { CaptureStatus } from "../retrieval/capture-status.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import type { SearchRequest } from "../retrieval/contract.js"
 import { VECTOR_CANDIDATES, type VectorInput } from "../retrieval/history-reads.js"

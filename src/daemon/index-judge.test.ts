@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Layer, Option } from "effect"
-import type { ImportChunking } from "../importer/import-services.js"
-import { IndexingServices } from "../importer/import-services.js"
 import { IndexStatus } from "../retrieval/context-status.js"
 import { DaemonStoreError } from "../rpc/errors.js"
 import { fakeQueryReads } from "../rpc/fake-daemon.test-support.js"
+import type { ImportChunking } from "../vectors/import-services.js"
+import { IndexingServices } from "../vectors/import-services.js"
 import { IndexJudge, IndexJudgeLive } from "./index-judge.js"
 
 const noChunking: ImportChunking = { tokenizer: "none", chunkAll: (texts) => Effect.succeed(texts.map(() => [])) }

@@ -1,10 +1,10 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
-import { IndexingServices } from "../importer/import-services.js"
 import type { IndexStatus } from "../retrieval/context-status.js"
 import { type IndexVerdict, judgeIndex } from "../retrieval/index-state.js"
 import type { DaemonStoreError } from "../rpc/errors.js"
 import { QueryReads } from "../rpc/query-reads.js"
+import { IndexingServices } from "../vectors/import-services.js"
 
 /** The index judged now, with what it was judged from. */
 export interface Judgement {

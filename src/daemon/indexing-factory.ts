@@ -1,6 +1,6 @@
 import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { Context, type Effect, type Scope } from "effect"
-import type { IndexingServices } from "../importer/import-services.js"
+import type { IndexingServices } from "../vectors/import-services.js"
 
 /**
  * Builds the daemon's indexing services on its writer connection, once the writer lock is held

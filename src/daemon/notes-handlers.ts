@@ -1,5 +1,4 @@
 import { Effect, FiberSet, Option } from "effect"
-import { IndexingServices } from "../importer/import-services.js"
 import { storedUpdate } from "../notes/note-content.js"
 import { chunkNote, embedMessageChunks } from "../notes/note-embedding.js"
 import type { LogUpdateRequest, OpenSessionRequest, UpdateNoteRequest } from "../notes/notes-contract.js"
@@ -7,6 +6,7 @@ import { makeNotesStore } from "../notes/notes-store.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { StoreError } from "../store/store-error.js"
+import { IndexingServices } from "../vectors/import-services.js"
 import { WriterDatabase } from "./writer-database.js"
 
 /** A database failure as the protocol reports it; a refusal (conflict, unknown session) passes as it is. */

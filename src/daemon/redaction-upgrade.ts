@@ -3,9 +3,9 @@ import { Effect, Either, Layer } from "effect"
 import { JobKinds } from "../jobs/job-kinds.js"
 import { JobRunner } from "../jobs/job-runner.js"
 import { REDACTION_RULES_VERSION } from "../redaction/redact.js"
-import { REDACT_KIND } from "../redaction/redact-kind.js"
 import { storedRulesVersion } from "../redaction/rules-version.js"
-import { countOf } from "../store/sql-rows.js"
+import { REDACT_KIND } from "../redaction-job/redact-kind.js"
+import { countOf } from "../sql/sql-rows.js"
 import { WriterDatabase } from "./writer-database.js"
 
 /** Whether a `redact` job is already queued or running (an interrupted one is replayed). */

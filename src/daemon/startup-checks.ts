@@ -2,10 +2,10 @@ import { Effect, Layer, Option } from "effect"
 import { checkOwnership } from "../fs/ownership.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
+import { lockFileIn, pidFileIn } from "../paths/daemon-files.js"
 import { Paths } from "../paths/paths.js"
 import { DaemonConfig } from "./daemon-config.js"
 import { DaemonStartupError } from "./daemon-errors.js"
-import { lockFileIn, pidFileIn } from "./daemon-files.js"
 import { WriterLock } from "./writer-lock.js"
 
 export const startupError = (reason: string, remediation: string) => new DaemonStartupError({ reason, remediation })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec, modelFileUrl } from "../domain/model-spec.js"
 import { fingerprintOf } from "./fingerprint.js"
-import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec, modelFileUrl } from "./model-spec.js"
 
 describe("model fingerprint", () => {
   const base = fingerprintOf(DEFAULT_MODEL_SPEC)

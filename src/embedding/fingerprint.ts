@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { Schema } from "effect"
-import type { ModelSpec } from "./model-spec.js"
+import type { ModelSpec } from "../domain/model-spec.js"
 
 /**
  * What a stored vector was made with: model, revision, file hashes, dimension, pooling and

@@ -1,12 +1,12 @@
 import * as NodePath from "node:path"
 import { Data, Effect, Option } from "effect"
 import { CONFIG_FILE_NAME, ConfigFile } from "../config/config-file.js"
+import type { ModelSpec } from "../domain/model-spec.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { Paths } from "../paths/paths.js"
 import { fingerprintOf, type ModelFingerprint } from "./fingerprint.js"
 import { activeModelFolder } from "./model-location.js"
 import { ModelRuntime } from "./model-runtime.js"
-import type { ModelSpec } from "./model-spec.js"
 import { readVerification, verificationPath, verificationProblem } from "./model-verification.js"
 
 const INSTALL_STEP = "Run: blctx install codex --step embedding_model"

@@ -1,6 +1,6 @@
 import * as NodePath from "node:path"
+import type { ModelSpec } from "../domain/model-spec.js"
 import { fingerprintOf } from "./fingerprint.js"
-import type { ModelSpec } from "./model-spec.js"
 
 /** Where models live inside the cache directory. */
 export const modelsRoot = (cacheDir: string) => NodePath.join(cacheDir, "models")

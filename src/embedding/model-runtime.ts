@@ -1,6 +1,6 @@
 import { Context, Data, type Effect, type Scope } from "effect"
+import type { ModelSpec } from "../domain/model-spec.js"
 import type { EmbedderShape } from "./embedder.js"
-import type { ModelSpec } from "./model-spec.js"
 
 /** A model folder could not be loaded (missing or unreadable file, wrong shape, wrong dimension). */
 export class ModelLoadError extends Data.TaggedError("ModelLoadError")<{

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { ModelFile, ModelSpec } from "../domain/model-spec.js"
 import { type Entry, SafeFs } from "../fs/safe-fs.js"
 import { outsideFile, swappingSafeFs, symlinkSwap } from "../fs/swapping-safe-fs.test-support.js"
 import { fingerprintOf } from "./fingerprint.js"
-import { ModelFile, ModelSpec } from "./model-spec.js"
 import {
   type CheckedFile,
   ModelVerification,

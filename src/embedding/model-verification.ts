@@ -1,9 +1,9 @@
 import * as NodePath from "node:path"
 import { Effect, Either, Option, Schema } from "effect"
+import { type ModelSpec, SanityCheck } from "../domain/model-spec.js"
 import { readVerified } from "../fs/read-verified.js"
 import { type Entry, type FsError, SafeFs } from "../fs/safe-fs.js"
 import type { ModelFingerprint } from "./fingerprint.js"
-import { type ModelSpec, SanityCheck } from "./model-spec.js"
 
 /**
  * The record of the embedding_model step's checks, kept in the model folder it is about

@@ -1,6 +1,6 @@
 import { Data, Effect } from "effect"
+import type { ModelSpec } from "../domain/model-spec.js"
 import type { EmbedderShape } from "./embedder.js"
-import type { ModelSpec } from "./model-spec.js"
 import { cosine } from "./pooling.js"
 
 /** The loaded model produced vectors that cannot be right. */

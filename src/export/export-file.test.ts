@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Stream } from "effect"
 import { contentHash } from "../notes/note-content.js"
 import { TranscriptSpan } from "../retrieval/contract.js"
-import { ExportFileError, importBatches, readExportFile } from "./export-file.js"
 import {
   type ContextSessionLine,
   decodeExportLine,
@@ -10,7 +9,8 @@ import {
   encodeExportLine,
   type MessageLine,
   type NoteRevisionLine
-} from "./export-format.js"
+} from "../retrieval/export-format.js"
+import { ExportFileError, importBatches, readExportFile } from "./export-file.js"
 import { MAX_IMPORT_BATCH_REVISIONS } from "./import-contract.js"
 
 // The export file's format: what export encodes, import decodes exactly, and a file that is not

@@ -5,7 +5,7 @@ import {
   EXPORT_FORMAT_VERSION,
   type ExportCounts,
   type HeaderLine
-} from "./export-format.js"
+} from "../retrieval/export-format.js"
 import {
   type ImportedRevision,
   type ImportedSession,

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { ContextSessionLine, NoteRevisionLine } from "./export-format.js"
+import { ContextSessionLine, NoteRevisionLine } from "../retrieval/export-format.js"
 
 /**
  * `ImportNotes`: one batch of an export file's sessions and notes, restored by the daemon on its

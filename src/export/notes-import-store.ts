@@ -1,15 +1,15 @@
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import type { ImportEmbedding } from "../importer/import-services.js"
 import { contentHash, sha256, storedProject } from "../notes/note-content.js"
 import type { NoteChunks } from "../notes/note-rows.js"
 import { insertRevision, pruneRemovedVectors } from "../notes/note-rows.js"
 import { redactSecrets } from "../redaction/redact.js"
+import type { ContextSessionLine, NoteRevisionLine } from "../retrieval/export-format.js"
+import { countOf, firstRowOf } from "../sql/sql-rows.js"
 import { insertPendingChunks } from "../store/chunk-rows.js"
-import { countOf, firstRowOf } from "../store/sql-rows.js"
 import type { StoreError } from "../store/store-error.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
-import type { ContextSessionLine, NoteRevisionLine } from "./export-format.js"
+import type { ImportEmbedding } from "../vectors/import-services.js"
 import { type ImportedRevision, type ImportedSession, ImportProblem } from "./import-contract.js"
 
 const sessionProject = firstRowOf(Schema.Struct({ project: Schema.NullOr(Schema.String) }))

@@ -1,10 +1,10 @@
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { DateTime, Effect, Option, Schema } from "effect"
-import type { ImportEmbedding } from "../importer/import-services.js"
 import { makeDatabaseScrub } from "../store/database-scrub.js"
 import { StoreError } from "../store/store-error.js"
 import { makeWriterErrors } from "../store/writer-errors.js"
+import type { ImportEmbedding } from "../vectors/import-services.js"
 import type { ChunkId } from "../vectors/vector-index.js"
 import {
   canonicalSelector,

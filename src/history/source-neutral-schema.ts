@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
-import { countOf, rowsOf } from "../store/sql-rows.js"
+import { countOf, rowsOf } from "../sql/sql-rows.js"
 import {
   createChunksFtsTriggers,
   createChunksRemovedTrigger,

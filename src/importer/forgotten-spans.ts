@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { storeFailure } from "./import-errors.js"
+import { storeFailure } from "../vectors/import-errors.js"
 
 /** A byte range of a transcript whose messages were forgotten (`forgotten_spans`, migration 7). */
 export const ByteSpan = Schema.Struct({ byte_start: Schema.Number, byte_end: Schema.Number })

@@ -11,8 +11,8 @@ import type { SafeFs } from "../fs/safe-fs.js"
 import { initializeDatabase } from "../store/identity.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
+import { ImportServices, wholeMessageChunking } from "../vectors/import-services.js"
 import { prepareFile } from "./import-file.js"
-import { ImportServices, wholeMessageChunking } from "./import-services.js"
 
 /** Test support: a real, migrated SQLite database in a temp dir, and imports into it. */
 

@@ -1,6 +1,6 @@
 import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { storeFailure } from "./import-errors.js"
+import { storeFailure } from "../vectors/import-errors.js"
 
 /** A `source_files` row: a transcript's checkpoint. */
 export const SourceFileRow = Schema.Struct({

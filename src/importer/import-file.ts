@@ -4,6 +4,13 @@ import { SafeFs } from "../fs/safe-fs.js"
 import { formatOfHandle } from "../transcripts/formats/registry.js"
 import type { TranscriptFormat } from "../transcripts/formats/transcript-format.js"
 import { TranscriptFiles, type TranscriptHandle } from "../transcripts/transcript-files.js"
+import { ChunkingFailed, EmbeddingFailed, type HistoryStoreError } from "../vectors/import-errors.js"
+import {
+  type ImportChunking,
+  type ImportEmbedding,
+  ImportServices,
+  type TextPiece
+} from "../vectors/import-services.js"
 import { forgottenSpansOf, insideAny } from "./forgotten-spans.js"
 import {
   findSourceByPath,
@@ -12,8 +19,6 @@ import {
   type SourceFileRow,
   storedMessagesFrom
 } from "./history-rows.js"
-import { ChunkingFailed, EmbeddingFailed, type HistoryStoreError } from "./import-errors.js"
-import { type ImportChunking, type ImportEmbedding, ImportServices, type TextPiece } from "./import-services.js"
 import { type FileStat, recordConflict, recordMove, writeImport } from "./import-writes.js"
 import type { MessageRow } from "./message-rows.js"
 import { verifyReadSnapshot } from "./read-snapshot.js"

@@ -1,15 +1,15 @@
 import * as NodePath from "node:path"
 import type { SqlClient } from "@effect/sql"
 import { Data, Duration, Effect, Option, Ref, Schema } from "effect"
+import { BoundedId, BoundedPath } from "../domain/bounded-text.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { JobCounts } from "../jobs/job.js"
 import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
-import { BoundedId, BoundedPath } from "../retrieval/contract.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
-import { ChunkingFailed, EmbeddingFailed, HistoryStoreError, type ImportFailure } from "./import-errors.js"
+import { ChunkingFailed, EmbeddingFailed, HistoryStoreError, type ImportFailure } from "../vectors/import-errors.js"
+import { ImportServices, IndexingServices } from "../vectors/import-services.js"
 import { type FileReport, type PreparedFile, type PrepareStage, prepareFile, unreadableFile } from "./import-file.js"
 import { clearRetry, recordSkipped } from "./import-retry.js"
-import { ImportServices, IndexingServices } from "./import-services.js"
 
 const AbsolutePath = BoundedPath.pipe(
   Schema.filter((p) => NodePath.isAbsolute(p), { message: () => "paths must be absolute" })

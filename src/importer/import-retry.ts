@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Duration, Effect, Option, Schedule, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
-import type { DatabaseFailure } from "./import-errors.js"
+import type { DatabaseFailure } from "../vectors/import-errors.js"
 
 /**
  * Files the importer skipped after imports were interrupted inside them again and again

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { firstRowOf } from "../store/sql-rows.js"
+import { firstRowOf } from "../sql/sql-rows.js"
 import { type JobId, JobRow, toView } from "./job.js"
 
 const jobRow = firstRowOf(JobRow)

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { countOf, firstRowOf, rowsOf, textIdRows } from "../store/sql-rows.js"
+import { countOf, firstRowOf, rowsOf, textIdRows } from "../sql/sql-rows.js"
 import { type JobKindOf, registerJobKind } from "./job-kind.js"
 
 /** The steps of one maintenance run, in order; each is committed with its checkpoint. */

@@ -1,5 +1,5 @@
 import { Context, type Either } from "effect"
-import { type DaemonArgs, parseDaemonArgv } from "../daemon/daemon-args.js"
+import { type DaemonArgs, parseDaemonArgv } from "../service/daemon-args.js"
 
 /**
  * The installation the MCP server answers for: its command line, as `codex mcp add` registered it.

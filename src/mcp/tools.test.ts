@@ -25,7 +25,13 @@ const prepared = (name: string, args: unknown) => Effect.either(tool(name).prepa
 
 describe("the read tools", () => {
   it("are search, recent, sessions, context and context_status, read-only, idempotent, closed-world", () => {
-    expect(READ_TOOLS.map((t) => t.definition.name)).toEqual(["search", "recent", "sessions", "context", "context_status"])
+    expect(READ_TOOLS.map((t) => t.definition.name)).toEqual([
+      "search",
+      "recent",
+      "sessions",
+      "context",
+      "context_status"
+    ])
     for (const t of READ_TOOLS) {
       expect(t.definition.annotations).toMatchObject(READ_ONLY_ANNOTATIONS)
       expect(t.definition.description?.length ?? 0).toBeGreaterThan(100)

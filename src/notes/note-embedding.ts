@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { type ImportChunking, type ImportEmbedding, WHOLE_MESSAGE_TOKENIZER } from "../importer/import-services.js"
-import { idRows, rowsOf, TextRow } from "../store/sql-rows.js"
+import { idRows, rowsOf, TextRow } from "../sql/sql-rows.js"
+import { type ImportChunking, type ImportEmbedding, WHOLE_MESSAGE_TOKENIZER } from "../vectors/import-services.js"
 import type { ChunkId } from "../vectors/vector-index.js"
 import type { NoteChunks } from "./note-rows.js"
 

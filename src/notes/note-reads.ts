@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { messageContextId } from "../retrieval/context-id.js"
+import { messageContextId } from "../domain/context-id.js"
 import { storedProject } from "./note-content.js"
 import {
   Authorship,

@@ -1,8 +1,8 @@
 import { type ParseResult, Schema } from "effect"
+import { BoundedPath } from "../domain/bounded-text.js"
 import { described } from "../domain/field-description.js"
-import { BoundedPath } from "../retrieval/contract.js"
-import { LIST_NOTES_BOUNDS, rangeWords } from "../retrieval/read-bounds.js"
-import { boundedWithFallback } from "../retrieval/read-bounds-schema.js"
+import { LIST_NOTES_BOUNDS, rangeWords } from "../domain/read-bounds.js"
+import { boundedWithFallback } from "../domain/read-bounds-schema.js"
 
 /**
  * Authored updates: notes an agent logs on purpose (visible progress, decisions), in a session

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { firstRowOf, MetaRow } from "../store/sql-rows.js"
+import { firstRowOf, MetaRow } from "../sql/sql-rows.js"
 import { REDACTION_RULES_VERSION } from "./redact.js"
 
 /** The `meta` key of the rules version the stored text is redacted with. */

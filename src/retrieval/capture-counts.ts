@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { CaptureStatus, REFUSED_PREFIX } from "../capture/capture-status.js"
-import { countOf, firstRowOf, rowsOf } from "../store/sql-rows.js"
+import { countOf, firstRowOf, rowsOf } from "../sql/sql-rows.js"
+import { CaptureStatus, REFUSED_PREFIX } from "./capture-status.js"
 
 const eventCounts = rowsOf(
   Schema.Struct({ event: Schema.String, n: Schema.Number, last: Schema.NullOr(Schema.String) })

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { CaptureStatus, noCapture } from "../capture/capture-status.js"
 import { JobView } from "../jobs/job.js"
-import { countOf } from "../store/sql-rows.js"
+import { countOf } from "../sql/sql-rows.js"
+import { CaptureStatus, noCapture } from "./capture-status.js"
 import { IndexState, QueryMode } from "./contract.js"
 import { Coverage } from "./coverage.js"
 

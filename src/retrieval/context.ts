@@ -1,14 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
+import { messageContextId, parseContextId } from "../domain/context-id.js"
 import { described } from "../domain/field-description.js"
-import { firstRowOf, rowsOf } from "../store/sql-rows.js"
+import { CONTEXT_BOUNDS, rangeWords } from "../domain/read-bounds.js"
+import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
+import { firstRowOf, rowsOf } from "../sql/sql-rows.js"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
-import { messageContextId, parseContextId } from "./context-id.js"
 import { RESPONSE_TEXT_BUDGET, ResultAgent, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
 import { NOTE_REVISIONS } from "./current-revision.js"
 import { ProvenanceColumns } from "./provenance-row.js"
-import { CONTEXT_BOUNDS, rangeWords } from "./read-bounds.js"
-import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 
 /** A context id that names nothing in the index. */
 export class ContextNotFound extends Data.TaggedError("ContextNotFound")<{ readonly context_id: string }> {}

@@ -1,9 +1,18 @@
 import { Schema } from "effect"
+import {
+  BoundedDate,
+  BoundedId,
+  BoundedPath,
+  MAX_DATE_CHARS,
+  MAX_ID_CHARS,
+  MAX_PATH_CHARS,
+  MAX_QUERY_CHARS
+} from "../domain/bounded-text.js"
 import { described } from "../domain/field-description.js"
+import { rangeWords, SEARCH_BOUNDS } from "../domain/read-bounds.js"
+import { boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
 import { AgentFilter, KNOWN_AGENTS } from "./agent-filter.js"
-import { rangeWords, SEARCH_BOUNDS } from "./read-bounds.js"
-import { boundedWithFallback } from "./read-bounds-schema.js"
 
 /** Every response caps the text it returns at this many characters and says when it did. */
 export const RESPONSE_TEXT_BUDGET = 24_000
@@ -139,21 +148,9 @@ export class SearchHit extends Schema.Class<SearchHit>("SearchHit")({
   score: Score
 }) {}
 
-/**
- * Bounds on what a request may carry, sized to what a query needs: an oversized request is
- * refused by decoding, with a message saying which field and what the limit is.
- */
-export const MAX_QUERY_CHARS = 4_000
-export const MAX_PATH_CHARS = 4_096
-export const MAX_ID_CHARS = 200
-export const MAX_DATE_CHARS = 100
-
-/** A file or directory path (a project filter, a transcript). */
-export const BoundedPath = Schema.String.pipe(Schema.maxLength(MAX_PATH_CHARS))
-/** An identifier: a session id, a job kind, an origin. */
-export const BoundedId = Schema.String.pipe(Schema.maxLength(MAX_ID_CHARS))
-/** A date or time as a person types it (`2026-01-02`, an ISO timestamp with an offset). */
-export const BoundedDate = Schema.String.pipe(Schema.maxLength(MAX_DATE_CHARS))
+// The bounded strings every request shares live in src/domain, where the notes and import
+// contracts reach them without depending on retrieval.
+export { BoundedDate, BoundedId, BoundedPath, MAX_DATE_CHARS, MAX_ID_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS }
 
 /**
  * The fields the reads share, each with its one description: MCP's input schemas and the CLI's

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { SafeFs } from "../fs/safe-fs.js"
 import { ImportRetryView, readImportRetries } from "../importer/import-retry.js"
-import { countOf, rowsOf } from "../store/sql-rows.js"
+import { countOf, rowsOf } from "../sql/sql-rows.js"
 
 export const CAPTURE_NOTE =
   "Querying never captures new activity by itself: sessions reach the index through `blctx index`, the history_index step, or the optional hooks."

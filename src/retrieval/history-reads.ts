@@ -1,8 +1,6 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Context, type Effect, type Option, type ParseResult, Schema } from "effect"
-import type { CaptureStatus } from "../capture/capture-status.js"
 import { ModelFingerprint } from "../embedding/fingerprint.js"
-import type { ExportPageRequest, ExportPageResponse } from "../export/export-format.js"
 import type { JobId, JobView } from "../jobs/job.js"
 import type {
   ListNotesRequest,
@@ -13,10 +11,12 @@ import type {
 } from "../notes/notes-contract.js"
 import type { StoreError } from "../store/store-error.js"
 import type { CaptureCountsRequest } from "./capture-counts.js"
+import type { CaptureStatus } from "./capture-status.js"
 import type { ContextRequest, ContextResponse } from "./context.js"
 import type { AuthoredUpdatesPendingRequest, IndexStatus } from "./context-status.js"
 import { SearchRequest, type SearchResponse } from "./contract.js"
 import type { Coverage } from "./coverage.js"
+import type { ExportPageRequest, ExportPageResponse } from "./export-format.js"
 import type { InvalidQuery } from "./invalid-query.js"
 import { PromptRecallRequest, type PromptRecallResponse } from "./prompt-recall.js"
 import type { RecentRequest, RecentResponse } from "./recent.js"

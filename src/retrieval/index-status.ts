@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { JobRow, toView } from "../jobs/job.js"
-import { countOf, rowsOf } from "../store/sql-rows.js"
+import { countOf, rowsOf } from "../sql/sql-rows.js"
 
 const jobRows = rowsOf(JobRow)
 const kindRows = rowsOf(Schema.Struct({ kind: Schema.String }))

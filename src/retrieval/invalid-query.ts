@@ -1,7 +1,7 @@
 import { Schema } from "effect"
+import { parseContextId } from "../domain/context-id.js"
 import { KNOWN_AGENTS, type UnknownAgent } from "./agent-filter.js"
 import type { ContextNotFound, ContextOfOtherAgent } from "./context.js"
-import { parseContextId } from "./context-id.js"
 import type { TimeRangeError } from "./time-range.js"
 
 /** A query that cannot be run as asked (a bad date, an unknown context id or agent): says what to send instead. */

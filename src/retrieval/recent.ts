@@ -1,10 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { messageContextId } from "../domain/context-id.js"
 import { described } from "../domain/field-description.js"
+import { RECENT_BOUNDS, rangeWords } from "../domain/read-bounds.js"
+import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { redactSecrets } from "../redaction/redact.js"
-import { countOf, rowsOf } from "../store/sql-rows.js"
+import { countOf, rowsOf } from "../sql/sql-rows.js"
 import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
-import { messageContextId } from "./context-id.js"
 import {
   ProjectField,
   ResultAgent,
@@ -16,8 +18,6 @@ import {
 } from "./contract.js"
 import { CURRENT_REVISION } from "./current-revision.js"
 import { ProvenanceColumns } from "./provenance-row.js"
-import { RECENT_BOUNDS, rangeWords } from "./read-bounds.js"
-import { boundedNumber, boundedWithFallback } from "./read-bounds-schema.js"
 import { applyTextBudget } from "./text-budget.js"
 import type { TimeRange } from "./time-range.js"
 

@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { passageContextId } from "./context-id.js"
+import { passageContextId } from "../domain/context-id.js"
 import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, sourceLocationOf } from "./contract.js"
 import { reciprocalRankFusion } from "./fusion.js"
 import { allowedChunkIds, type ChunkRow, chunksByIds, searchLexical } from "./lexical-search.js"

@@ -17,8 +17,6 @@ import { CALL_DEADLINE_MS } from "./not-answering.js"
 import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 
-export { CaptureStatus } from "../capture/capture-status.js"
-export { ExportPageResponse } from "../export/export-format.js"
 export { ImportNotesResponse } from "../export/import-contract.js"
 export {
   ForgetPreviewResponse,
@@ -30,9 +28,11 @@ export {
 export { JobView } from "../jobs/job.js"
 // The notes contract whole: its requests, answers and refusals.
 export * from "../notes/notes-contract.js"
+export { CaptureStatus } from "../retrieval/capture-status.js"
 export { ContextResponse } from "../retrieval/context.js"
 export { ContextStatusResponse } from "../retrieval/context-status.js"
 export { SearchHit, SearchResponse } from "../retrieval/contract.js"
+export { ExportPageResponse } from "../retrieval/export-format.js"
 export { InvalidQuery } from "../retrieval/invalid-query.js"
 export { PromptRecallResponse } from "../retrieval/prompt-recall.js"
 export { RecentResponse } from "../retrieval/recent.js"

@@ -1,7 +1,7 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
-import { ExportPageRequest, ExportPageResponse } from "../export/export-format.js"
 import { ImportNotesRequest, ImportNotesResponse } from "../export/import-contract.js"
+import { ExportPageRequest, ExportPageResponse } from "../retrieval/export-format.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
 import { DaemonStoreError } from "./errors.js"
 

@@ -1,8 +1,8 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
-import { CaptureStatus } from "../capture/capture-status.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { CaptureCountsRequest } from "../retrieval/capture-counts.js"
+import { CaptureStatus } from "../retrieval/capture-status.js"
 import {
   AuthoredUpdatesPendingRequest,
   IndexStatus,

@@ -1,8 +1,8 @@
-import { daemonArgv } from "../daemon/daemon-args.js"
-import { pidFileIn } from "../daemon/daemon-files.js"
 import type { InstallationId } from "../domain/installation-id.js"
+import { pidFileIn } from "../paths/daemon-files.js"
 import type { ResolvedPaths } from "../paths/paths.js"
 import { socketPathIn } from "../rpc/socket-location.js"
+import { daemonArgv } from "./daemon-args.js"
 
 /** Everything a service manager needs to run one installation's daemon. */
 export interface ServiceSpec {

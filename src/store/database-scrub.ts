@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option, Schedule, Schema } from "effect"
-import { firstRowOf } from "./sql-rows.js"
+import { firstRowOf } from "../sql/sql-rows.js"
 import { StoreError } from "./store-error.js"
 
 /** A row of `PRAGMA wal_checkpoint`: `busy` is 1 when readers kept it from finishing. */

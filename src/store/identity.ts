@@ -2,8 +2,8 @@ import { Migrator, SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { InstallationId } from "../domain/installation-id.js"
 import { stampRulesVersionWhenEmpty } from "../redaction/rules-version.js"
+import { countOf, firstRowOf, MetaRow, rowsOf } from "../sql/sql-rows.js"
 import { MIGRATIONS_TABLE, migrations } from "./migrations.js"
-import { countOf, firstRowOf, MetaRow, rowsOf } from "./sql-rows.js"
 import { StoreError } from "./store-error.js"
 
 /** Who a database belongs to and which schema it has. */

@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
-import { ChunkingFailed, EmbeddingFailed, type ImportFailure, storeFailure } from "../importer/import-errors.js"
-import { IndexingServices } from "../importer/import-services.js"
 import { JobFailed } from "../jobs/job-errors.js"
 import { type JobKindOf, registerJobKind } from "../jobs/job-kind.js"
+import { countOf, idRows, rowsOf, TextRow } from "../sql/sql-rows.js"
 import { recutChunks } from "../store/chunk-rows.js"
-import { countOf, idRows, rowsOf, TextRow } from "../store/sql-rows.js"
+import { ChunkingFailed, EmbeddingFailed, type ImportFailure, storeFailure } from "./import-errors.js"
+import { IndexingServices } from "./import-services.js"
 import type { ChunkId, VectorIndexError } from "./vector-index.js"
 
 /** Messages re-chunked per transaction, and chunks embedded per transaction. */

@@ -1,5 +1,5 @@
-import type { CaptureStatus } from "../../capture/capture-status.js"
 import { HOOK_EVENTS } from "../../capture/hook-event.js"
+import type { CaptureStatus } from "../../retrieval/capture-status.js"
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 

@@ -10,7 +10,7 @@ import type { SafeFs } from "../../fs/safe-fs.js"
 import { outsideFile, swappingSafeFs, symlinkSwap } from "../../fs/swapping-safe-fs.test-support.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
-import { ProgramPaths } from "../program-paths.js"
+import { ProgramPaths } from "../../paths/program-paths.js"
 import type { StepRun } from "../step.js"
 import { dataDirectoryStep } from "./data-directory.js"
 

@@ -17,6 +17,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { HttpDownloaderLive } from "../../../layers/http-downloader.js"
 import { NodeFileDigestLive } from "../../../layers/model-file-digest.js"
+import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
+import { OnnxModelRuntimeLive } from "../../../layers/onnx-model-runtime.js"
 import {
   TINY_REPO,
   TINY_REVISION,
@@ -25,16 +27,14 @@ import {
   tinyModelConfig,
   tinyModelFiles,
   tinyModelSpec
-} from "../../../layers/model-test-folder.js"
-import { type ModelServer, startModelServer } from "../../../layers/model-test-server.js"
-import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
-import { OnnxModelRuntimeLive } from "../../../layers/onnx-model-runtime.js"
+} from "../../../testing/model-test-folder.js"
+import { type ModelServer, startModelServer } from "../../../testing/model-test-server.js"
 import { ConfigFile } from "../../config/config-file.js"
 import { InstallationId } from "../../domain/installation-id.js"
+import { DEFAULT_MODEL_SPEC } from "../../domain/model-spec.js"
 import { DownloadError, Downloader, type DownloadRequest } from "../../embedding/downloader.js"
 import { InstalledModel } from "../../embedding/installed-model.js"
 import { stagingModelFolder } from "../../embedding/model-location.js"
-import { DEFAULT_MODEL_SPEC } from "../../embedding/model-spec.js"
 import { VERIFICATION_FILE_NAME } from "../../embedding/model-verification.js"
 import type { SafeFs } from "../../fs/safe-fs.js"
 import { swappingSafeFs, symlinkSwap } from "../../fs/swapping-safe-fs.test-support.js"

@@ -2,12 +2,12 @@ import * as NodePath from "node:path"
 import { DateTime, Effect, Either, Option } from "effect"
 import type { BlctxConfig, ConfigError } from "../../config/config.js"
 import { ConfigFile } from "../../config/config-file.js"
+import { type ModelFile, type ModelSpec, modelFileUrl } from "../../domain/model-spec.js"
 import { Downloader } from "../../embedding/downloader.js"
 import { FileDigest } from "../../embedding/file-digest.js"
 import { fingerprintOf } from "../../embedding/fingerprint.js"
 import { activeModelFolder, modelsRoot, partFileName, stagingModelFolder } from "../../embedding/model-location.js"
 import { ModelRuntime } from "../../embedding/model-runtime.js"
-import { type ModelFile, type ModelSpec, modelFileUrl } from "../../embedding/model-spec.js"
 import {
   type CheckedFile,
   ModelVerification,

@@ -1,8 +1,8 @@
 import type { Context } from "effect"
-import { daemonArgv } from "../../daemon/daemon-args.js"
 import type { InstallationId } from "../../domain/installation-id.js"
 import type { ResolvedPaths } from "../../paths/paths.js"
-import type { ProgramPaths } from "../program-paths.js"
+import type { ProgramPaths } from "../../paths/program-paths.js"
+import { daemonArgv } from "../../service/daemon-args.js"
 
 /**
  * The command that runs this installation's MCP server: the absolute node and bundled entry, then

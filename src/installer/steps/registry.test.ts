@@ -20,7 +20,7 @@ import { SHARED_STEP_IDS, STEP_IDS, stepIdsFor } from "../../domain/step-id.js"
 import { MANIFEST_VERSION, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
-import { ProgramPaths } from "../program-paths.js"
+import { ProgramPaths } from "../../paths/program-paths.js"
 import { installedTargets, installSteps, keepShared, stepsFor } from "./registry.js"
 
 const home = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-registry-"))

@@ -2,9 +2,6 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { type Duration, Effect, Layer, Option } from "effect"
-import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
-import type { ServiceSpec } from "../src/service/service-spec.js"
-import { renderUnit } from "../src/service/systemd-unit.js"
 import {
   commandLineOf,
   findDaemonPids,
@@ -13,8 +10,11 @@ import {
   pollUntil,
   removeSocketFile,
   stopProcess
-} from "./daemon-process-table.js"
-import { unitPathOf } from "./systemd-user-service-manager.js"
+} from "../layers/daemon-process-table.js"
+import { unitPathOf } from "../layers/systemd-user-service-manager.js"
+import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
+import type { ServiceSpec } from "../src/service/service-spec.js"
+import { renderUnit } from "../src/service/systemd-unit.js"
 
 const readText = (path: string) => Option.liftThrowable(() => Fs.readFileSync(path, "utf8"))()
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ContextNotFound } from "./context.js"
+import { ContextNotFound } from "../retrieval/context.js"
+import { invalidQuery } from "../retrieval/invalid-query.js"
 import { messageContextId, parseContextId, passageContextId } from "./context-id.js"
-import { invalidQuery } from "./invalid-query.js"
 
 describe("context ids", () => {
   it("a passage is its message and its characters; a message is its row; a chunk id still parses", () => {

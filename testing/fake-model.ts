@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto"
 import { Effect, Layer } from "effect"
+import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/domain/model-spec.js"
 import { Embedder, type EmbedderShape } from "../src/embedding/embedder.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { ModelRuntime } from "../src/embedding/model-runtime.js"
-import { DEFAULT_MODEL_SPEC, ModelSpec } from "../src/embedding/model-spec.js"
 import { l2Normalize } from "../src/embedding/pooling.js"
 
 /** The spec the fake model claims: its own repo name, so its fingerprint never equals a real model's. */

@@ -3,7 +3,7 @@ import type { TokenizerError } from "../chunking/chunk-tokenizer.js"
 import type { EmbedError } from "../embedding/embedder.js"
 import type { EmbeddingUnavailable } from "../embedding/embedding-unavailable.js"
 import type { ModelFingerprint } from "../embedding/fingerprint.js"
-import type { VectorIndexShape } from "../vectors/vector-index.js"
+import type { VectorIndexShape } from "./vector-index.js"
 
 /** A piece of a message to index: characters `[start, end)` of the stored (redacted) text. */
 export interface TextPiece {

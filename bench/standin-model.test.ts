@@ -5,14 +5,14 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import * as ort from "onnxruntime-node"
 import { describe, expect, it } from "vitest"
-import { STANDIN_DIMS, STANDIN_VOCAB, standinModelBytes, standinTable } from "../bench/standin-model.js"
-import { ModelSpec } from "../src/embedding/model-spec.js"
+import { loadOnnxEmbedder } from "../layers/onnx-model-runtime.js"
+import { ModelSpec } from "../src/domain/model-spec.js"
 import { checkModel } from "../src/embedding/sanity.js"
-import { TOKENIZER_FILES, testModelData, tinyModelSpec } from "./model-test-folder.js"
-import { loadOnnxEmbedder } from "./onnx-model-runtime.js"
+import { TOKENIZER_FILES, testModelData, tinyModelSpec } from "../testing/model-test-folder.js"
+import { STANDIN_DIMS, STANDIN_VOCAB, standinModelBytes, standinTable } from "./standin-model.js"
 
-// The bench's stand-in encoder (bench/standin-model.ts); tested here because the unit project
-// does not include bench/.
+// The bench's stand-in encoder (bench/standin-model.ts), beside it: the unit project runs the
+// bench's tests too.
 
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex")
 

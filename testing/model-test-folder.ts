@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
-import { ModelFile, ModelSpec } from "../src/embedding/model-spec.js"
+import { ModelFile, ModelSpec } from "../src/domain/model-spec.js"
 
 /**
  * Test support for the tiny test model: the tokenizer files of bge-small-en plus a tiny random

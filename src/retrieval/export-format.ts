@@ -6,8 +6,8 @@ import {
   MAX_SOURCE_TEXT_CHARS,
   NoteKind
 } from "../notes/notes-contract.js"
-import { AgentFilter } from "../retrieval/agent-filter.js"
-import { BoundedDate, MAX_ID_CHARS, MAX_PATH_CHARS, TranscriptSpan } from "../retrieval/contract.js"
+import { AgentFilter } from "./agent-filter.js"
+import { BoundedDate, MAX_ID_CHARS, MAX_PATH_CHARS, TranscriptSpan } from "./contract.js"
 
 /**
  * The export file (`blctx export`), one JSON document per line, defined once: export encodes

@@ -2,7 +2,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Data, type ParseResult } from "effect"
 import type { TokenizerError } from "../chunking/chunk-tokenizer.js"
 import type { EmbedError } from "../embedding/embedder.js"
-import type { VectorIndexError } from "../vectors/vector-index.js"
+import type { VectorIndexError } from "./vector-index.js"
 
 /**
  * Why an import or a repair stopped when the fault is not the transcript's: the tokenizer, the

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import { ListNotesRequest } from "../notes/notes-contract.js"
-import { ContextRequest } from "./context.js"
-import { SearchRequest } from "./contract.js"
+import { ContextRequest } from "../retrieval/context.js"
+import { SearchRequest } from "../retrieval/contract.js"
+import { RecentRequest } from "../retrieval/recent.js"
 import {
   CONTEXT_BOUNDS,
   describeBound,
@@ -12,7 +13,6 @@ import {
   SEARCH_BOUNDS,
   withinBound
 } from "./read-bounds.js"
-import { RecentRequest } from "./recent.js"
 
 /** Values at and around every edge of a bound, and some that are not integers. */
 const probes = (bound: NumberBound) => [

@@ -1,9 +1,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, identity, Schema } from "effect"
-import { agentClause, checkAgent } from "../retrieval/agent-filter.js"
-import { TranscriptSpan } from "../retrieval/contract.js"
-import { invalidQuery } from "../retrieval/invalid-query.js"
-import { resolveRange, type TimeRange, TimeRangeError } from "../retrieval/time-range.js"
+import { agentClause, checkAgent } from "./agent-filter.js"
+import { TranscriptSpan } from "./contract.js"
 import {
   type ContextSessionLine,
   EXPORT_PAGE_TEXT_BUDGET,
@@ -15,6 +13,8 @@ import {
   MessageLine,
   NoteRevisionLine
 } from "./export-format.js"
+import { invalidQuery } from "./invalid-query.js"
+import { resolveRange, type TimeRange, TimeRangeError } from "./time-range.js"
 
 const epochMs = "((julianday(m.timestamp) - 2440587.5) * 86400000.0)"
 

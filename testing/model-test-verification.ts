@@ -1,7 +1,7 @@
 import { lstatSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
+import type { ModelSpec } from "../src/domain/model-spec.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
-import type { ModelSpec } from "../src/embedding/model-spec.js"
 import {
   ModelVerification,
   VERIFICATION_VERSION,
