@@ -261,28 +261,44 @@ export const searchCommand = Command.make(
   )
 )
 
+/** recent and sessions: the same filters, the time range given by --days or --since. */
+const RANGE_FIELDS = {
+  days: {},
+  since: TIME_FIELD,
+  until: TIME_FIELD,
+  project: DIRECTORY_FIELD,
+  agent: AGENT_FIELD,
+  limit: {},
+  offset: {}
+}
+
+/** A read over a time range: --days and --since exclude each other, and the range must be in order. */
+const rangeRead = <A, E extends Error>(
+  range: {
+    readonly days?: number | undefined
+    readonly since?: string | undefined
+    readonly until?: string | undefined
+  },
+  read: (client: BlctxClient) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function* () {
+    if (range.days !== undefined && range.since !== undefined) {
+      return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
+    }
+    yield* checkRange(range.since, range.until)
+    return yield* withDaemon(read)
+  })
+
 export const recentCommand = Command.make(
   "recent",
   {
-    request: requestOptions(RecentRequest, {
-      days: {},
-      since: TIME_FIELD,
-      until: TIME_FIELD,
-      project: DIRECTORY_FIELD,
-      agent: AGENT_FIELD,
-      limit: {},
-      offset: {}
-    }),
+    request: requestOptions(RecentRequest, RANGE_FIELDS),
     pretty
   },
   (o) =>
     handled(
       Effect.gen(function* () {
-        if (o.request.days !== undefined && o.request.since !== undefined) {
-          return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
-        }
-        yield* checkRange(o.request.since, o.request.until)
-        const response = yield* withDaemon((client) => client.Recent(o.request))
+        const response = yield* rangeRead(o.request, (client) => client.Recent(o.request))
         yield* emit(response, (r) => r, renderRecent, o.pretty)
       }),
       o.pretty
@@ -312,25 +328,13 @@ const renderSessions = (answer: SessionsResponse, style: typeof plainStyle): str
 export const sessionsCommand = Command.make(
   "sessions",
   {
-    request: requestOptions(SessionsRequest, {
-      days: {},
-      since: TIME_FIELD,
-      until: TIME_FIELD,
-      project: DIRECTORY_FIELD,
-      agent: AGENT_FIELD,
-      limit: {},
-      offset: {}
-    }),
+    request: requestOptions(SessionsRequest, RANGE_FIELDS),
     pretty
   },
   (o) =>
     handled(
       Effect.gen(function* () {
-        if (o.request.days !== undefined && o.request.since !== undefined) {
-          return yield* new CliUsageError({ message: "--days and --since cannot be used together" })
-        }
-        yield* checkRange(o.request.since, o.request.until)
-        const response = yield* withDaemon((client) => client.Sessions(o.request))
+        const response = yield* rangeRead(o.request, (client) => client.Sessions(o.request))
         yield* emit(response, (r) => r, renderSessions, o.pretty)
       }),
       o.pretty

@@ -6,6 +6,7 @@ import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { sourceLocationOf } from "../retrieval/contract.js"
 import { filterClauses } from "../retrieval/lexical-search.js"
+import { ProvenanceColumns } from "../retrieval/provenance-row.js"
 import { resolveRange, TimeRangeError } from "../retrieval/time-range.js"
 import {
   FORGET_EXCERPT_CHARS,
@@ -78,13 +79,7 @@ const ItemRow = Schema.Struct({
   session_id: Schema.NullOr(Schema.String),
   timestamp: Schema.NullOr(Schema.String),
   excerpt: Schema.String,
-  agent: Schema.NullOr(Schema.String),
-  path: Schema.NullOr(Schema.String),
-  line: Schema.NullOr(Schema.Number),
-  byte_start: Schema.NullOr(Schema.Number),
-  byte_end: Schema.NullOr(Schema.Number),
-  note_id: Schema.NullOr(Schema.String),
-  note_revision: Schema.NullOr(Schema.Number)
+  ...ProvenanceColumns
 })
 
 /** The rows of `statement`, each decoded as `row` (a row of another shape fails as a ParseError). */

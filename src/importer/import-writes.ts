@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
+import { insertChunk as insertChunkRow } from "../store/chunk-rows.js"
 import type { SessionInfo } from "../transcripts/classification.js"
 import type { TranscriptFormat } from "../transcripts/formats/transcript-format.js"
 import { storeFailure } from "../vectors/import-errors.js"
@@ -228,15 +229,13 @@ const insertMessage = (target: InsertTarget, row: MessageRow) =>
 /** Inserts one chunk of a message; its id. */
 const insertChunk = (target: InsertTarget, messageId: number, ordinal: number, piece: TextPiece) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO chunks ${sql.insert({
-      message_id: messageId,
+    insertChunkRow(sql, {
+      messageId,
       ordinal,
-      char_start: piece.start,
-      char_end: piece.end,
-      text: piece.text,
+      piece,
       tokenizer: target.tokenizer,
-      vector_fingerprint: target.vectorKey
-    })} RETURNING id`.pipe(Effect.flatMap(returnedId("chunk")))
+      vectorFingerprint: target.vectorKey
+    }).pipe(Effect.flatMap(returnedId("chunk")))
   )
 
 /**

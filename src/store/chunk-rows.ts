@@ -7,20 +7,32 @@ export interface PendingChunks {
   readonly pieces: ReadonlyArray<{ readonly start: number; readonly end: number; readonly text: string }>
 }
 
+type Piece = PendingChunks["pieces"][number]
+
+/**
+ * Writes one chunk of a message, returning its id: its vector's fingerprint when the vector is
+ * written with it, null while the vector is pending.
+ */
+export const insertChunk = (
+  sql: SqlClient.SqlClient,
+  chunk: { messageId: number; ordinal: number; piece: Piece; tokenizer: string; vectorFingerprint: string | null }
+) =>
+  sql`INSERT INTO chunks ${sql.insert({
+    message_id: chunk.messageId,
+    ordinal: chunk.ordinal,
+    char_start: chunk.piece.start,
+    char_end: chunk.piece.end,
+    text: chunk.piece.text,
+    tokenizer: chunk.tokenizer,
+    vector_fingerprint: chunk.vectorFingerprint
+  })} RETURNING id`
+
 /** A message's chunks, with their vectors pending (embedded after the commit, or by repair). */
 export const insertPendingChunks = (sql: SqlClient.SqlClient, messageId: number, chunks: PendingChunks) =>
   Effect.forEach(
     chunks.pieces,
     (piece, ordinal) =>
-      sql`INSERT INTO chunks ${sql.insert({
-        message_id: messageId,
-        ordinal,
-        char_start: piece.start,
-        char_end: piece.end,
-        text: piece.text,
-        tokenizer: chunks.tokenizer,
-        vector_fingerprint: null
-      })}`,
+      insertChunk(sql, { messageId, ordinal, piece, tokenizer: chunks.tokenizer, vectorFingerprint: null }),
     { discard: true }
   )
 
