@@ -373,6 +373,8 @@ const databaseFacts = (database: string) =>
     { filename: database, readonly: true },
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      // PRAGMA answers have SQLite's own fixed shapes, and every use below tolerates a missing
+      // row or value (quick_check's column name even varies), so they stay unchecked.
       const check = yield* sql<Record<string, string>>`PRAGMA quick_check`
       const journal = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
       const pages = yield* sql<{ page_count: number }>`PRAGMA page_count`
