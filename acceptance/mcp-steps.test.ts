@@ -47,7 +47,7 @@ describe("mcp_health and history_retrieval with real codex, a detached daemon an
     const mcpStatus = await blctx(["status", "--step", "mcp_health", "--json"])
     expect(mcpStatus.code, mcpStatus.stdout + mcpStatus.stderr).toBe(0)
     expect(checkOf(mcpStatus.stdout, "mcp_health").detail).toMatch(
-      /^base-layer-context answered over stdio in \d+ ms \(\d+ ms to list its 9 tools, then context_status\): index \w+, queries lexical/
+      /^base-layer-context answered over stdio in \d+ ms \(\d+ ms to list its 10 tools, then context_status\): index \w+, queries lexical/
     )
 
     const retrievalStatus = await blctx(["status", "--step", "history_retrieval", "--json"])
