@@ -4,9 +4,10 @@ import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../../paths/program-paths.js"
-import type { AgentIntegration, FoundServer, McpRecord } from "../agents/agent-integration.js"
-import { fail, type Step, type StepFailure, type StepRun } from "../step.js"
+import type { AgentIntegration, FoundServer, McpCli, McpRecord } from "../agents/agent-integration.js"
+import { fail, type StepFailure, type StepRun } from "../step.js"
 import { mcpServerCommand } from "./mcp-server-command.js"
+import { stepWithServices } from "./step-context.js"
 import { stepManifest } from "./step-manifest.js"
 
 /** What the agent holds under the name, judged against blctx's record and what this installation writes. */
@@ -48,6 +49,270 @@ const commandLine = (r: Pick<McpRecord, "command" | "args">) => [r.command, ...r
 const allOf = (problems: ReadonlyArray<StepFailure>) =>
   fail(problems.map((p) => p.detail).join("; "), problems.map((p) => p.remediation).join("; "), problems[0]?.errorTag)
 
+/** What every part of the step works with: the agent, its CLI and home, and the commands its messages name. */
+interface McpScope {
+  readonly agent: AgentIntegration
+  readonly cli: McpCli
+  readonly home: string
+  readonly configFile: string
+  /** The command that retries the install (`blctx install codex --step codex_mcp`). */
+  readonly reinstall: string
+  readonly doctor: string
+  /** Where the registration is, as the details say it. */
+  readonly where: string
+  readonly manifest: ReturnType<typeof stepManifest>
+}
+
+const scopeOf = <R>(agent: AgentIntegration<R>) =>
+  Effect.gen(function* () {
+    const cli = yield* agent.mcp.cli
+    const home = agent.homeOf(yield* Paths)
+    const configFile = cli.configFileOf(home)
+    const scope: McpScope = {
+      agent,
+      cli,
+      home,
+      configFile,
+      reinstall: `blctx install ${agent.target} --step ${agent.steps.mcp}`,
+      doctor: `blctx doctor --step ${agent.steps.mcp}`,
+      where: `${agent.mcp.name}${agent.mcp.scope} in ${configFile}`,
+      manifest: stepManifest(yield* ManifestStore, `blctx install ${agent.target}`)
+    }
+    return scope
+  })
+
+/** What this installation registers: same program paths and arguments every time, so reinstalling changes nothing. */
+const desiredFor = (s: McpScope, m: Manifest) =>
+  Effect.gen(function* () {
+    const command = mcpServerCommand(yield* ProgramPaths, yield* Paths, m.installation_id)
+    const desired: McpRecord = { home: s.home, name: s.agent.mcp.name, ...command }
+    return desired
+  })
+
+/** The programs a registration runs must exist, or the agent would fail to start the server. */
+const checkPrograms = (s: McpScope, desired: McpRecord) =>
+  Effect.gen(function* () {
+    const fs = yield* SafeFs
+    for (const program of [desired.command, desired.args[0] ?? ""]) {
+      if (!(yield* fs.exists(program))) {
+        return yield* fail(
+          `${program} does not exist, so ${s.agent.name} could not start blctx's MCP server`,
+          `Reinstall or rebuild blctx (npm run build in its folder), then run: ${s.reinstall}`
+        )
+      }
+    }
+  })
+
+const recordOf = (s: McpScope, m: Manifest) =>
+  s.agent.mcp.records.read(m).find((r) => r.home === s.home && r.name === s.agent.mcp.name)
+
+/** Writes the registrations blctx owns (one per agent home and name) into the manifest. */
+const writeRecords = (s: McpScope, m: Manifest, list: ReadonlyArray<McpRecord>) =>
+  Effect.gen(function* () {
+    const manifests = yield* ManifestStore
+    const updated_at = DateTime.formatIso(yield* DateTime.now)
+    yield* manifests
+      .write(new Manifest({ ...s.agent.mcp.records.with({ ...m }, list), updated_at }))
+      .pipe(
+        Effect.mapError((e) =>
+          fail(`could not record the registration in ${manifests.path}: ${e.message}`, "Check the state directory.")
+        )
+      )
+  })
+
+const withRecord = (s: McpScope, m: Manifest, record: McpRecord) => [
+  ...s.agent.mcp.records.read(m).filter((r) => !(r.home === record.home && r.name === record.name)),
+  record
+]
+
+const collision = (s: McpScope, entry: FoundServer) =>
+  fail(
+    `${s.agent.mcp.say.holder(s.configFile)} already has an MCP server named ${s.agent.mcp.name} that blctx did not register (${entry.description}); it was left untouched`,
+    `If it is not needed, remove it (${entry.removeCommand}), then run: ${s.reinstall}`
+  )
+
+const modified = (s: McpScope, entry: FoundServer, record: McpRecord) =>
+  fail(
+    `${s.agent.mcp.name} in ${s.configFile} was changed after blctx registered it (it now runs ${entry.description}; blctx wrote ${commandLine(record)}); it was left untouched`,
+    `To let blctx register it again: ${entry.removeCommand}, then run: ${s.reinstall}. To keep your version, leave it: blctx will not change it.`
+  )
+
+/** Adds the server, then reads it back: the agent must report exactly what was asked. Says what a rewrite left. */
+const register = (s: McpScope, desired: McpRecord, run: StepRun) =>
+  Effect.gen(function* () {
+    const { name, say } = s.agent.mcp
+    const rewrote = yield* s.cli.add(s.home, desired, run, s.reinstall)
+    const saved = yield* s.cli.get(s.home, name, s.reinstall)
+    if (!Option.exists(saved, (e) => e.runs(desired))) {
+      return yield* fail(
+        `${say.cli} mcp add reported success, but ${say.reporter} now reports ${Option.match(saved, { onNone: () => "no entry", onSome: (e) => e.description })} for ${name}${say.readbackIn(s.configFile)}`,
+        `Check ${s.configFile} (${s.cli.command(s.home, say.getArgs(name))}), then run: ${s.reinstall}`
+      )
+    }
+    return rewrote
+  })
+
+/**
+ * Replaces an unchanged older registration. Where adding replaces, the new entry is added,
+ * then recorded: until then it is ours by either description. Where the agent refuses a name
+ * it has, the old entry is removed, then the new one recorded and added: interrupted in
+ * between, a rerun finds nothing and registers.
+ */
+const replace = (s: McpScope, m: Manifest, desired: McpRecord, run: StepRun) =>
+  s.agent.mcp.addReplaces
+    ? Effect.tap(register(s, desired, run), () => writeRecords(s, m, withRecord(s, m, desired)))
+    : Effect.gen(function* () {
+        yield* s.cli.remove(s.home, s.agent.mcp.name, run, s.reinstall)
+        yield* writeRecords(s, m, withRecord(s, m, desired))
+        return yield* register(s, desired, run)
+      })
+
+const what = (m: Manifest, desired: McpRecord) => `${desired.args[0] ?? ""}, installation ${m.installation_id}`
+
+const install = (s: McpScope, run: StepRun) =>
+  Effect.gen(function* () {
+    const m = yield* s.manifest.readActive
+    const desired = yield* desiredFor(s, m)
+    yield* checkPrograms(s, desired)
+    const found = yield* s.cli.get(s.home, s.agent.mcp.name, s.reinstall)
+    const record = recordOf(s, m)
+    const judged = judge(found, record, desired)
+    switch (judged._tag) {
+      case "Foreign":
+        return yield* collision(s, judged.entry)
+      case "Modified":
+        return yield* modified(s, judged.entry, record ?? desired)
+      case "Absent":
+        // Recorded first: if anything stops us after adding it, the entry is still ours.
+        yield* writeRecords(s, m, withRecord(s, m, desired))
+        return { detail: `registered ${s.where} (${what(m, desired)})${yield* register(s, desired, run)}` }
+      case "Outdated": {
+        const rewrote = yield* replace(s, m, desired, run)
+        return {
+          detail: `updated ${s.where} (${what(m, desired)}); it ran ${commandLine(record ?? desired)}${rewrote}`
+        }
+      }
+      case "Current":
+        if (record === undefined || !sameRegistration(record, desired)) {
+          yield* writeRecords(s, m, withRecord(s, m, desired))
+        }
+        return { detail: `${s.where} already registered (${what(m, desired)}), left as is` }
+    }
+  }).pipe(Effect.withSpan(`${s.agent.span}Mcp.install`))
+
+const verify = (s: McpScope) =>
+  Effect.gen(function* () {
+    const { name, say } = s.agent.mcp
+    const m = yield* s.manifest.readActive
+    const desired = yield* desiredFor(s, m)
+    const found = yield* s.cli.get(s.home, name, s.doctor)
+    const record = recordOf(s, m)
+    const judged = judge(found, record, desired)
+    switch (judged._tag) {
+      case "Absent":
+        return yield* fail(
+          record === undefined
+            ? `${name} is not registered ${say.registeredIn(s.configFile)}`
+            : `${name} is no longer registered ${say.registeredIn(s.configFile, "it was removed after install")}`,
+          `Run: ${s.reinstall}`
+        )
+      case "Foreign":
+        return yield* collision(s, judged.entry)
+      case "Modified":
+        return yield* modified(s, judged.entry, record ?? desired)
+      case "Outdated":
+        return yield* fail(
+          `${name} in ${s.configFile} runs ${commandLine(record ?? desired)}, not what this installation writes (${commandLine(desired)})`,
+          `Run: ${s.reinstall}`
+        )
+      case "Current": {
+        const programs = Effect.provide(checkPrograms(s, desired), yield* Effect.context<SafeFs>())
+        const said = yield* judged.entry.confirm(programs, s.reinstall)
+        return { detail: `${s.where} runs ${what(m, desired)}${said}` }
+      }
+    }
+  }).pipe(Effect.withSpan(`${s.agent.span}Mcp.verify`))
+
+/** Doctor: which CLI answers, where its config is and what it reports for the name, whatever verify found. */
+const diagnose = (s: McpScope) =>
+  Effect.gen(function* () {
+    const { name, records, say } = s.agent.mcp
+    const found = yield* s.cli.locate(s.reinstall)
+    const entry = yield* s.cli.get(s.home, name, s.doctor)
+    const config = (yield* (yield* SafeFs).exists(s.configFile)) ? s.configFile : `${s.configFile} (not created yet)`
+    const reported = Option.match(entry, {
+      onNone: () => `no server named ${name}`,
+      onSome: (e) => `${name} = ${e.report}`
+    })
+    const manifest = yield* s.manifest.read.pipe(Effect.orElseSucceed(() => Option.none<Manifest>()))
+    const homes = Option.match(manifest, {
+      onNone: () => [],
+      onSome: (m) => records.read(m).map((r) => r.home)
+    })
+    const recorded = homes.length === 0 ? "blctx records no registration" : `blctx records one in ${homes.join(", ")}`
+    return { detail: `${found.said}; config ${config}; ${say.reporter} reports ${reported}; ${recorded}` }
+  }).pipe(Effect.withSpan(`${s.agent.span}Mcp.diagnose`))
+
+/** Removes one recorded registration; a failure says why it stays recorded. */
+const removeOne = (s: McpScope, record: McpRecord, desired: McpRecord, run: StepRun) =>
+  Effect.gen(function* () {
+    const config = s.cli.configFileOf(record.home)
+    if (!(yield* s.cli.present(record.home))) return "gone" as const
+    const next = `blctx uninstall ${s.agent.target}, or ${s.cli.removeYourself(record.home, record.name)} yourself`
+    const found = yield* s.cli.get(record.home, record.name, next)
+    if (Option.isNone(found)) return "gone" as const
+    const entry = found.value
+    const ours = entry.runs(record) || (desired.home === record.home && entry.runs(desired))
+    if (!ours) {
+      return yield* fail(
+        `${record.name} in ${config} was changed after blctx registered it (it now runs ${entry.description}); it was left untouched`,
+        `If you no longer need it: ${entry.removeCommand}`
+      )
+    }
+    yield* s.cli.remove(record.home, record.name, run, next)
+    return "removed" as const
+  })
+
+/** Removes every recorded registration, sorting their config files by what happened; the failed stay recorded. */
+const removeAll = (s: McpScope, recorded: ReadonlyArray<McpRecord>, desired: McpRecord, run: StepRun) =>
+  Effect.gen(function* () {
+    const kept: Array<McpRecord> = []
+    const removed: Array<string> = []
+    const gone: Array<string> = []
+    const problems: Array<StepFailure> = []
+    for (const record of recorded) {
+      const outcome = yield* Effect.either(removeOne(s, record, desired, run))
+      if (outcome._tag === "Left") {
+        kept.push(record)
+        problems.push(outcome.left)
+      } else {
+        ;(outcome.right === "removed" ? removed : gone).push(s.cli.configFileOf(record.home))
+      }
+    }
+    return { kept, removed, gone, problems } as const
+  })
+
+const uninstall = (s: McpScope, run: StepRun) =>
+  Effect.gen(function* () {
+    const { name, records } = s.agent.mcp
+    const manifest = yield* s.manifest.read
+    if (Option.isNone(manifest)) return { detail: "nothing to remove: no manifest, so blctx registered nothing" }
+    const m = manifest.value
+    const recorded = records.read(m)
+    if (recorded.length === 0) {
+      return { detail: `nothing to remove: blctx has no MCP server registered with ${s.agent.name}` }
+    }
+    const { kept, removed, gone, problems } = yield* removeAll(s, recorded, yield* desiredFor(s, m), run)
+    const after = yield* s.cli.afterRemoval([...removed, ...gone])
+    if (kept.length !== recorded.length) yield* writeRecords(s, m, kept)
+    if (problems.length > 0) return yield* allOf(problems)
+    if (removed.length === 0) {
+      return { detail: `nothing to remove: ${name} was already gone from ${gone.join(", ")}${after}` }
+    }
+    const alreadyGone = gone.length > 0 ? `; already gone from ${gone.join(", ")}` : ""
+    return { detail: `removed ${name} from ${removed.join(", ")}${alreadyGone}${after}` }
+  }).pipe(Effect.withSpan(`${s.agent.span}Mcp.uninstall`))
+
 /**
  * Registers blctx's stdio MCP server with an agent (codex_mcp, claude_mcp) through the agent's
  * own CLI (`codex mcp add`, `claude mcp add --scope user`), never by editing its files: the
@@ -61,242 +326,14 @@ const allOf = (problems: ReadonlyArray<StepFailure>) =>
  * overwritten; every other entry is the agent's to keep.
  */
 export const mcpStep = <R>(agent: AgentIntegration<R>) =>
-  Effect.gen(function* () {
-    const cli = yield* agent.mcp.cli
-    const manifests = yield* ManifestStore
-    const paths = yield* Paths
-    const programs = yield* ProgramPaths
-    const fs = yield* SafeFs
-
-    const { name: NAME, records, say } = agent.mcp
-    const id = agent.steps.mcp
-    const REINSTALL = `blctx install ${agent.target} --step ${id}`
-    const DOCTOR = `blctx doctor --step ${id}`
-    const home = agent.homeOf(paths)
-    const configFile = cli.configFileOf(home)
-
-    const { read: readManifest, readActive } = stepManifest(manifests, `blctx install ${agent.target}`)
-
-    /** What this installation registers: same program paths and arguments every time, so reinstalling changes nothing. */
-    const desiredFor = (m: Manifest): McpRecord => ({
-      home,
-      name: NAME,
-      ...mcpServerCommand(programs, paths, m.installation_id)
-    })
-
-    /** The programs a registration runs must exist, or the agent would fail to start the server. */
-    const checkPrograms = (desired: McpRecord) =>
-      Effect.gen(function* () {
-        for (const program of [desired.command, desired.args[0] ?? ""]) {
-          if (!(yield* fs.exists(program))) {
-            return yield* fail(
-              `${program} does not exist, so ${agent.name} could not start blctx's MCP server`,
-              `Reinstall or rebuild blctx (npm run build in its folder), then run: ${REINSTALL}`
-            )
-          }
-        }
-      })
-
-    const recordOf = (m: Manifest) => records.read(m).find((r) => r.home === home && r.name === NAME)
-
-    /** Writes the registrations blctx owns (one per agent home and name) into the manifest. */
-    const writeRecords = (m: Manifest, list: ReadonlyArray<McpRecord>) =>
-      Effect.gen(function* () {
-        const updated_at = DateTime.formatIso(yield* DateTime.now)
-        yield* manifests
-          .write(new Manifest({ ...records.with({ ...m }, list), updated_at }))
-          .pipe(
-            Effect.mapError((e) =>
-              fail(`could not record the registration in ${manifests.path}: ${e.message}`, "Check the state directory.")
-            )
-          )
-      })
-
-    const withRecord = (m: Manifest, record: McpRecord) => [
-      ...records.read(m).filter((r) => !(r.home === record.home && r.name === record.name)),
-      record
-    ]
-
-    const collision = (entry: FoundServer) =>
-      fail(
-        `${say.holder(configFile)} already has an MCP server named ${NAME} that blctx did not register (${entry.description}); it was left untouched`,
-        `If it is not needed, remove it (${entry.removeCommand}), then run: ${REINSTALL}`
-      )
-
-    const modified = (entry: FoundServer, record: McpRecord) =>
-      fail(
-        `${NAME} in ${configFile} was changed after blctx registered it (it now runs ${entry.description}; blctx wrote ${commandLine(record)}); it was left untouched`,
-        `To let blctx register it again: ${entry.removeCommand}, then run: ${REINSTALL}. To keep your version, leave it: blctx will not change it.`
-      )
-
-    /** Adds the server, then reads it back: the agent must report exactly what was asked. Says what a rewrite left. */
-    const register = (desired: McpRecord, run: StepRun) =>
-      Effect.gen(function* () {
-        const rewrote = yield* cli.add(home, desired, run, REINSTALL)
-        const saved = yield* cli.get(home, NAME, REINSTALL)
-        if (!Option.exists(saved, (e) => e.runs(desired))) {
-          return yield* fail(
-            `${say.cli} mcp add reported success, but ${say.reporter} now reports ${Option.match(saved, { onNone: () => "no entry", onSome: (e) => e.description })} for ${NAME}${say.readbackIn(configFile)}`,
-            `Check ${configFile} (${cli.command(home, say.getArgs(NAME))}), then run: ${REINSTALL}`
-          )
-        }
-        return rewrote
-      })
-
-    /**
-     * Replaces an unchanged older registration. Where adding replaces, the new entry is added,
-     * then recorded: until then it is ours by either description. Where the agent refuses a name
-     * it has, the old entry is removed, then the new one recorded and added: interrupted in
-     * between, a rerun finds nothing and registers.
-     */
-    const replace = (m: Manifest, desired: McpRecord, run: StepRun) =>
-      agent.mcp.addReplaces
-        ? Effect.tap(register(desired, run), () => writeRecords(m, withRecord(m, desired)))
-        : Effect.gen(function* () {
-            yield* cli.remove(home, NAME, run, REINSTALL)
-            yield* writeRecords(m, withRecord(m, desired))
-            return yield* register(desired, run)
-          })
-
-    const where = `${NAME}${agent.mcp.scope} in ${configFile}`
-    const what = (m: Manifest, desired: McpRecord) => `${desired.args[0] ?? ""}, installation ${m.installation_id}`
-
-    const install = Effect.fn(`${agent.span}Mcp.install`)(function* (run: StepRun) {
-      const m = yield* readActive
-      const desired = desiredFor(m)
-      yield* checkPrograms(desired)
-      const found = yield* cli.get(home, NAME, REINSTALL)
-      const record = recordOf(m)
-      const judged = judge(found, record, desired)
-      switch (judged._tag) {
-        case "Foreign":
-          return yield* collision(judged.entry)
-        case "Modified":
-          return yield* modified(judged.entry, record ?? desired)
-        case "Absent":
-          // Recorded first: if anything stops us after adding it, the entry is still ours.
-          yield* writeRecords(m, withRecord(m, desired))
-          return { detail: `registered ${where} (${what(m, desired)})${yield* register(desired, run)}` }
-        case "Outdated": {
-          const rewrote = yield* replace(m, desired, run)
-          return {
-            detail: `updated ${where} (${what(m, desired)}); it ran ${commandLine(record ?? desired)}${rewrote}`
-          }
-        }
-        case "Current":
-          if (record === undefined || !sameRegistration(record, desired)) yield* writeRecords(m, withRecord(m, desired))
-          return { detail: `${where} already registered (${what(m, desired)}), left as is` }
+  Effect.flatMap(scopeOf(agent), (s) =>
+    stepWithServices(
+      { id: agent.steps.mcp, title: `${agent.name} MCP registration`, requires: ["data_directory"] },
+      {
+        install: (run) => install(s, run),
+        verify: () => verify(s),
+        diagnose: () => diagnose(s),
+        uninstall: (run) => uninstall(s, run)
       }
-    })
-
-    const verify = Effect.fn(`${agent.span}Mcp.verify`)(function* () {
-      const m = yield* readActive
-      const desired = desiredFor(m)
-      const found = yield* cli.get(home, NAME, DOCTOR)
-      const record = recordOf(m)
-      const judged = judge(found, record, desired)
-      switch (judged._tag) {
-        case "Absent":
-          return yield* fail(
-            record === undefined
-              ? `${NAME} is not registered ${say.registeredIn(configFile)}`
-              : `${NAME} is no longer registered ${say.registeredIn(configFile, "it was removed after install")}`,
-            `Run: ${REINSTALL}`
-          )
-        case "Foreign":
-          return yield* collision(judged.entry)
-        case "Modified":
-          return yield* modified(judged.entry, record ?? desired)
-        case "Outdated":
-          return yield* fail(
-            `${NAME} in ${configFile} runs ${commandLine(record ?? desired)}, not what this installation writes (${commandLine(desired)})`,
-            `Run: ${REINSTALL}`
-          )
-        case "Current": {
-          const said = yield* judged.entry.confirm(checkPrograms(desired), REINSTALL)
-          return { detail: `${where} runs ${what(m, desired)}${said}` }
-        }
-      }
-    })
-
-    /** Doctor: which CLI answers, where its config is and what it reports for the name, whatever verify found. */
-    const diagnose = Effect.fn(`${agent.span}Mcp.diagnose`)(function* () {
-      const found = yield* cli.locate(REINSTALL)
-      const entry = yield* cli.get(home, NAME, DOCTOR)
-      const config = (yield* fs.exists(configFile)) ? configFile : `${configFile} (not created yet)`
-      const reported = Option.match(entry, {
-        onNone: () => `no server named ${NAME}`,
-        onSome: (e) => `${NAME} = ${e.report}`
-      })
-      const manifest = yield* readManifest.pipe(Effect.orElseSucceed(() => Option.none<Manifest>()))
-      const homes = Option.match(manifest, {
-        onNone: () => [],
-        onSome: (m) => records.read(m).map((r) => r.home)
-      })
-      const recorded = homes.length === 0 ? "blctx records no registration" : `blctx records one in ${homes.join(", ")}`
-      return { detail: `${found.said}; config ${config}; ${say.reporter} reports ${reported}; ${recorded}` }
-    })
-
-    /** Removes one recorded registration; a failure says why it stays recorded. */
-    const removeOne = (record: McpRecord, desired: McpRecord, run: StepRun) =>
-      Effect.gen(function* () {
-        const config = cli.configFileOf(record.home)
-        if (!(yield* cli.present(record.home))) return "gone" as const
-        const next = `blctx uninstall ${agent.target}, or ${cli.removeYourself(record.home, record.name)} yourself`
-        const found = yield* cli.get(record.home, record.name, next)
-        if (Option.isNone(found)) return "gone" as const
-        const entry = found.value
-        const ours = entry.runs(record) || (desired.home === record.home && entry.runs(desired))
-        if (!ours) {
-          return yield* fail(
-            `${record.name} in ${config} was changed after blctx registered it (it now runs ${entry.description}); it was left untouched`,
-            `If you no longer need it: ${entry.removeCommand}`
-          )
-        }
-        yield* cli.remove(record.home, record.name, run, next)
-        return "removed" as const
-      })
-
-    const uninstall = Effect.fn(`${agent.span}Mcp.uninstall`)(function* (run: StepRun) {
-      const manifest = yield* readManifest
-      if (Option.isNone(manifest)) return { detail: "nothing to remove: no manifest, so blctx registered nothing" }
-      const m = manifest.value
-      const recorded = records.read(m)
-      if (recorded.length === 0) {
-        return { detail: `nothing to remove: blctx has no MCP server registered with ${agent.name}` }
-      }
-      const desired = desiredFor(m)
-      const kept: Array<McpRecord> = []
-      const removed: Array<string> = []
-      const gone: Array<string> = []
-      const problems: Array<StepFailure> = []
-      for (const record of recorded) {
-        const outcome = yield* Effect.either(removeOne(record, desired, run))
-        if (outcome._tag === "Left") {
-          kept.push(record)
-          problems.push(outcome.left)
-        } else {
-          ;(outcome.right === "removed" ? removed : gone).push(cli.configFileOf(record.home))
-        }
-      }
-      const after = yield* cli.afterRemoval([...removed, ...gone])
-      if (kept.length !== recorded.length) yield* writeRecords(m, kept)
-      if (problems.length > 0) return yield* allOf(problems)
-      if (removed.length === 0) {
-        return { detail: `nothing to remove: ${NAME} was already gone from ${gone.join(", ")}${after}` }
-      }
-      const alreadyGone = gone.length > 0 ? `; already gone from ${gone.join(", ")}` : ""
-      return { detail: `removed ${NAME} from ${removed.join(", ")}${alreadyGone}${after}` }
-    })
-
-    const step: Step = {
-      id,
-      title: `${agent.name} MCP registration`,
-      requires: ["data_directory"],
-      install: (run) => install(run),
-      verify: () => verify(),
-      diagnose: () => diagnose(),
-      uninstall: (run) => uninstall(run)
-    }
-    return step
-  })
+    )
+  )
