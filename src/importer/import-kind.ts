@@ -1,10 +1,10 @@
 import * as NodePath from "node:path"
 import type { SqlClient } from "@effect/sql"
-import { Data, Duration, Effect, Option, Ref, Schema } from "effect"
+import { type Context, Data, Duration, Effect, Option, Ref, Schema } from "effect"
 import { BoundedId, BoundedPath } from "../domain/bounded-text.js"
 import { SafeFs } from "../fs/safe-fs.js"
 import { JobCounts } from "../jobs/job.js"
-import { type JobKind, registerJobKind } from "../jobs/job-kind.js"
+import { type JobContext, type JobKind, type JobOutcome, registerJobKind } from "../jobs/job-kind.js"
 import type { TranscriptFiles } from "../transcripts/transcript-files.js"
 import { ChunkingFailed, EmbeddingFailed, HistoryStoreError, type ImportFailure } from "../vectors/import-errors.js"
 import { ImportServices, IndexingServices } from "../vectors/import-services.js"
@@ -122,6 +122,202 @@ const noteOf = (problems: ReadonlyArray<Problem>, more: number): string | undefi
   return `not wholly imported: ${listed}${more > 0 ? `; and ${more} more file${more === 1 ? "" : "s"}` : ""}`
 }
 
+/** The services a file's import is given: those the import kind was built with. */
+type ImportNeeds = TranscriptFiles | SafeFs | IndexingServices
+
+type ImportKindType = JobKind<
+  ImportParams,
+  typeof ImportParams.Encoded,
+  ImportCheckpoint,
+  typeof ImportCheckpoint.Encoded,
+  ImportFailure
+>
+
+/**
+ * What a stall means, by the stage it stopped in: while reading it is the file's problem; while
+ * chunking or embedding it is the tokenizer's or the model's, and fails the job.
+ */
+const stalledFile =
+  (path: string, services: typeof ImportServices.Service) =>
+  (stalled: FileStalled): Effect.Effect<PreparedFile, ImportFailure> => {
+    const why = `no progress for ${stalled.limit}`
+    switch (stalled.stage) {
+      case "reading":
+        return Effect.succeed(unreadableFile(path, `${why} (nothing read); skipped`))
+      case "chunking":
+        return Effect.fail(ChunkingFailed.stalled(services.chunking.tokenizer, path, stalled.limit))
+      case "embedding":
+        return Effect.fail(
+          EmbeddingFailed.stalled(
+            Option.match(services.embedding, { onNone: () => "(none)", onSome: (e) => e.fingerprint.label }),
+            path,
+            stalled.limit
+          )
+        )
+    }
+  }
+
+/** One file, prepared under the stall watch. */
+const prepareBounded = (
+  context: Context.Context<ImportNeeds>,
+  path: string,
+  services: typeof ImportServices.Service
+): Effect.Effect<PreparedFile, ImportFailure, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const counter = yield* Ref.make(0)
+    const stage = yield* Ref.make<PrepareStage>("reading")
+    const work = Effect.scoped(
+      prepareFile(path, { progress: Ref.update(counter, (n) => n + 1), stage: (s) => Ref.set(stage, s) })
+    ).pipe(
+      Effect.provideService(ImportServices, services),
+      Effect.provide(context),
+      // Stopping it does not wait for it to end: a read that never returns cannot hold the job.
+      Effect.disconnect
+    )
+    return yield* Effect.raceFirst(work, stallWatch(counter, stage, FILE_STALL_LIMIT))
+  }).pipe(Effect.catchTag("FileStalled", stalledFile(path, services)))
+
+/** Where an attempt starts: the file, and how many attempts in a row started there. */
+interface AttemptStart {
+  readonly file: number
+  readonly attempts: number
+}
+
+/** The job's counts so far, and the files not wholly imported (the first few named, the rest counted). */
+class ImportTally {
+  counts: Record<string, number>
+  problems: ReadonlyArray<Problem>
+  more: number
+
+  constructor(resumed: ImportCheckpoint | undefined) {
+    this.counts = { ...resumed?.counts }
+    this.problems = resumed?.problems ?? []
+    this.more = resumed?.more_problems ?? 0
+  }
+
+  add(counts: Readonly<Record<string, number>>) {
+    this.counts = add(this.counts, counts)
+  }
+
+  noteProblem(path: string, problem: string | undefined) {
+    if (problem === undefined) return
+    if (this.problems.length < MAX_PROBLEMS) this.problems = [...this.problems, { path, problem }]
+    else this.more++
+  }
+
+  checkpoint(nextFile: number, started: AttemptStart): ImportCheckpoint {
+    return {
+      next_file: nextFile,
+      counts: this.counts,
+      started_at_file: started,
+      ...(this.problems.length === 0 ? {} : { problems: this.problems }),
+      ...(this.more === 0 ? {} : { more_problems: this.more })
+    }
+  }
+
+  /** `partial` when anything asked for is not in the index, with the note naming why. */
+  outcome(): JobOutcome {
+    const incomplete = INCOMPLETE.some((k) => (this.counts[k] ?? 0) > 0)
+    const note = noteOf(this.problems, this.more)
+    return { state: incomplete ? "partial" : "completed", counts: this.counts, ...(note === undefined ? {} : { note }) }
+  }
+}
+
+/**
+ * The file at which attempts kept being stopped, skipped: counted and named as unreadable, with
+ * the skip kept (import_retries) in the start's commit, for the daemon to try it again later.
+ */
+const skipInterrupted = (context: Context.Context<ImportNeeds>, path: string, attempts: number, tally: ImportTally) =>
+  Effect.gen(function* () {
+    const reason = `the import was interrupted ${attempts} times while reading this file (the daemon stopped or crashed); skipped`
+    tally.add({ files_unreadable: 1 })
+    tally.noteProblem(path, reason)
+    const signature = yield* signatureOf(path).pipe(Effect.provide(context))
+    return recordSkipped(path, signature, reason).pipe(
+      Effect.mapError((e) => HistoryStoreError.of(`record the skip of ${path}`, e))
+    )
+  })
+
+/**
+ * Records where this attempt starts before opening anything: when attempts keep being stopped
+ * inside the same file, the next one skips it. Returns the first file to import and the start.
+ */
+const startAttempt = (
+  context: Context.Context<ImportNeeds>,
+  paths: ReadonlyArray<string>,
+  job: JobContext<ImportCheckpoint>,
+  tally: ImportTally
+) =>
+  Effect.gen(function* () {
+    const resumed = Option.getOrUndefined(job.checkpoint)
+    let next = resumed?.next_file ?? 0
+    const previous = resumed?.started_at_file
+    let attempts = previous !== undefined && previous.file === next ? previous.attempts : 0
+    let skipped: Effect.Effect<void, HistoryStoreError, SqlClient.SqlClient> | undefined
+    if (next < paths.length && attempts >= MAX_INTERRUPTED_ATTEMPTS) {
+      skipped = yield* skipInterrupted(context, paths[next] as string, attempts, tally)
+      next++
+      attempts = 0
+    }
+    const started: AttemptStart = { file: next, attempts: attempts + 1 }
+    if (next < paths.length || skipped !== undefined) {
+      yield* job.commit(skipped ?? Effect.void, {
+        checkpoint: tally.checkpoint(next, started),
+        progressDone: next,
+        progressTotal: paths.length,
+        counts: tally.counts
+      })
+    }
+    return { next, started }
+  })
+
+/**
+ * One file imported and committed with the checkpoint after it. A failure here or in the commit
+ * fails the job: nothing of this file is committed and the checkpoint stays before it, so the
+ * next run imports it again.
+ */
+const importOne = (
+  context: Context.Context<ImportNeeds>,
+  services: typeof ImportServices.Service,
+  job: JobContext<ImportCheckpoint>,
+  tally: ImportTally,
+  at: { readonly paths: ReadonlyArray<string>; readonly index: number; readonly started: AttemptStart }
+) =>
+  Effect.gen(function* () {
+    const path = at.paths[at.index] as string
+    const prepared = yield* prepareBounded(context, path, services)
+    tally.add(prepared.report.counts)
+    tally.noteProblem(path, problemOf(prepared.report))
+    // Read to its end (whatever it held): a retry waiting for it is done.
+    yield* job.commit(
+      Effect.zipRight(
+        prepared.write,
+        clearRetry(path).pipe(Effect.mapError((e) => HistoryStoreError.of(`clear the retry of ${path}`, e)))
+      ),
+      {
+        checkpoint: tally.checkpoint(at.index + 1, at.started),
+        progressDone: at.index + 1,
+        progressTotal: at.paths.length,
+        counts: tally.counts
+      }
+    )
+  })
+
+/** One attempt of an import job: its start recorded, then each file from there in order. */
+const runImport =
+  (context: Context.Context<ImportNeeds>, options: ImportKindOptions): ImportKindType["run"] =>
+  (params, job) =>
+    Effect.gen(function* () {
+      const tally = new ImportTally(Option.getOrUndefined(job.checkpoint))
+      const { next, started } = yield* startAttempt(context, params.paths, job, tally)
+      const services = yield* Effect.flatMap(IndexingServices, (s) => s.current).pipe(Effect.provide(context))
+      for (let index = next; index < params.paths.length; index++) {
+        if (options.holdEachFile !== undefined) yield* options.holdEachFile(params.paths[index] as string)
+        yield* importOne(context, services, job, tally, { paths: params.paths, index, started })
+      }
+      return tally.outcome()
+    })
+
 /**
  * `import`: reads each transcript in one streaming pass (`import-records.ts`: the shared line
  * decoder, tool output checked in place rather than decoded), selects messages with the shared
@@ -141,134 +337,12 @@ const noteOf = (problems: ReadonlyArray<Problem>, more: number): string | undefi
  * imports it: a broken model is one failed job saying so, never N files called unreadable.
  */
 export const makeImportKind = Effect.fn("makeImportKind")(function* (options: ImportKindOptions = {}) {
-  const context = yield* Effect.context<TranscriptFiles | SafeFs | IndexingServices>()
-
-  /**
-   * One file, prepared under the stall watch. A stall while reading is the file's problem; one
-   * while chunking or embedding is the tokenizer's or the model's, and fails the job.
-   */
-  const prepareBounded = (
-    path: string,
-    services: typeof ImportServices.Service
-  ): Effect.Effect<PreparedFile, ImportFailure, SqlClient.SqlClient> =>
-    Effect.gen(function* () {
-      const counter = yield* Ref.make(0)
-      const stage = yield* Ref.make<PrepareStage>("reading")
-      const work = Effect.scoped(
-        prepareFile(path, { progress: Ref.update(counter, (n) => n + 1), stage: (s) => Ref.set(stage, s) })
-      ).pipe(
-        Effect.provideService(ImportServices, services),
-        Effect.provide(context),
-        // Stopping it does not wait for it to end: a read that never returns cannot hold the job.
-        Effect.disconnect
-      )
-      return yield* Effect.raceFirst(work, stallWatch(counter, stage, FILE_STALL_LIMIT))
-    }).pipe(
-      Effect.catchTag("FileStalled", (stalled): Effect.Effect<PreparedFile, ImportFailure> => {
-        const why = `no progress for ${stalled.limit}`
-        switch (stalled.stage) {
-          case "reading":
-            return Effect.succeed(unreadableFile(path, `${why} (nothing read); skipped`))
-          case "chunking":
-            return Effect.fail(ChunkingFailed.stalled(services.chunking.tokenizer, path, stalled.limit))
-          case "embedding":
-            return Effect.fail(
-              EmbeddingFailed.stalled(
-                Option.match(services.embedding, { onNone: () => "(none)", onSome: (e) => e.fingerprint.label }),
-                path,
-                stalled.limit
-              )
-            )
-        }
-      })
-    )
-
-  const kind: JobKind<
-    ImportParams,
-    typeof ImportParams.Encoded,
-    ImportCheckpoint,
-    typeof ImportCheckpoint.Encoded,
-    ImportFailure
-  > = {
+  const context = yield* Effect.context<ImportNeeds>()
+  const kind: ImportKindType = {
     name: "import",
     params: ImportParams,
     checkpoint: ImportCheckpoint,
-    run: (params, job) =>
-      Effect.gen(function* () {
-        const resumed = Option.getOrUndefined(job.checkpoint)
-        let next = resumed?.next_file ?? 0
-        let counts: Record<string, number> = { ...resumed?.counts }
-        let problems: ReadonlyArray<Problem> = resumed?.problems ?? []
-        let more = resumed?.more_problems ?? 0
-        const total = params.paths.length
-        const noteProblem = (path: string, problem: string | undefined) => {
-          if (problem === undefined) return
-          if (problems.length < MAX_PROBLEMS) problems = [...problems, { path, problem }]
-          else more++
-        }
-        const checkpoint = (nextFile: number, started: { readonly file: number; readonly attempts: number }) => ({
-          next_file: nextFile,
-          counts,
-          started_at_file: started,
-          ...(problems.length === 0 ? {} : { problems }),
-          ...(more === 0 ? {} : { more_problems: more })
-        })
-
-        // Record where this attempt starts before opening anything: when attempts keep being
-        // stopped inside the same file, the next one skips it.
-        const previous = resumed?.started_at_file
-        let attempts = previous !== undefined && previous.file === next ? previous.attempts : 0
-        // The skip is kept (import_retries) in the same commit, for the daemon to try it again later.
-        let skipped: Effect.Effect<void, HistoryStoreError, SqlClient.SqlClient> | undefined
-        if (next < total && attempts >= MAX_INTERRUPTED_ATTEMPTS) {
-          const path = params.paths[next] as string
-          const reason = `the import was interrupted ${attempts} times while reading this file (the daemon stopped or crashed); skipped`
-          counts = add(counts, { files_unreadable: 1 })
-          noteProblem(path, reason)
-          const signature = yield* signatureOf(path).pipe(Effect.provide(context))
-          skipped = recordSkipped(path, signature, reason).pipe(
-            Effect.mapError((e) => HistoryStoreError.of(`record the skip of ${path}`, e))
-          )
-          next++
-          attempts = 0
-        }
-        const started = { file: next, attempts: attempts + 1 }
-        if (next < total || skipped !== undefined) {
-          yield* job.commit(skipped ?? Effect.void, {
-            checkpoint: checkpoint(next, started),
-            progressDone: next,
-            progressTotal: total,
-            counts
-          })
-        }
-
-        const services = yield* Effect.flatMap(IndexingServices, (s) => s.current).pipe(Effect.provide(context))
-        for (let index = next; index < total; index++) {
-          const path = params.paths[index] as string
-          if (options.holdEachFile !== undefined) yield* options.holdEachFile(path)
-          // A failure here or in the commit fails the job: nothing of this file is committed and
-          // the checkpoint stays before it, so the next run imports it again.
-          const prepared = yield* prepareBounded(path, services)
-          counts = add(counts, prepared.report.counts)
-          noteProblem(path, problemOf(prepared.report))
-          // Read to its end (whatever it held): a retry waiting for it is done.
-          yield* job.commit(
-            Effect.zipRight(
-              prepared.write,
-              clearRetry(path).pipe(Effect.mapError((e) => HistoryStoreError.of(`clear the retry of ${path}`, e)))
-            ),
-            {
-              checkpoint: checkpoint(index + 1, started),
-              progressDone: index + 1,
-              progressTotal: total,
-              counts
-            }
-          )
-        }
-        const incomplete = INCOMPLETE.some((k) => (counts[k] ?? 0) > 0)
-        const note = noteOf(problems, more)
-        return { state: incomplete ? "partial" : "completed", counts, ...(note === undefined ? {} : { note }) } as const
-      })
+    run: runImport(context, options)
   }
   return registerJobKind(kind)
 })

@@ -359,6 +359,134 @@ const skimChecked = (
   return entry as RolloutEntry
 }
 
+/** How a read goes: `ImportReadOptions` with its defaults and bounds applied. */
+interface ReadLimits {
+  readonly chunkBytes: number
+  readonly maxLineBytes: number
+  readonly skimFrom: number
+  readonly decidedByType: ImportReadOptions["decidedByType"]
+}
+
+const readLimitsOf = (options: ImportReadOptions): ReadLimits => ({
+  chunkBytes: Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES),
+  maxLineBytes: Math.max(1, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES),
+  skimFrom: Math.max(0, options.skimFrom ?? SKIM_FROM),
+  decidedByType: options.decidedByType
+})
+
+/** A line's record: checked in place when it is long and decided by its type, else decoded. */
+const recordOfLine = (raw: RawLine, limits: ReadLimits): TranscriptRecord => {
+  const { bytes } = raw
+  const entry =
+    limits.decidedByType !== undefined && bytes !== null && raw.terminated && bytes.length >= limits.skimFrom
+      ? skimEntry(bytes, limits.decidedByType)
+      : undefined
+  return entry === undefined
+    ? decodeLine(raw, limits.maxLineBytes)
+    : { kind: "record", line: raw.line, byte_start: raw.byte_start, byte_end: raw.byte_end, entry }
+}
+
+/**
+ * The unfinished line, gathered across reads in one reused buffer; once it grows past the longest
+ * line decoded, only that it overflowed is kept.
+ */
+class HeldLine {
+  private buffer = new Uint8Array(0)
+  private length = 0
+  private overflow = false
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  /** Nothing held: a line that ends in this read can be handed on where it lies. */
+  get isEmpty() {
+    return this.length === 0 && !this.overflow
+  }
+
+  add(part: Uint8Array) {
+    if (this.overflow || part.length === 0) return
+    if (this.length + part.length > this.maxLineBytes) {
+      this.overflow = true
+      this.length = 0
+      return
+    }
+    if (this.length + part.length > this.buffer.length) {
+      const grown = new Uint8Array(
+        Math.min(this.maxLineBytes, Math.max(this.buffer.length * 2, this.length + part.length))
+      )
+      grown.set(this.buffer.subarray(0, this.length))
+      this.buffer = grown
+    }
+    this.buffer.set(part, this.length)
+    this.length += part.length
+  }
+
+  /** The line's bytes, or null when it overflowed; valid until `clear`. */
+  bytes(): Uint8Array | null {
+    return this.overflow ? null : this.buffer.subarray(0, this.length)
+  }
+
+  clear() {
+    this.length = 0
+    this.overflow = false
+    if (this.buffer.length > KEEP_LINE_BUFFER) this.buffer = new Uint8Array(0)
+  }
+}
+
+/** Cuts reads into lines, numbered and placed in the file, and hands each line's record to `f`. */
+class RecordSplitter {
+  private readonly held: HeldLine
+  private lineNumber: number
+  private lineStart: number
+
+  constructor(
+    private readonly limits: ReadLimits,
+    from: { readonly byte: number; readonly line: number },
+    private readonly f: (record: TranscriptRecord) => void
+  ) {
+    this.held = new HeldLine(limits.maxLineBytes)
+    this.lineNumber = from.line
+    this.lineStart = from.byte
+  }
+
+  /** The lines `chunk` (the bytes at `offset`) completes; the rest is held for the next read. */
+  split(chunk: Uint8Array, offset: number) {
+    let from = 0
+    for (;;) {
+      const newline = chunk.indexOf(NEWLINE, from)
+      if (newline === -1) {
+        this.held.add(chunk.subarray(from))
+        return
+      }
+      if (this.held.isEmpty) {
+        const line = chunk.subarray(from, newline)
+        this.emit(line.length > this.limits.maxLineBytes ? null : line, offset + newline, true)
+      } else {
+        this.held.add(chunk.subarray(from, newline))
+        this.finishHeld(offset + newline, true)
+      }
+      this.lineStart = offset + newline + 1
+      from = newline + 1
+    }
+  }
+
+  /** The last line, when the file ends without a newline after it. */
+  end(position: number) {
+    if (this.lineStart < position) this.finishHeld(position, false)
+  }
+
+  private finishHeld(end: number, terminated: boolean) {
+    this.emit(this.held.bytes(), end, terminated)
+    this.held.clear()
+  }
+
+  private emit(bytes: Uint8Array | null, end: number, terminated: boolean) {
+    const raw: RawLine = { line: this.lineNumber, byte_start: this.lineStart, byte_end: end, bytes, terminated }
+    this.lineNumber++
+    if (isBlank(bytes)) return
+    this.f(recordOfLine(raw, this.limits))
+  }
+}
+
 /**
  * Calls `f` with every record of `handle` up to the size captured at open, in file order, one
  * read at a time: nothing is collected, and a record is dropped once `f` returns.
@@ -369,88 +497,20 @@ export const forEachImportRecord = (
   f: (record: TranscriptRecord) => void
 ): Effect.Effect<void, TranscriptFileError> =>
   Effect.suspend(() => {
-    const chunkBytes = Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES)
-    const maxLineBytes = Math.max(1, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
-    const skimFrom = Math.max(0, options.skimFrom ?? SKIM_FROM)
-    const decidedByType = options.decidedByType
+    const limits = readLimitsOf(options)
     const size = handle.size
-    const buffer = new Uint8Array(chunkBytes)
+    const buffer = new Uint8Array(limits.chunkBytes)
     let position = Math.max(0, options.from?.byte ?? 0)
-    let lineNumber = Math.max(1, options.from?.line ?? 1)
-    let lineStart = position
-    // The unfinished line, gathered across reads in one reused buffer.
-    let held = new Uint8Array(0)
-    let heldLength = 0
-    let overflow = false
-
-    const emit = (bytes: Uint8Array | null, end: number, terminated: boolean) => {
-      const raw: RawLine = { line: lineNumber, byte_start: lineStart, byte_end: end, bytes, terminated }
-      lineNumber++
-      if (isBlank(bytes)) return
-      const entry =
-        decidedByType !== undefined && bytes !== null && terminated && bytes.length >= skimFrom
-          ? skimEntry(bytes, decidedByType)
-          : undefined
-      f(
-        entry === undefined
-          ? decodeLine(raw, maxLineBytes)
-          : { kind: "record", line: raw.line, byte_start: raw.byte_start, byte_end: raw.byte_end, entry }
-      )
-    }
-
-    const hold = (part: Uint8Array) => {
-      if (overflow || part.length === 0) return
-      if (heldLength + part.length > maxLineBytes) {
-        overflow = true
-        heldLength = 0
-        return
-      }
-      if (heldLength + part.length > held.length) {
-        const grown = new Uint8Array(Math.min(maxLineBytes, Math.max(held.length * 2, heldLength + part.length)))
-        grown.set(held.subarray(0, heldLength))
-        held = grown
-      }
-      held.set(part, heldLength)
-      heldLength += part.length
-    }
-
-    const finishHeld = (end: number, terminated: boolean) => {
-      emit(overflow ? null : held.subarray(0, heldLength), end, terminated)
-      heldLength = 0
-      overflow = false
-      if (held.length > KEEP_LINE_BUFFER) held = new Uint8Array(0)
-    }
-
-    /** The lines `chunk` (the bytes at `offset`) completes; the rest is held for the next read. */
-    const split = (chunk: Uint8Array, offset: number) => {
-      let from = 0
-      for (;;) {
-        const newline = chunk.indexOf(NEWLINE, from)
-        if (newline === -1) {
-          hold(chunk.subarray(from))
-          return
-        }
-        if (heldLength === 0 && !overflow) {
-          const line = chunk.subarray(from, newline)
-          emit(line.length > maxLineBytes ? null : line, offset + newline, true)
-        } else {
-          hold(chunk.subarray(from, newline))
-          finishHeld(offset + newline, true)
-        }
-        lineStart = offset + newline + 1
-        from = newline + 1
-      }
-    }
-
+    const splitter = new RecordSplitter(limits, { byte: position, line: Math.max(1, options.from?.line ?? 1) }, f)
     return Effect.gen(function* () {
       while (position < size) {
-        const want = Math.min(chunkBytes, size - position)
-        const read = yield* handle.readInto(position, want === chunkBytes ? buffer : buffer.subarray(0, want))
+        const want = Math.min(limits.chunkBytes, size - position)
+        const read = yield* handle.readInto(position, want === limits.chunkBytes ? buffer : buffer.subarray(0, want))
         // The file shrank under us: what was read is all there is (as the shared reader does).
         if (read === 0) break
-        split(buffer.subarray(0, read), position)
+        splitter.split(buffer.subarray(0, read), position)
         position += read
       }
-      if (lineStart < position) finishHeld(position, false)
+      splitter.end(position)
     })
   })
