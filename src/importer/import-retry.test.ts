@@ -19,7 +19,18 @@ const signature = (path: string) => {
 }
 
 /** Lets the forked loop finish the pass the clock just woke it for (its SQLite calls are synchronous). */
-const settle = Effect.forEach(Array.from({ length: 100 }), () => Effect.yieldNow(), { discard: true })
+/** One real turn of the event loop as well as the fibers': the file stats and SQLite reads the loop awaits finish. */
+const turn = Effect.zipRight(
+  Effect.yieldNow(),
+  Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+)
+/** Gives the loop time to act on the clock's new time (for checks that nothing happened). */
+const settle = Effect.forEach(Array.from({ length: 100 }), () => turn, { discard: true })
+/** Waits, over real turns with a generous bound, until the loop has done what the test expects next. */
+const settleUntil = (done: () => boolean) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 20_000 && !done(); i++) yield* turn
+  })
 
 describe("retrying skipped imports", () => {
   it("waits a minute, then twice as long each time, at most four hours", () => {
@@ -54,7 +65,7 @@ describe("retrying skipped imports", () => {
           yield* settle
           expect(queued).toEqual([])
           yield* TestClock.adjust(Duration.seconds(30))
-          yield* settle
+          yield* settleUntil(() => queued.length >= 1)
           expect(minutes()).toEqual([1])
           expect(queued[0]?.paths).toEqual([file])
           // Queued, not yet done: not queued again at the next looks.
@@ -72,13 +83,13 @@ describe("retrying skipped imports", () => {
           yield* settle
           expect(minutes()).toEqual([1])
           yield* TestClock.adjust(Duration.seconds(30))
-          yield* settle
+          yield* settleUntil(() => queued.length >= 2)
           expect(minutes()).toEqual([1, 3.5])
 
           // The file changed: its backoff starts over and it is queued at the next look.
           Fs.appendFileSync(file, "{}\n")
           yield* TestClock.adjust(Duration.seconds(30))
-          yield* settle
+          yield* settleUntil(() => queued.length >= 3)
           expect(minutes()).toEqual([1, 3.5, 4])
           yield* Fiber.interrupt(loop)
         })
