@@ -1,3 +1,5 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
@@ -17,8 +19,9 @@ import {
   searchResponse,
   toolLayer
 } from "./mcp-fixtures.test-support.js"
-import { MCP_SERVER_NAME, type McpServices, makeMcpServer } from "./mcp-server.js"
+import { MCP_INSTRUCTIONS, MCP_SERVER_NAME, MCP_TOOLS, type McpServices, makeMcpServer } from "./mcp-server.js"
 import type { ToolErrorDocument } from "./tool-errors.js"
+import { READ_TOOLS } from "./tools.js"
 
 /** An SDK client connected in memory to the server over the given daemon and manifest. */
 const connected = (layer: Layer.Layer<McpServices>) =>
@@ -53,6 +56,15 @@ const answering = (answers: Parameters<typeof fakeClient>[0]) =>
   Effect.map(fakeClient({ Ping: () => identity(), ...answers }), ({ client }) => client)
 
 describe("the MCP server", () => {
+  it("names every tool in its instructions or the bundled skill, so an agent learns each one", () => {
+    const skill = Fs.readFileSync(
+      NodePath.join(import.meta.dirname, "..", "..", "skills", "base-layer-context", "SKILL.md"),
+      "utf8"
+    )
+    for (const tool of READ_TOOLS) expect(MCP_INSTRUCTIONS).toContain(`\`${tool.definition.name}\``)
+    for (const tool of MCP_TOOLS) expect(skill).toContain(`\`${tool.definition.name}\``)
+  })
+
   it.scoped("lists the read tools, then the note tools and forget, with schemas and annotations", () =>
     Effect.gen(function* () {
       const { client, tools } = yield* connected(toolLayer(yield* answering({})))
