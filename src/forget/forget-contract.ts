@@ -1,5 +1,6 @@
 import { Schema } from "effect"
-import { BoundedDate, BoundedId, BoundedPath, SourceLocation } from "../retrieval/contract.js"
+import { BoundedDate, BoundedId, BoundedPath } from "../domain/bounded-text.js"
+import { SourceLocation } from "../retrieval/contract.js"
 
 /**
  * Forgetting, explicit and previewed. The selector, the preview, the confirmation and the

@@ -1,13 +1,5 @@
 import { Schema } from "effect"
-import {
-  BoundedDate,
-  BoundedId,
-  BoundedPath,
-  MAX_DATE_CHARS,
-  MAX_ID_CHARS,
-  MAX_PATH_CHARS,
-  MAX_QUERY_CHARS
-} from "../domain/bounded-text.js"
+import { BoundedDate, BoundedId, BoundedPath, MAX_QUERY_CHARS } from "../domain/bounded-text.js"
 import { described } from "../domain/field-description.js"
 import { rangeWords, SEARCH_BOUNDS } from "../domain/read-bounds.js"
 import { boundedWithFallback } from "../domain/read-bounds-schema.js"
@@ -147,10 +139,6 @@ export class SearchHit extends Schema.Class<SearchHit>("SearchHit")({
   chunk: Schema.Struct({ ordinal: Schema.Int, char_start: Schema.Int, char_end: Schema.Int }),
   score: Score
 }) {}
-
-// The bounded strings every request shares live in src/domain, where the notes and import
-// contracts reach them without depending on retrieval.
-export { BoundedDate, BoundedId, BoundedPath, MAX_DATE_CHARS, MAX_ID_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS }
 
 /**
  * The fields the reads share, each with its one description: MCP's input schemas and the CLI's

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { BoundedDate, MAX_ID_CHARS, MAX_PATH_CHARS } from "../domain/bounded-text.js"
 import {
   Authorship,
   MAX_NOTE_TAGS,
@@ -7,7 +8,7 @@ import {
   NoteKind
 } from "../notes/notes-contract.js"
 import { AgentFilter } from "./agent-filter.js"
-import { BoundedDate, MAX_ID_CHARS, MAX_PATH_CHARS, TranscriptSpan } from "./contract.js"
+import { TranscriptSpan } from "./contract.js"
 
 /**
  * The export file (`blctx export`), one JSON document per line, defined once: export encodes

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
-import { MAX_QUERY_CHARS, ResultAgent, SourceLocation, SourceType } from "./contract.js"
+import { MAX_QUERY_CHARS } from "../domain/bounded-text.js"
+import { ResultAgent, SourceLocation, SourceType } from "./contract.js"
 
 /**
  * Prompt-time recall: the hook handler's one question to the daemon, at every prompt, under a
