@@ -7,6 +7,11 @@ export default defineConfig({
     // fresh process whatever the unit project says. Each project still decides whether its files
     // share one module graph (unit: yes; acceptance: reset for each file, as before).
     poolOptions: { forks: { isolate: false } },
+    // Two files at a time (vitest's default on two cores is one). Acceptance files spend most of
+    // their time waiting on the subprocesses they start (agents, daemons, CLI calls), so two share
+    // the cores well; each has its own homes, sockets and loopback ports, so none sees another's.
+    maxWorkers: 2,
+    minWorkers: 1,
     projects: [
       {
         test: {

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { writeSyntheticHistory } from "../bench/synthetic-history.js"
 import { type DaemonHome, makeDaemonHome, scaled, waitFor } from "./support/daemon-harness.js"
+import { proofRounds } from "./support/proof-tier.js"
 import { listCodexHooks, pathWithCodex, runCodex, trustHooks, writeCodexConfig } from "./support/real-codex.js"
 import {
   assistantMessage,
@@ -29,6 +30,9 @@ const PROMPT = "Remind me how we deploy the shop API behind the load balancer."
 const ANSWER = "Recalled: the shop API ships with a blue-green rollout; quokka-lantern-7 marks this turn."
 const ANSWER_QUERY = "quokka-lantern-7"
 /** An unrelated hook a person already had: it must survive install and uninstall. */
+/** Stop hooks started at once against a busy writer: 60 in CI, 200 under `npm run proof`. */
+const HOOKS = proofRounds({ quick: 60, full: 200 }, process.env.BLCTX_CONCURRENT_HOOKS)
+
 const OTHER_HOOK = { type: "command", command: "/bin/true unrelated-hook", timeout: 3 }
 
 let home: DaemonHome | undefined
@@ -154,7 +158,7 @@ describe("capture with real Codex", () => {
   )
 
   it(
-    "200 concurrent Stop hooks while the daemon imports a large history all exit 0, and every event reaches the database",
+    `${HOOKS} concurrent Stop hooks while the daemon imports a large history all exit 0, and every event reaches the database`,
     async () => {
       const h = makeDaemonHome("detached")
       home = h
@@ -178,7 +182,7 @@ describe("capture with real Codex", () => {
       const jobState = async () =>
         (JSON.parse((await h.blctx(["index-status", jobId])).stdout) as { job: { state: string } }).job.state
       await waitFor("the import to start", async () => ((await jobState()) === "running" ? true : undefined))
-      // The daemon's main thread (where the import runs) yields the CPU to the 200 hook processes,
+      // The daemon's main thread (where the import runs) yields the CPU to the hook processes,
       // so on a quiet or a loaded machine alike the import is still running when the last hook
       // exits: what is proved is hooks against a busy writer, not which of the two is faster.
       const [daemon] = h.daemonPids()
@@ -206,24 +210,24 @@ describe("capture with real Codex", () => {
             })
           )
         })
-      const runs = await Promise.all(Array.from({ length: 200 }, (_, i) => runStop(i)))
+      const runs = await Promise.all(Array.from({ length: HOOKS }, (_, i) => runStop(i)))
       expect(runs.filter((r) => r.code !== 0)).toEqual([])
       expect(runs.filter((r) => r.stderr.trim() !== "blctx-hook: Stop captured captured")).toEqual([])
       // The hooks ran against a busy writer: the import had not finished when the last one exited.
       expect(await jobState()).toBe("running")
 
-      // None is lost: the daemon drains all 200 into the database.
+      // None is lost: the daemon drains all of them into the database.
       const capture = await waitFor(
-        "all 200 Stop events to be drained",
+        `all ${HOOKS} Stop events to be drained`,
         async () => {
           const s = await h.blctx(["index-status"])
           const c = (JSON.parse(s.stdout) as { capture?: { events: Record<string, number>; null_paths: number } })
             .capture
-          return c !== undefined && c.events.Stop === 200 ? c : undefined
+          return c !== undefined && c.events.Stop === HOOKS ? c : undefined
         },
         120_000
       )
-      expect(capture.events).toEqual({ SessionStart: 0, UserPromptSubmit: 0, Stop: 200, SessionEnd: 0 })
+      expect(capture.events).toEqual({ SessionStart: 0, UserPromptSubmit: 0, Stop: HOOKS, SessionEnd: 0 })
       // Twenty sessions, none with a transcript yet: each waits for a path, none is guessed.
       expect(capture.null_paths).toBe(20)
     },

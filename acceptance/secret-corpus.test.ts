@@ -13,7 +13,7 @@ import {
   survivorsIn,
   writeCorpusTranscripts
 } from "../src/redaction/secret-corpus.test-support.js"
-import { type DaemonHome, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
+import { type DaemonHome, eachConcurrently, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
 import { type McpSession, mcpArgs, startMcp, structured } from "./support/mcp-client.js"
 import { modelData, serveTinyModel, useTinyModel } from "./support/model-server.js"
 
@@ -66,14 +66,14 @@ interface ContextAnswer extends Paged {
 const allPages = async <A extends Paged>(h: DaemonHome, args: ReadonlyArray<string>, places: Array<Place>) => {
   const pages: Array<A> = []
   for (let offset: number | null = 0; offset !== null; ) {
-    const page: A = await json<A>(h, [...args, "--offset", String(offset)])
+    const [page, pretty]: [A, { stdout: string }] = await Promise.all([
+      json<A>(h, [...args, "--offset", String(offset)]),
+      run(h, [...args, "--offset", String(offset), "--pretty"])
+    ])
     pages.push(page)
     places.push(
       { where: `${args[0]} json`, content: JSON.stringify(page) },
-      {
-        where: `${args[0]} --pretty`,
-        content: (await run(h, [...args, "--offset", String(offset), "--pretty"])).stdout
-      }
+      { where: `${args[0]} --pretty`, content: pretty.stdout }
     )
     offset = page.next_offset
   }
@@ -200,31 +200,46 @@ describe("the secret corpus, end to end", () => {
     // context: every session from its first message, paged by messages and characters.
     const anchors = new Map(found.map((r) => [r.session_id, r.context_id]))
     expect(anchors.size).toBe(files.length)
-    let contextMessages = 0
-    for (const anchor of anchors.values()) {
+    // (Sessions and files are read a few at a time: each read is its own CLI process.)
+    const sessionMessages = await eachConcurrently([...anchors.values()], async (anchor) => {
+      let count = 0
       let next: { offset: number; char: number } | null = { offset: 0, char: 0 }
       while (next !== null) {
-        const args = ["context", anchor, "--offset", String(next.offset), "--char-offset", String(next.char)]
-        const page: ContextAnswer = await json<ContextAnswer>(h, [...args, "--limit", "200"])
+        const args: Array<string> = [
+          "context",
+          anchor,
+          "--offset",
+          String(next.offset),
+          "--char-offset",
+          String(next.char)
+        ]
+        const [page, pretty]: [ContextAnswer, { stdout: string }] = await Promise.all([
+          json<ContextAnswer>(h, [...args, "--limit", "200"]),
+          run(h, [...args, "--limit", "200", "--pretty"])
+        ])
         places.push(
           { where: "context json", content: JSON.stringify(page) },
-          { where: "context --pretty", content: (await run(h, [...args, "--limit", "200", "--pretty"])).stdout }
+          { where: "context --pretty", content: pretty.stdout }
         )
-        contextMessages += page.next_char_offset === null ? page.messages.length : page.messages.length - 1
+        count += page.next_char_offset === null ? page.messages.length : page.messages.length - 1
         next = page.next_offset === null ? null : { offset: page.next_offset, char: page.next_char_offset ?? 0 }
       }
-    }
-    expect(contextMessages).toBe(messages)
+      return count
+    })
+    expect(sessionMessages.reduce((a, b) => a + b, 0)).toBe(messages)
 
     // explore: the searchable view of each file, as JSON and as text.
-    for (const file of files) {
-      for (const view of [[], ["--view", "preview", "--details"]]) {
+    const views = files.flatMap((file) =>
+      [[], ["--view", "preview", "--details"]].flatMap((view) => {
         const args = ["explore", file, ...view, "--limit", "1000"]
-        places.push(
-          { where: `explore ${view.join(" ")} --json`, content: (await run(h, [...args, "--json"])).stdout },
-          { where: `explore ${view.join(" ")} text`, content: (await run(h, [...args, "--no-color"])).stdout }
-        )
-      }
+        return [
+          { where: `explore ${view.join(" ")} --json`, args: [...args, "--json"] },
+          { where: `explore ${view.join(" ")} text`, args: [...args, "--no-color"] }
+        ]
+      })
+    )
+    for (const [i, result] of (await eachConcurrently(views, (v) => run(h, v.args))).entries()) {
+      places.push({ where: views[i]?.where ?? "explore", content: result.stdout })
     }
 
     // The database: every table and the FTS index, read after the job committed; then the raw

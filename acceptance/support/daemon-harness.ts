@@ -180,3 +180,21 @@ export const writerHeld = (database: string): boolean => {
     db.close()
   }
 }
+
+/**
+ * `f` over `items`, at most `limit` at a time, answers in the items' order: for a test's many
+ * independent CLI calls, each its own process, so they overlap without starting all at once.
+ */
+export const eachConcurrently = async <A, B>(
+  items: ReadonlyArray<A>,
+  f: (item: A) => Promise<B>,
+  limit = 4
+): Promise<Array<B>> => {
+  const answers = new Array<B>(items.length)
+  let next = 0
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) answers[i] = await f(items[i] as A)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return answers
+}
