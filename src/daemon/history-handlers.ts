@@ -1,9 +1,11 @@
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { CaptureStatus } from "../retrieval/capture-status.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import type { SearchRequest } from "../retrieval/contract.js"
 import { VECTOR_CANDIDATES, type VectorInput } from "../retrieval/history-reads.js"
 import type { PromptRecallRequest } from "../retrieval/prompt-recall.js"
+import { applyTimePhrase, withTimeFilter } from "../retrieval/search-time-filter.js"
+import { localTimeZone } from "../retrieval/time-phrases.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { QueryReads } from "../rpc/query-reads.js"
 import { makeCaptureFacts } from "./capture-facts.js"
@@ -62,8 +64,15 @@ export const makeHistoryHandlers = Effect.gen(function* () {
     })
 
   return {
-    Search: (request: SearchRequest) =>
-      Effect.flatMap(vectorsFor(request), (candidates) => reads.SearchWithVectors({ request, ...candidates })),
+    Search: Effect.fn("History.search")(function* (asked: SearchRequest) {
+      // Date phrases are read here, once for every caller, against the daemon's clock and zone:
+      // it runs as the person on their machine, so its zone is theirs (decision 0020).
+      const now = yield* Clock.currentTimeMillis
+      const { request, filter } = applyTimePhrase(asked, now, localTimeZone())
+      const candidates = yield* vectorsFor(request)
+      const response = yield* reads.SearchWithVectors({ request, ...candidates })
+      return withTimeFilter(response, asked.query, filter)
+    }),
     PromptRecall: (request: PromptRecallRequest) =>
       Effect.flatMap(vectorsFor({ query: request.prompt }), (candidates) =>
         reads.PromptRecallWithVectors({ request, ...candidates })
