@@ -2,6 +2,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { findTimePhrase } from "../../src/retrieval/time-phrases.js"
 import {
   type Cited,
   classifyFixture,
@@ -9,7 +10,8 @@ import {
   isHeldOut,
   KINDS,
   type Question,
-  QuestionFile
+  QuestionFile,
+  TIME_KIND
 } from "./recall-history.js"
 
 // The recall benchmark's questions (bench/recall/questions.json) against its history
@@ -18,9 +20,10 @@ import {
 
 const repository = NodePath.resolve(import.meta.dirname, "..", "..")
 const history = NodePath.join(repository, "fixtures", "recall-history")
-const questions = Schema.decodeUnknownSync(QuestionFile)(
+const file = Schema.decodeUnknownSync(QuestionFile)(
   JSON.parse(Fs.readFileSync(NodePath.join(repository, "bench", "recall", "questions.json"), "utf8"))
-).questions
+)
+const questions = file.questions
 
 const decisions = new Map(fixtureFiles(history).map((file) => [file, classifyFixture(history, file)]))
 const decisionOf = (cited: Cited) => decisions.get(cited.file)?.get(cited.line)
@@ -33,14 +36,14 @@ const isToolOutputOrContext = (decision: string, recordType: string, reason: str
   (decision === "context_only" && reason.startsWith("injected context"))
 
 describe("the recall benchmark's questions", () => {
-  it("are at least 100, of every kind, with unique ids", () => {
-    expect(questions.length).toBeGreaterThanOrEqual(100)
+  it("are at least 100 before the questions about time, of every kind, with unique ids", () => {
+    expect(questions.filter((q) => q.kind !== TIME_KIND).length).toBeGreaterThanOrEqual(100)
     for (const kind of KINDS) expect(questions.filter((q) => q.kind === kind).length).toBeGreaterThanOrEqual(8)
     expect(new Set(questions.map((q) => q.id)).size).toBe(questions.length)
   })
 
   it("hold out every 4th question of each kind, in file order", () => {
-    for (const kind of KINDS) {
+    for (const kind of [...KINDS, TIME_KIND]) {
       const ofKind = questions.filter((q) => q.kind === kind)
       expect(ofKind.map((q) => q.heldout)).toEqual(ofKind.map((_, i) => isHeldOut(i)))
     }
@@ -57,6 +60,24 @@ describe("the recall benchmark's questions", () => {
       }
       // A multi-turn question is answered by a question and its follow-up: both are named.
       if (q.kind === "multi-turn") expect(q.expect.length, q.id).toBeGreaterThanOrEqual(2)
+    }
+  })
+
+  it("about time expect only turns from the time their phrase means", () => {
+    const now = Date.parse(file.time_reference.now)
+    const timed = questions.filter((q) => q.kind === TIME_KIND)
+    expect(timed.length).toBeGreaterThanOrEqual(8)
+    for (const q of timed) {
+      const found = findTimePhrase(q.query, now, file.time_reference.time_zone)
+      expect(found, q.query).not.toBeNull()
+      if (q.kind === "negative" || found === null) continue
+      for (const cited of q.expect) {
+        const at = Date.parse(decisionOf(cited)?.timestamp ?? "")
+        expect(
+          at >= Date.parse(found.since ?? "0000-01-01") && at < Date.parse(found.until ?? "9999-01-01"),
+          where(q, cited)
+        ).toBe(true)
+      }
     }
   })
 

@@ -18,8 +18,14 @@ export const Cited = Schema.Struct({ file: Schema.String, line: Schema.Int })
 export type Cited = typeof Cited.Type
 
 export const POSITIVE_KINDS = ["exact", "identifier", "paraphrase", "multi-turn"] as const
+/** The first set's kinds: at least 100 questions, written before any tuning. */
 export const KINDS = [...POSITIVE_KINDS, "negative"] as const
-export type Kind = (typeof KINDS)[number]
+/**
+ * Questions about time ("… last week"), written after the first baseline and kept apart from it:
+ * read against `time_reference`, they expect a turn from that time.
+ */
+export const TIME_KIND = "time"
+export type Kind = (typeof KINDS)[number] | typeof TIME_KIND
 
 const Common = {
   id: Schema.String,
@@ -30,7 +36,7 @@ const Common = {
 /** Answered by a person's request or an agent's answer: any of `expect` counts as the hit. */
 export const PositiveQuestion = Schema.Struct({
   ...Common,
-  kind: Schema.Literal(...POSITIVE_KINDS),
+  kind: Schema.Literal(...POSITIVE_KINDS, TIME_KIND),
   expect: Schema.Array(Cited).pipe(Schema.minItems(1))
 })
 
@@ -48,7 +54,9 @@ export const QuestionFile = Schema.Struct({
   description: Schema.String,
   heldout_rule: Schema.String,
   clean_rule: Schema.String,
-  questions: Schema.Array(Question)
+  questions: Schema.Array(Question),
+  /** The now and zone questions of kind `time` are read against. */
+  time_reference: Schema.Struct({ now: Schema.String, time_zone: Schema.String, note: Schema.String })
 })
 export type QuestionFile = typeof QuestionFile.Type
 

@@ -22,6 +22,7 @@ import { type SearchHit, SearchRequest } from "../../src/retrieval/contract.js"
 import { VECTOR_CANDIDATES } from "../../src/retrieval/history-reads.js"
 import { chunksByIds, searchLexical } from "../../src/retrieval/lexical-search.js"
 import { search } from "../../src/retrieval/search.js"
+import { applyTimePhrase } from "../../src/retrieval/search-time-filter.js"
 import { initializeDatabase } from "../../src/store/identity.js"
 import { type ImportChunking, ImportServices, WHOLE_MESSAGE_TOKENIZER } from "../../src/vectors/import-services.js"
 import type { ChunkId, VectorIndexShape } from "../../src/vectors/vector-index.js"
@@ -34,7 +35,8 @@ import {
   type Kind,
   POSITIVE_KINDS,
   type Question,
-  QuestionFile
+  QuestionFile,
+  TIME_KIND
 } from "./recall-history.js"
 
 /**
@@ -200,16 +202,30 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
       }
       const clean = new Map<Side, { clean: number; n: number; dirty: Array<string> }>()
       const cite = citeOf(home)
-      const rankedFor = (q: Question, side: Side) =>
+      const reference = labelled.time_reference
+      /** A question about time is read as the daemon reads it (`applyTimePhrase`), at the file's now and zone. */
+      const requestFor = (q: Question, readTime: boolean) => {
+        const asked = SearchRequest.make({ query: q.query, limit: K })
+        return readTime ? applyTimePhrase(asked, Date.parse(reference.now), reference.time_zone).request : asked
+      }
+      const rankedFor = (q: Question, side: Side, readTime = true) =>
         Effect.gen(function* () {
-          const request = SearchRequest.make({ query: q.query, limit: K })
-          const hits = side === "fused" ? Option.some({ hits: yield* vectorHits(m, vectors, q.query) }) : Option.none()
+          const request = requestFor(q, readTime)
+          const hits =
+            side === "fused" ? Option.some({ hits: yield* vectorHits(m, vectors, request.query) }) : Option.none()
           const answer = yield* search(request, hits, "")
           return answer.results.map(cite)
         })
       for (const q of labelled.questions) {
         for (const side of sides) {
-          const ranked = yield* rankedFor(q, side)
+          if (q.kind === TIME_KIND) {
+            const expected = q.expect.map((e) => `${e.file}:${e.line}`)
+            const filtered = yield* rankedFor(q, side)
+            add(cell(side, "time, phrase read as a filter"), rankOf(filtered, expected))
+            add(cell(side, "time, phrase ranked as words"), rankOf(yield* rankedFor(q, side, false), expected))
+            continue
+          }
+          const ranked = yield* rankedFor(q, side, false)
           if (q.kind === "negative") {
             const tally = clean.get(side) ?? { clean: 0, n: 0, dirty: [] }
             clean.set(side, tally)
@@ -227,14 +243,22 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
           for (const group of ["all", q.kind, q.heldout ? "held-out" : "tuned-on"]) add(cell(side, group), rank)
         }
       }
-      const counts = KINDS.map((k: Kind) => `${labelled.questions.filter((q) => q.kind === k).length} ${k}`)
+      const kinds: ReadonlyArray<Kind> = [...KINDS, TIME_KIND]
+      const counts = kinds.map((k) => `${labelled.questions.filter((q) => q.kind === k).length} ${k}`)
       line(
         "recall-history",
         `${labelled.questions.length} questions (${counts.join(", ")}) over ${files.length} sessions`
       )
       line("model", m.label)
       for (const side of sides) {
-        for (const group of ["all", ...POSITIVE_KINDS, "tuned-on", "held-out"]) {
+        for (const group of [
+          "all",
+          ...POSITIVE_KINDS,
+          "tuned-on",
+          "held-out",
+          "time, phrase read as a filter",
+          "time, phrase ranked as words"
+        ]) {
           line(`${side} ${group}: hit@1 / hit@5 / MRR@10`, shown(cell(side, group)))
         }
         const tally = clean.get(side) ?? { clean: 0, n: 0, dirty: [] }
