@@ -4,7 +4,7 @@ import { ContextStatusResponse } from "../retrieval/context-status.js"
 import type { SearchRequest } from "../retrieval/contract.js"
 import { VECTOR_CANDIDATES, type VectorInput } from "../retrieval/history-reads.js"
 import type { PromptRecallRequest } from "../retrieval/prompt-recall.js"
-import { applyTimePhrase, withTimeFilter } from "../retrieval/search-time-filter.js"
+import { applyTimePhrase, readTimePhrase, withTimeFilter } from "../retrieval/search-time-filter.js"
 import { localTimeZone } from "../retrieval/time-phrases.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { QueryReads } from "../rpc/query-reads.js"
@@ -73,10 +73,15 @@ export const makeHistoryHandlers = Effect.gen(function* () {
       const response = yield* reads.SearchWithVectors({ request, ...candidates })
       return withTimeFilter(response, asked.query, filter)
     }),
-    PromptRecall: (request: PromptRecallRequest) =>
-      Effect.flatMap(vectorsFor({ query: request.prompt }), (candidates) =>
-        reads.PromptRecallWithVectors({ request, ...candidates })
-      ),
+    PromptRecall: Effect.fn("History.promptRecall")(function* (asked: PromptRecallRequest) {
+      // A prompt's date phrase bounds its recall as it bounds a search ("what did we do last week").
+      const now = yield* Clock.currentTimeMillis
+      const { query, bounds, filter } = readTimePhrase(asked.prompt, asked, now, localTimeZone())
+      const request = { ...bounds, prompt: query }
+      const candidates = yield* vectorsFor({ query })
+      const answer = yield* reads.PromptRecallWithVectors({ request, ...candidates })
+      return filter === undefined ? answer : { ...answer, time_filter: filter }
+    }),
     ContextStatus: () =>
       Effect.gen(function* () {
         // A health answer: a database no longer at its path is not reported on, the daemon stops.

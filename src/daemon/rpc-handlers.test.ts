@@ -209,6 +209,24 @@ describe("the daemon's procedures, in process", () => {
     )
   )
 
+  it.live("PromptRecall bounds its hits by a date phrase in the prompt and says how", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { client } = yield* inProcessClient
+        yield* imported(client)
+        // The fixture's turn is at 2026-03-01T10:00Z: that day in any zone from UTC-10 to UTC+13.
+        const [on, before] = yield* Effect.all([
+          client.PromptRecall({ prompt: "fix the failing date test on 2026-03-01", limit: 3, floor: 0.5 }),
+          client.PromptRecall({ prompt: "fix the failing date test before 2026-03-01", limit: 3, floor: 0.5 })
+        ])
+        expect(on.hits[0]?.text).toBe("Fix the failing date test.")
+        expect(on.time_filter).toMatchObject({ phrase: "on 2026-03-01", applied: true })
+        expect(before.hits).toEqual([])
+        expect(before.time_filter).toMatchObject({ phrase: "before 2026-03-01", applied: true, since: null })
+      })
+    )
+  )
+
   it.live("PromptRecall judges hybrid hits by their cosine similarity to the prompt", () =>
     Effect.scoped(
       Effect.gen(function* () {

@@ -32,17 +32,27 @@ const noteOf = (found: FoundTimePhrase, applied: boolean, timeZone: string, sear
     ? `"${found.phrase}" read as a time filter, ${rangeWords(found, timeZone)} (${timeZone}): only results from then; searched for "${searched}"`
     : `"${found.phrase}" not read as a time filter: the request gave since or until, which win; searched as words`
 
-/** The request to run and the filter to report, or the request as it was when the query holds no phrase. */
-export const applyTimePhrase = (
-  request: SearchRequest,
+/** The time bounds a read takes: a search's filters, prompt recall's. */
+export interface TimeBounds {
+  readonly since?: string | undefined
+  readonly until?: string | undefined
+}
+
+/**
+ * The words to rank and the bounds to apply for `query`, and the filter to report; the query
+ * and bounds as they were when the query holds no phrase, or gave `since`/`until` itself.
+ */
+export const readTimePhrase = <B extends TimeBounds>(
+  query: string,
+  bounds: B,
   nowMs: number,
   timeZone: string
-): { readonly request: SearchRequest; readonly filter: TimeFilter | undefined } => {
-  const found = findTimePhrase(request.query, nowMs, timeZone)
-  if (found === null) return { request, filter: undefined }
-  const explicit = request.filters.since !== undefined || request.filters.until !== undefined
+): { readonly query: string; readonly bounds: B; readonly filter: TimeFilter | undefined } => {
+  const found = findTimePhrase(query, nowMs, timeZone)
+  if (found === null) return { query, bounds, filter: undefined }
+  const explicit = bounds.since !== undefined || bounds.until !== undefined
   // A query that was only a date phrase still needs words: it searches the phrase as written.
-  const searched = explicit || found.rest === "" ? request.query : found.rest
+  const searched = explicit || found.rest === "" ? query : found.rest
   const filter = new TimeFilter({
     phrase: found.phrase,
     applied: !explicit,
@@ -52,13 +62,24 @@ export const applyTimePhrase = (
     searched,
     note: noteOf(found, !explicit, timeZone, searched)
   })
-  if (explicit) return { request, filter }
-  const filters = {
-    ...request.filters,
+  if (explicit) return { query, bounds, filter }
+  const read = {
+    ...bounds,
     ...(found.since === null ? {} : { since: found.since }),
     ...(found.until === null ? {} : { until: found.until })
   }
-  return { request: { ...request, query: searched, filters }, filter }
+  return { query: searched, bounds: read, filter }
+}
+
+/** The request to run and the filter to report, or the request as it was when the query holds no phrase. */
+export const applyTimePhrase = (
+  request: SearchRequest,
+  nowMs: number,
+  timeZone: string
+): { readonly request: SearchRequest; readonly filter: TimeFilter | undefined } => {
+  const read = readTimePhrase(request.query, request.filters, nowMs, timeZone)
+  if (read.filter === undefined || !read.filter.applied) return { request, filter: read.filter }
+  return { request: { ...request, query: read.query, filters: read.bounds }, filter: read.filter }
 }
 
 /** The answer as the person asked: their own query, and what the phrase did. */
