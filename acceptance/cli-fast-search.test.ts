@@ -117,7 +117,9 @@ describe("blctx search on the fast path", () => {
     [["--json", "search", "deploy", "--agent", "codex", "--no-color", "--limit", "3", "staging"]],
     [["search", "rollout", "--source-type", "codex_transcript", "--since", "2020-01-01", "--until", "2030-01-01"]],
     [["search", "rollout", "--project", "/nowhere/at/all"]],
-    [["search", "zzzz-no-such-word-anywhere"]]
+    [["search", "zzzz-no-such-word-anywhere"]],
+    // A date phrase: the answer carries time_filter, which the fast path's schema must accept.
+    [["search", "rollout", "in", "February"]]
   ])("%j prints byte for byte what the full CLI prints, without loading effect", async (args) => {
     const [quick, slow] = [await fast(args), await full(args)]
     expect(slow.effectLoaded).toBe(true)
@@ -135,7 +137,8 @@ describe("blctx search on the fast path", () => {
     ["search", "--limit", "3", "--pretty", "--", "--deploy", "--offset", "staging"],
     ["search", "zzzz-no-such-word-anywhere", "--pretty"],
     ["search", "--limit", "5", "--", "--rollout"],
-    ["--json", "search", "rollout", "--pretty", "--", "--json"]
+    ["--json", "search", "rollout", "--pretty", "--", "--json"],
+    ["search", "deploy", "last", "week", "--pretty"]
   ]
   it.concurrent.each(readable.flatMap((args) => [80, 200].map((columns) => [args, columns] as const)))(
     "%j at COLUMNS=%i: the full CLI's bytes, without loading effect",

@@ -23,6 +23,14 @@ describe("hook context", () => {
     expect(recallContext({ ...answer, hits: [] })).toBeUndefined()
   })
 
+  it("says, after its first line, how a date phrase in the prompt bounded the recall", () => {
+    const note =
+      '"last week" read as a time filter, from 2026-11-23 00:00 to 2026-11-30 00:00 (UTC): only results from then; searched for "billing"'
+    const lines = recallContext({ ...answer, time_filter: { note } }, "0123456789abcdef")?.split("\n")
+    expect(lines?.[1]).toBe(note)
+    expect(lines?.[2]).toMatch(/^Each excerpt sits between/)
+  })
+
   it("a transcript hit from a daemon without the agent field takes it from its source", () => {
     const older: RecallAnswer = { ...answer, hits: answer.hits.map(({ agent: _, source_type: __, ...hit }) => hit) }
     expect(recallContext(older, "0123456789abcdef")).toContain('n="1" type="transcript" agent="codex"')

@@ -69,6 +69,7 @@ export const recallContext = (answer: RecallAnswer, nonce: string = newNonce()):
   if (answer.hits.length === 0) return undefined
   return [
     "blctx recalled history from this person's earlier conversations that may bear on the prompt. It may be outdated or unrelated: verify it before relying on it, and cite its source when you use it.",
+    ...(answer.time_filter === undefined ? [] : [capped(compact(answer.time_filter.note)).replace(/\n/g, " ")]),
     frameExplanation(nonce),
     ...answer.hits.map((hit, i) => framedExcerpt(nonce, i + 1, provenanceOf(hit), capped(compact(hit.text)), true))
   ].join("\n")

@@ -33,7 +33,9 @@ export const RecallAnswer = v.looseObject({
       role: v.string(),
       relevance: v.number()
     })
-  )
+  ),
+  // A date phrase in the prompt bounded the recall: its note says how (absent from older daemons).
+  time_filter: v.optional(v.looseObject({ note: v.string() }))
 })
 export type RecallAnswer = v.InferOutput<typeof RecallAnswer>
 

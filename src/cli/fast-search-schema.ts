@@ -108,7 +108,21 @@ export const SEARCH_ANSWER_SCHEMA: ShapeSchema = {
     limit: { type: "integer" },
     next_offset: { anyOf: [{ type: "integer" }, { type: "null" }] },
     truncated: { type: "boolean" },
-    returned_chars: { type: "integer" }
+    returned_chars: { type: "integer" },
+    time_filter: {
+      type: "object",
+      required: ["phrase", "applied", "since", "until", "time_zone", "searched", "note"],
+      properties: {
+        phrase: { type: "string" },
+        applied: { type: "boolean" },
+        since: { anyOf: [{ type: "string" }, { type: "null" }] },
+        until: { anyOf: [{ type: "string" }, { type: "null" }] },
+        time_zone: { type: "string" },
+        searched: { type: "string" },
+        note: { type: "string" }
+      },
+      additionalProperties: false
+    }
   },
   additionalProperties: false
 }

@@ -18,6 +18,8 @@ export interface SearchAnswerView {
   readonly offset: number
   readonly next_offset: number | null
   readonly truncated: boolean
+  /** A date phrase the daemon read from the query (`time_filter.note` says what it did). */
+  readonly time_filter?: { readonly note: string } | undefined
 }
 export interface HitView extends WhoseView {
   readonly context_id: string
@@ -118,6 +120,7 @@ export const renderSearch = (answer: SearchAnswerView, style: Style, width?: num
     { text: `${r.results.length} results for "${oneLine(r.query)}"`, style: style.bold },
     { text: ` (${r.query_mode}${r.query_mode_reason === null ? "" : `: ${oneLine(r.query_mode_reason, 2_000)}`})` }
   ])
+  if (r.time_filter !== undefined) lines.push(...paragraph([{ text: oneLine(r.time_filter.note), style: style.dim }]))
   r.results.forEach((hit, i) => {
     lines.push(...hitLines(hit, r.offset + i + 1, r.query, style, width))
   })

@@ -1,9 +1,11 @@
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { CaptureStatus } from "../retrieval/capture-status.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import type { SearchRequest } from "../retrieval/contract.js"
 import { VECTOR_CANDIDATES, type VectorInput } from "../retrieval/history-reads.js"
 import type { PromptRecallRequest } from "../retrieval/prompt-recall.js"
+import { applyTimePhrase, readTimePhrase, withTimeFilter } from "../retrieval/search-time-filter.js"
+import { localTimeZone } from "../retrieval/time-phrases.js"
 import { daemonStoreError } from "../rpc/errors.js"
 import { QueryReads } from "../rpc/query-reads.js"
 import { makeCaptureFacts } from "./capture-facts.js"
@@ -62,12 +64,24 @@ export const makeHistoryHandlers = Effect.gen(function* () {
     })
 
   return {
-    Search: (request: SearchRequest) =>
-      Effect.flatMap(vectorsFor(request), (candidates) => reads.SearchWithVectors({ request, ...candidates })),
-    PromptRecall: (request: PromptRecallRequest) =>
-      Effect.flatMap(vectorsFor({ query: request.prompt }), (candidates) =>
-        reads.PromptRecallWithVectors({ request, ...candidates })
-      ),
+    Search: Effect.fn("History.search")(function* (asked: SearchRequest) {
+      // Date phrases are read here, once for every caller, against the daemon's clock and zone:
+      // it runs as the person on their machine, so its zone is theirs (decision 0020).
+      const now = yield* Clock.currentTimeMillis
+      const { request, filter } = applyTimePhrase(asked, now, localTimeZone())
+      const candidates = yield* vectorsFor(request)
+      const response = yield* reads.SearchWithVectors({ request, ...candidates })
+      return withTimeFilter(response, asked.query, filter)
+    }),
+    PromptRecall: Effect.fn("History.promptRecall")(function* (asked: PromptRecallRequest) {
+      // A prompt's date phrase bounds its recall as it bounds a search ("what did we do last week").
+      const now = yield* Clock.currentTimeMillis
+      const { query, bounds, filter } = readTimePhrase(asked.prompt, asked, now, localTimeZone())
+      const request = { ...bounds, prompt: query }
+      const candidates = yield* vectorsFor({ query })
+      const answer = yield* reads.PromptRecallWithVectors({ request, ...candidates })
+      return filter === undefined ? answer : { ...answer, time_filter: filter }
+    }),
     ContextStatus: () =>
       Effect.gen(function* () {
         // A health answer: a database no longer at its path is not reported on, the daemon stops.

@@ -102,6 +102,28 @@ describe("the daemon's procedures, in process", () => {
     )
   )
 
+  it.live("Search reads a date phrase in the query as a time filter and says so in the answer", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { client } = yield* inProcessClient
+        yield* imported(client)
+        // The fixture's turn is at 2026-03-01T10:00Z: that day in any zone from UTC-10 to UTC+13.
+        const [on, before, quoted] = yield* Effect.all([
+          client.Search({ query: "failing date test on 2026-03-01" }),
+          client.Search({ query: "failing date test before 2026-03-01" }),
+          client.Search({ query: 'failing date test "on 2026-03-01"' })
+        ])
+        expect(on.results[0]?.text).toContain("Fix the failing date test.")
+        expect(on.query).toBe("failing date test on 2026-03-01")
+        expect(on.time_filter).toMatchObject({ phrase: "on 2026-03-01", applied: true, searched: "failing date test" })
+        expect(before.results).toEqual([])
+        expect(before.time_filter?.until).not.toBeNull()
+        expect(quoted.time_filter).toBeUndefined()
+        expect(quoted.results.length).toBeGreaterThan(0)
+      })
+    )
+  )
+
   it.live("Recent lists turns in a range, and rejects a bad date with the same wording as Search", () =>
     Effect.scoped(
       Effect.gen(function* () {
@@ -183,6 +205,24 @@ describe("the daemon's procedures, in process", () => {
           floor: 0.1
         })
         expect(lower.hits.length).toBeGreaterThan(0)
+      })
+    )
+  )
+
+  it.live("PromptRecall bounds its hits by a date phrase in the prompt and says how", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { client } = yield* inProcessClient
+        yield* imported(client)
+        // The fixture's turn is at 2026-03-01T10:00Z: that day in any zone from UTC-10 to UTC+13.
+        const [on, before] = yield* Effect.all([
+          client.PromptRecall({ prompt: "fix the failing date test on 2026-03-01", limit: 3, floor: 0.5 }),
+          client.PromptRecall({ prompt: "fix the failing date test before 2026-03-01", limit: 3, floor: 0.5 })
+        ])
+        expect(on.hits[0]?.text).toBe("Fix the failing date test.")
+        expect(on.time_filter).toMatchObject({ phrase: "on 2026-03-01", applied: true })
+        expect(before.hits).toEqual([])
+        expect(before.time_filter).toMatchObject({ phrase: "before 2026-03-01", applied: true, since: null })
       })
     )
   )

@@ -186,6 +186,26 @@ export const SearchRequest = Schema.Struct({
 })
 export type SearchRequest = typeof SearchRequest.Type
 
+/**
+ * A date phrase the daemon found in the query (`last week`, `on Monday`): the range it read it as
+ * and whether that range filtered the answer (`src/retrieval/search-time-filter.ts`).
+ */
+export class TimeFilter extends Schema.Class<TimeFilter>("TimeFilter")({
+  /** The phrase as written in the query. */
+  phrase: Schema.String,
+  /** Whether the range filtered the results: false when the request gave `since` or `until` itself. */
+  applied: Schema.Boolean,
+  /** The range read from the phrase, ISO 8601 in UTC; null when open on that side. */
+  since: Schema.NullOr(Schema.String),
+  until: Schema.NullOr(Schema.String),
+  /** The time zone the phrase was read in (IANA name). */
+  time_zone: Schema.String,
+  /** The words that were ranked: the query without the phrase when it was applied. */
+  searched: Schema.String,
+  /** One sentence for people and agents saying all of the above. */
+  note: Schema.String
+}) {}
+
 export class SearchResponse extends Schema.Class<SearchResponse>("SearchResponse")({
   query: Schema.String,
   query_mode: QueryMode,
@@ -197,5 +217,7 @@ export class SearchResponse extends Schema.Class<SearchResponse>("SearchResponse
   next_offset: Schema.NullOr(Schema.Int),
   /** True when the 24,000-character budget cut a text or left results out. */
   truncated: Schema.Boolean,
-  returned_chars: Schema.Int
+  returned_chars: Schema.Int,
+  /** Present when the query held a date phrase: what it was read as and whether it filtered. */
+  time_filter: Schema.optional(TimeFilter)
 }) {}

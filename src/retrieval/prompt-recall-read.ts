@@ -59,7 +59,15 @@ const hitOf = (row: ChunkRow, relevance: number): PromptRecallHit => ({
 export const recallPrompt = (request: PromptRecallRequest, vectors: Option.Option<VectorCandidates>) =>
   Effect.gen(function* () {
     const { mode, ranked } = yield* rankChunks(
-      { query: request.prompt, filters: {}, limit: request.limit + RECALL_OVERFETCH, offset: 0 },
+      {
+        query: request.prompt,
+        filters: {
+          ...(request.since === undefined ? {} : { since: request.since }),
+          ...(request.until === undefined ? {} : { until: request.until })
+        },
+        limit: request.limit + RECALL_OVERFETCH,
+        offset: 0
+      },
       vectors
     )
     let scored: ReadonlyArray<{ readonly row: ChunkRow; readonly relevance: number | undefined }>

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { MAX_QUERY_CHARS } from "../domain/bounded-text.js"
-import { ResultAgent, SourceLocation, SourceType } from "./contract.js"
+import { BoundedDate, MAX_QUERY_CHARS } from "../domain/bounded-text.js"
+import { ResultAgent, SourceLocation, SourceType, TimeFilter } from "./contract.js"
 
 /**
  * Prompt-time recall: the hook handler's one question to the daemon, at every prompt, under a
@@ -15,7 +15,13 @@ export const PromptRecallRequest = Schema.Struct({
   prompt: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
   limit: Schema.Int.pipe(Schema.between(1, 10)),
   /** The relevance floor, 0..1 (config.json `prompt_recall.min_relevance`). */
-  floor: Schema.Number.pipe(Schema.between(0, 1))
+  floor: Schema.Number.pipe(Schema.between(0, 1)),
+  /**
+   * Only history from this time on / before this time. The hook never sends them: the daemon sets
+   * them from a date phrase in the prompt (`search-time-filter.ts`) before the read.
+   */
+  since: Schema.optional(BoundedDate),
+  until: Schema.optional(BoundedDate)
 })
 export type PromptRecallRequest = typeof PromptRecallRequest.Type
 
@@ -36,6 +42,8 @@ export type PromptRecallHit = typeof PromptRecallHit.Type
 
 export const PromptRecallResponse = Schema.Struct({
   query_mode: Schema.Literal("lexical", "hybrid"),
-  hits: Schema.Array(PromptRecallHit)
+  hits: Schema.Array(PromptRecallHit),
+  /** Present when the prompt held a date phrase: what it was read as (as in a search's answer). */
+  time_filter: Schema.optional(TimeFilter)
 })
 export type PromptRecallResponse = typeof PromptRecallResponse.Type
