@@ -2,13 +2,14 @@ import { Data, Effect, Either, Option } from "effect"
 import type { TranscriptFileError, TranscriptHandle } from "../transcript-files.js"
 import { claudeFormat } from "./claude-format.js"
 import { codexFormat } from "./codex-format.js"
+import { geminiFormat } from "./gemini-format.js"
 import type { TranscriptFormat } from "./transcript-format.js"
 
 /**
  * Every transcript format this build reads, tried in this order. Supporting another agent is one
  * more entry here (and its `source_type` in `src/history/source-type.ts`).
  */
-export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat, claudeFormat]
+export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat, claudeFormat, geminiFormat]
 
 /** An agent's name for people (`claude` → `Claude Code`), from its format: declared once, there. */
 export const agentLabel = (agent: string): string => TRANSCRIPT_FORMATS.find((f) => f.agent === agent)?.label ?? agent
