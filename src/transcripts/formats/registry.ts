@@ -14,7 +14,7 @@ export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat,
 /** An agent's name for people (`claude` → `Claude Code`), from its format: declared once, there. */
 export const agentLabel = (agent: string): string => TRANSCRIPT_FORMATS.find((f) => f.agent === agent)?.label ?? agent
 
-/** The agents whose transcripts this build reads, for people: `Codex and Claude Code`. */
+/** The agents whose transcripts this build reads, for people: `Codex, Claude Code and Gemini CLI`. */
 export const agentLabels = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string => {
   const labels = formats.map((f) => f.label)
   return labels.length <= 1 ? (labels[0] ?? "") : `${labels.slice(0, -1).join(", ")} and ${labels.at(-1)}`
