@@ -19,6 +19,13 @@ import type { AddressInfo } from "node:net"
  *   `ide.enabled = false` keep the update check and the IDE client away; the environment carries
  *   no proxy, and HOME is the test home, so nothing reaches the network.
  *
+ * - MCP tools reach the model as `mcp_<server>_<tool>` (`mcp_base-layer-context_search`). A
+ *   headless run offers one only when it may run without asking: `--allowed-tools
+ *   mcp_<server>_<tool>` (or `trust: true` on the server's `mcpServers` entry); `--skip-trust`
+ *   covers the folder for the run. The result comes back to the model wrapped in
+ *   `<untrusted_context>`. (`gemini mcp list` reports a user-level server `Disabled` in a folder
+ *   not in `~/.gemini/trustedFolders.json`.)
+ *
  * The CLI calls `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` for the main turn
  * (answered with one `data: <GenerateContentResponse>` event per part, the last carrying
  * `finishReason` and `usageMetadata`) and `POST /v1beta/models/<model>:generateContent` for
