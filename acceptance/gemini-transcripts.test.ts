@@ -139,9 +139,11 @@ describe("Gemini CLI sessions, written by the real CLI, in the one index", () =>
     expect(decisions.find((d) => d.record_type === "$header")).toMatchObject({ decision: "metadata" })
     expect(decisions.filter((d) => d.decision === "unclassified")).toEqual([])
     // The text view says why, record by record.
-    const text = await h.blctx(["explore", geminiFile, "--details"])
+    const text = await h.blctx(["explore", geminiFile, "--view", "preview", "--details"])
     expect(text.code, text.stderr).toBe(0)
-    expect(text.stdout).toContain("Gemini CLI")
+    expect(text.stdout).toMatch(/metadata +\$header +session header/)
+    expect(text.stdout).toMatch(/excluded +user\/tool_output +tool result/)
+    expect(text.stdout).toMatch(/duplicate +gemini\/text +same assistant message as line \d+/)
   })
 
   it("search --agent gemini finds the answer, cited by line and bytes into the real session file", async () => {
