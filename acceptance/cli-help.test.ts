@@ -427,7 +427,9 @@ describe("what a person reads", () => {
     // Without an agent, status covers every installed one (Codex when none is).
     expect(status.stdout.split("\n")[0]).toBe("blctx status (Codex)")
     const titles = (JSON.parse(json.stdout) as { checks: ReadonlyArray<{ id: string; title: string }> }).checks
-    expect(titles.find((c) => c.id === "session_discovery")?.title).toBe("Session discovery (Codex, Claude Code, Gemini CLI)")
+    expect(titles.find((c) => c.id === "session_discovery")?.title).toBe(
+      "Session discovery (Codex, Claude Code, Gemini CLI)"
+    )
     expect(statusClaude.stdout).not.toContain("codex session discovery")
   })
 })

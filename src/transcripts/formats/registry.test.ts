@@ -106,7 +106,9 @@ describe("the transcript format registry", () => {
     expect(foreign.left.message).toBe(
       "/home/dev/notes/5f0c3a9e.jsonl is not a transcript blctx can read: its name and first line match no transcript format blctx knows"
     )
-    expect(foreign.left.remediation).toContain("Give a session file of a supported agent (Codex, Claude Code, Gemini CLI).")
+    expect(foreign.left.remediation).toContain(
+      "Give a session file of a supported agent (Codex, Claude Code, Gemini CLI)."
+    )
     expect(foreign.left.remediation).toContain("rollout-*.jsonl")
     expect(foreign.left.remediation).toContain("<session id>.jsonl")
     // Its content is never quoted back.
