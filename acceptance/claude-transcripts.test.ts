@@ -117,7 +117,8 @@ describe("Claude Code transcripts", () => {
     const listed = parseJson<Listing>(all)
     expect(listed.homes.map((x) => [x.format, x.total])).toEqual([
       ["codex", 0],
-      ["claude", 1]
+      ["claude", 1],
+      ["gemini", 0]
     ])
     expect(listed.transcripts).toEqual([
       expect.objectContaining({ path: placed, agent: "claude", session_id: "11111111-1111-4111-8111-111111111111" })

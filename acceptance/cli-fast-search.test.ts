@@ -193,7 +193,7 @@ describe("blctx search on the fast path", () => {
       expect(result.effectLoaded, args.join(" ")).toBe(true)
     }
     // A usage error is the full CLI's own, exit 2.
-    const usage = await fast(["search", "rollout", "--agent", "gemini"])
+    const usage = await fast(["search", "rollout", "--agent", "cursor"])
     expect(usage.effectLoaded).toBe(true)
     expect(usage.code).toBe(2)
   })

@@ -122,15 +122,15 @@ describe("help for people", () => {
       "--session ID",
       "--since TIME",
       "--until TIME",
-      "--source-type codex_transcript|claude_transcript|authored_update",
-      "--agent codex|claude",
+      "--source-type SOURCE_TYPE",
+      "--agent codex|claude|gemini",
       "--pretty"
     ])
     expect(options.get("context")?.map((e) => e.title)).toEqual([
       "--offset N",
       "--limit N",
       "--char-offset N",
-      "--agent codex|claude",
+      "--agent codex|claude|gemini",
       "--pretty"
     ])
     const since = options.get("search")?.find((e) => e.title.startsWith("--since"))?.description
@@ -186,9 +186,10 @@ describe("help for people", () => {
   it("root help (wording is reviewed here)", async () => {
     expect(expectHelp(await blctx(["--help"])).replace(VERSION, "VERSION")).toMatchInlineSnapshot(`
       "blctx VERSION
-      Persistent, private context for coding agents: blctx indexes your own Codex and
-      Claude Code transcripts on your own machine and hands that history back to the
-      agent, with exact source citations. Nothing leaves the machine.
+      Persistent, private context for coding agents: blctx indexes your own Codex,
+      Claude Code and Gemini CLI transcripts on your own machine and hands that
+      history back to the agent, with exact source citations. Nothing leaves the
+      machine.
 
       Usage:
         blctx COMMAND [ARGUMENTS] [OPTIONS]
@@ -269,55 +270,56 @@ describe("help for people", () => {
     expect(expectHelp(await blctx(["search", "--help"]))).toMatchInlineSnapshot(`
       "Search your indexed history
 
-      Searches every agent's history (Codex and Claude Code) unless --agent narrows
-      it. Matches words (BM25) and, once the embedding model has embedded every chunk,
-      meaning too; query_mode in the answer says which, and why. Every result carries
-      its exact text, its agent and source_type, a context_id for blctx context, and
-      its source file with line and byte range. An answer holds at most 24,000
-      characters of text. Searching never imports anything.
+      Searches every agent's history (Codex, Claude Code and Gemini CLI) unless
+      --agent narrows it. Matches words (BM25) and, once the embedding model has
+      embedded every chunk, meaning too; query_mode in the answer says which, and why.
+      Every result carries its exact text, its agent and source_type, a context_id for
+      blctx context, and its source file with line and byte range. An answer holds at
+      most 24,000 characters of text. Searching never imports anything.
 
       Usage:
         blctx search QUERY... [--limit N] [--offset N] [--project DIR] [--session ID]
-                     [--since TIME] [--until TIME]
-                     [--source-type codex_transcript|claude_transcript|authored_update]
-                     [--agent codex|claude] [--pretty]
+                     [--since TIME] [--until TIME] [--source-type SOURCE_TYPE]
+                     [--agent codex|claude|gemini] [--pretty]
 
       Arguments:
-        QUERY...              The words to look for; several words form one query
-                              (quotes are not needed).
+        QUERY...       The words to look for; several words form one query (quotes are
+                       not needed).
 
       Options:
-        --limit N             How many results to return, 1 to 100. Default: 10.
-        --offset N            Skip this many results first, to get the next page (an
-                              answer's next_offset says where it continues). Default:
-                              0.
-        --project DIR         Only sessions whose working directory is this directory
-                              or one below it.
-        --session ID          Only this session, by its session id (as results and
-                              explore show it).
-        --since TIME          Only from this time on (inclusive). TIME is YYYY-MM-DD
-                              or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or
-                              ±HH:MM; without an offset it is UTC.
-        --until TIME          Only before this time (exclusive). TIME is YYYY-MM-DD or
-                              YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM;
-                              without an offset it is UTC.
-        --source-type codex_transcript|claude_transcript|authored_update
-                              Only this kind of text: codex_transcript or
-                              claude_transcript (messages read from your Codex or
-                              Claude Code transcripts) or authored_update (notes
-                              written for blctx rather than read from a transcript).
-        --agent codex|claude  Only results of this agent: codex or claude (Claude
-                              Code). Notes written for blctx stay unless their session
-                              belongs to another agent. Default: every agent.
-        --pretty              Print a readable table instead of JSON (the default when
-                              stdout is a terminal).
+        --limit N      How many results to return, 1 to 100. Default: 10.
+        --offset N     Skip this many results first, to get the next page (an answer's
+                       next_offset says where it continues). Default: 0.
+        --project DIR  Only sessions whose working directory is this directory or one
+                       below it.
+        --session ID   Only this session, by its session id (as results and explore
+                       show it).
+        --since TIME   Only from this time on (inclusive). TIME is YYYY-MM-DD or
+                       YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM;
+                       without an offset it is UTC.
+        --until TIME   Only before this time (exclusive). TIME is YYYY-MM-DD or
+                       YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM;
+                       without an offset it is UTC.
+        --source-type SOURCE_TYPE
+                       Only this kind of text: codex_transcript, claude_transcript or
+                       gemini_transcript (messages read from your Codex, Claude Code
+                       or Gemini CLI transcripts) or authored_update (notes written
+                       for blctx rather than read from a transcript). SOURCE_TYPE is
+                       one of: codex_transcript, claude_transcript, gemini_transcript,
+                       authored_update.
+        --agent codex|claude|gemini
+                       Only results of this agent: codex, claude (Claude Code) or
+                       gemini (Gemini CLI). Notes written for blctx stay unless their
+                       session belongs to another agent. Default: every agent.
+        --pretty       Print a readable table instead of JSON (the default when stdout
+                       is a terminal).
 
       Global flags (before the command or after its arguments):
-        --json                Print exactly one JSON document on stdout, errors
-                              included (for scripts and agents).
-        --no-color            Plain text without colors or animation; also when
-                              NO_COLOR is set or stdout is not a terminal.
-        -h, --help            Show this help.
+        --json         Print exactly one JSON document on stdout, errors included (for
+                       scripts and agents).
+        --no-color     Plain text without colors or animation; also when NO_COLOR is
+                       set or stdout is not a terminal.
+        -h, --help     Show this help.
       "
     `)
   })
@@ -361,7 +363,7 @@ describe("usage errors", () => {
       ["search", "foo", "--since", "yesterday"],
       '--since must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM (got "yesterday")'
     ],
-    [["search", "foo", "--agent", "bogus"], '--agent must be one of codex, claude (got "bogus")'],
+    [["search", "foo", "--agent", "bogus"], '--agent must be one of codex, claude, gemini (got "bogus")'],
     [["install", "bogus"], 'install <target> must be one of codex, claude (got "bogus")'],
     [["context"], "context needs <context-id>"],
     [["notes", "bogus"], 'unknown notes command "bogus"; blctx notes --help lists them'],
@@ -400,7 +402,7 @@ describe("what a person reads", () => {
     const text = flat(expectHelp(await blctx(["index", "--help"])))
     expect(text).not.toMatch(/--root CODEX_HOME|under CODEX_HOME/)
     expect(text).toContain("--root AGENT_HOME")
-    expect(text).toContain("Codex and Claude Code")
+    expect(text).toContain("Codex, Claude Code and Gemini CLI")
     expect(text).toContain("Claude Code: $CLAUDE_CONFIG_DIR, or ~/.claude")
   })
 
@@ -425,7 +427,9 @@ describe("what a person reads", () => {
     // Without an agent, status covers every installed one (Codex when none is).
     expect(status.stdout.split("\n")[0]).toBe("blctx status (Codex)")
     const titles = (JSON.parse(json.stdout) as { checks: ReadonlyArray<{ id: string; title: string }> }).checks
-    expect(titles.find((c) => c.id === "session_discovery")?.title).toBe("Session discovery (Codex, Claude Code)")
+    expect(titles.find((c) => c.id === "session_discovery")?.title).toBe(
+      "Session discovery (Codex, Claude Code, Gemini CLI)"
+    )
     expect(statusClaude.stdout).not.toContain("codex session discovery")
   })
 })

@@ -97,7 +97,7 @@ describe("cross-agent recall", () => {
     expect(new Set(recentCodex.turns.flatMap((t) => t.messages.map((m) => m.agent)))).toEqual(new Set(["codex", null]))
 
     // A misspelt agent is a usage error listing the known ones; context refuses another agent's source.
-    const unknown = await h.blctx(["search", "rollout", "--agent", "gemini"])
+    const unknown = await h.blctx(["search", "rollout", "--agent", "cursor"])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr + unknown.stdout).toMatch(/codex/)
     expect(unknown.stderr + unknown.stdout).toMatch(/claude/)
@@ -122,13 +122,13 @@ describe("cross-agent recall", () => {
     expect(viaMcp.results.map((r) => r.source_type)).toEqual(["authored_update"])
     expect(structured<Recent>(await mcp.call("recent", { agent: "codex" })).agent).toBe("codex")
     for (const [tool, args] of [
-      ["search", { query: "rollout", filters: { agent: "gemini" } }],
+      ["search", { query: "rollout", filters: { agent: "aider" } }],
       ["recent", { agent: "Claude" }],
       ["context", { context_id: transcript?.context_id ?? "", agent: "cursor" }]
     ] as const) {
       const error = toolErrorOf(await mcp.call(tool, args))
       expect(error).toMatchObject({ kind: "invalid_query", tool })
-      expect(error.message).toMatch(/unknown agent .*: blctx keeps the history of codex or claude/)
+      expect(error.message).toMatch(/unknown agent .*: blctx keeps the history of codex, claude or gemini/)
     }
     const other = toolErrorOf(await mcp.call("context", { context_id: transcript?.context_id ?? "", agent: "claude" }))
     expect(other).toMatchObject({ kind: "invalid_query", tool: "context" })

@@ -26,7 +26,7 @@ describe("the search fast path's copy of the search schemas", () => {
     expect(SEARCH_OPTION_ROWS.at(-1)).toEqual({
       option: "--agent",
       path: ["filters", "agent"],
-      choices: ["codex", "claude"]
+      choices: ["codex", "claude", "gemini"]
     })
   })
 })

@@ -138,7 +138,7 @@ export const SEARCH_OPTION_ROWS: ReadonlyArray<OptionRow> = [
   {
     option: "--source-type",
     path: ["filters", "source_type"],
-    choices: ["codex_transcript", "claude_transcript", "authored_update"]
+    choices: ["codex_transcript", "claude_transcript", "gemini_transcript", "authored_update"]
   },
-  { option: "--agent", path: ["filters", "agent"], choices: ["codex", "claude"] }
+  { option: "--agent", path: ["filters", "agent"], choices: ["codex", "claude", "gemini"] }
 ]

@@ -109,7 +109,7 @@ describe("recognizeSearch: what the fast path answers", () => {
     [["search", "q", "--limit", "1e1"]],
     [["search", "q", "--offset", "10001"]],
     [["search", "q", "--limit", "5", "--limit", "6"]],
-    [["search", "q", "--agent", "gemini"]],
+    [["search", "q", "--agent", "cursor"]],
     [["search", "q", "--source-type", "note"]],
     [["search", "q", "--since", "-1"]],
     [["search", "q", "--project", ""]],

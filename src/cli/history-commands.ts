@@ -256,7 +256,7 @@ export const searchCommand = Command.make(
   Command.withDescription(
     commandDescription(
       "Search your indexed history",
-      "Searches every agent's history (Codex and Claude Code) unless --agent narrows it. Matches words (BM25) and, once the embedding model has embedded every chunk, meaning too; query_mode in the answer says which, and why. Every result carries its exact text, its agent and source_type, a context_id for blctx context, and its source file with line and byte range. An answer holds at most 24,000 characters of text. Searching never imports anything."
+      `Searches every agent's history (${agentLabels()}) unless --agent narrows it. Matches words (BM25) and, once the embedding model has embedded every chunk, meaning too; query_mode in the answer says which, and why. Every result carries its exact text, its agent and source_type, a context_id for blctx context, and its source file with line and byte range. An answer holds at most 24,000 characters of text. Searching never imports anything.`
     )
   )
 )
@@ -307,7 +307,7 @@ export const recentCommand = Command.make(
   Command.withDescription(
     commandDescription(
       "Show the most recent turns of your coding sessions",
-      "Turns of every agent's sessions (Codex and Claude Code) and notes, with activity in the time range, newest activity first; without --days or --since, from the beginning. --agent keeps one agent's. A message whose time is unknown is never in a bounded range."
+      `Turns of every agent's sessions (${agentLabels()}) and notes, with activity in the time range, newest activity first; without --days or --since, from the beginning. --agent keeps one agent's. A message whose time is unknown is never in a bounded range.`
     )
   )
 )
@@ -343,7 +343,7 @@ export const sessionsCommand = Command.make(
   Command.withDescription(
     commandDescription(
       "List your coding sessions",
-      "Sessions of every agent (Codex and Claude Code) with activity in the time range, newest activity first: each with its agent, project, first and last activity and how many turns it has. Filters as for recent."
+      `Sessions of every agent (${agentLabels()}) with activity in the time range, newest activity first: each with its agent, project, first and last activity and how many turns it has. Filters as for recent.`
     )
   )
 )

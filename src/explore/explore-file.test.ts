@@ -16,6 +16,7 @@ import { renderFile, renderList } from "./render-explore-text.js"
 const fixtures = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "codex")
 const oldFormat = NodePath.join(fixtures, "old-format-no-turn-ids.jsonl")
 const claudeFixtures = NodePath.resolve(NodePath.dirname(fixtures), "claude")
+const geminiFixture = NodePath.resolve(NodePath.dirname(fixtures), "gemini", "resumed-tool-call.jsonl")
 
 const explore = (request: Partial<ExploreFileRequest> & { path: string }) =>
   exploreFile({ view: "conversation", details: false, startLine: 1, limit: 20, ...request }).pipe(
@@ -159,10 +160,23 @@ describe("listTranscripts", () => {
       const placed = NodePath.join(codexHome, "sessions", "2026", "03", "01", "rollout-2026-03-01T10-00-00-a.jsonl")
       Fs.mkdirSync(NodePath.dirname(placed), { recursive: true })
       Fs.copyFileSync(oldFormat, placed)
+      const gemini = NodePath.join(
+        dir,
+        ".gemini",
+        "tmp",
+        "billing-service",
+        "chats",
+        "session-2026-03-01T09-00-4a0db71c.jsonl"
+      )
+      Fs.mkdirSync(NodePath.dirname(gemini), { recursive: true })
+      Fs.copyFileSync(geminiFixture, gemini)
+      Fs.utimesSync(gemini, new Date("2026-03-01T09:00:00Z"), new Date("2026-03-01T09:00:00Z"))
+      Fs.utimesSync(placed, new Date("2026-03-01T10:00:00Z"), new Date("2026-03-01T10:00:00Z"))
       const listed = yield* listTranscripts(defaultTargets(resolvePaths({ home: dir, CODEX_HOME: codexHome })), 10)
       expect(listed.homes.map((h) => [h.format, h.home, h.total])).toEqual([
         ["codex", codexHome, 1],
-        ["claude", NodePath.join(dir, ".claude"), 0]
+        ["claude", NodePath.join(dir, ".claude"), 0],
+        ["gemini", NodePath.join(dir, ".gemini"), 1]
       ])
       expect(listed.transcripts).toEqual([
         expect.objectContaining({
@@ -171,6 +185,14 @@ describe("listTranscripts", () => {
           agent: "codex",
           session_id: "0199a000-0000-7000-8000-000000000001",
           cwd: "/home/dev/project"
+        }),
+        // Gemini CLI's header has the id; the working folder is in the session context it injects.
+        expect.objectContaining({
+          path: gemini,
+          format: "gemini",
+          agent: "gemini",
+          session_id: "4a0db71c-cf50-403e-aaef-e138e941213c",
+          cwd: "/home/dev/billing-service"
         })
       ])
       expect(renderList(listed)).toContain(`Codex transcripts in ${codexHome}: 1 (1 active, 0 archived)`)

@@ -9,6 +9,7 @@ import type {
   TurnFlag
 } from "../transcripts/classification.js"
 import { formatOfHandle } from "../transcripts/formats/registry.js"
+import { readOptionsOf } from "../transcripts/formats/transcript-format.js"
 import { forEachRecord, recordsOf } from "../transcripts/reader.js"
 import type { SourcePosition, TranscriptRecord } from "../transcripts/record.js"
 import { TranscriptFiles } from "../transcripts/transcript-files.js"
@@ -153,7 +154,7 @@ const exploreScoped = Effect.fn("Explore.file")(function* (request: ExploreFileR
   const classifier = format.classifier()
   // Raw view keeps the decoded records of its page only: memory stays bounded by --limit.
   const kept = new Map<number, TranscriptRecord>()
-  yield* forEachRecord(recordsOf(opened), (record) => {
+  yield* forEachRecord(recordsOf(opened, readOptionsOf(format)), (record) => {
     classifier.push(record)
     if (view === "raw" && record.line >= startLine && kept.size < limit) kept.set(record.line, record)
   }).pipe(

@@ -8,7 +8,7 @@ import {
   shownFile
 } from "../transcripts/discovery.js"
 import { formatById } from "../transcripts/formats/registry.js"
-import type { SessionHeader } from "../transcripts/formats/transcript-format.js"
+import { readOptionsOf, type SessionHeader } from "../transcripts/formats/transcript-format.js"
 import { openTranscript } from "../transcripts/reader.js"
 import { ExploreFailure } from "./explore-failure.js"
 
@@ -63,7 +63,11 @@ const readHeader = (path: string, format: string) =>
     Effect.gen(function* () {
       const reader = formatById(format)
       if (Option.isNone(reader)) return NO_HEADER
-      const opened = yield* openTranscript(path, { chunkBytes: 64 * 1024, maxLineBytes: HEADER_LINE_BYTES })
+      const opened = yield* openTranscript(path, {
+        chunkBytes: 64 * 1024,
+        maxLineBytes: HEADER_LINE_BYTES,
+        ...readOptionsOf(reader.value)
+      })
       const header = yield* opened.records.pipe(
         Stream.take(HEADER_RECORDS),
         Stream.runFoldWhile(

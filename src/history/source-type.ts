@@ -5,12 +5,18 @@
  *
  * - `codex_transcript`: a Codex rollout file (`$CODEX_HOME/sessions`, `archived_sessions`).
  * - `claude_transcript`: a Claude Code transcript (`$CLAUDE_CONFIG_DIR/projects`, default `~/.claude`).
+ * - `gemini_transcript`: a Gemini CLI session (`~/.gemini/tmp/<project>/chats`, `$GEMINI_CLI_HOME`).
  * - `authored_update`: a note written on purpose, stored as one of its revisions.
  *
  * A value is lowercase letters, digits and `_`, starting with a letter, at most 64 characters;
- * agent names (`messages.agent`: `codex`, `claude`) follow the same rule.
+ * agent names (`messages.agent`: `codex`, `claude`, `gemini`) follow the same rule.
  */
-export const KNOWN_SOURCE_TYPES = ["codex_transcript", "claude_transcript", "authored_update"] as const
+export const KNOWN_SOURCE_TYPES = [
+  "codex_transcript",
+  "claude_transcript",
+  "gemini_transcript",
+  "authored_update"
+] as const
 export type KnownSourceType = (typeof KNOWN_SOURCE_TYPES)[number]
 
 /** The shape of a source type or agent name (registered formats are checked against it). */

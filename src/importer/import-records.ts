@@ -1,6 +1,12 @@
 import { isUtf8 } from "node:buffer"
 import { Effect } from "effect"
-import { decodeLine, exceedsNestingDepth, isBlank, MAX_NESTING_DEPTH } from "../transcripts/decode-line.js"
+import {
+  decodeLine,
+  exceedsNestingDepth,
+  isBlank,
+  MAX_NESTING_DEPTH,
+  type UntypedType
+} from "../transcripts/decode-line.js"
 import type { RawLine } from "../transcripts/line-splitter.js"
 import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES } from "../transcripts/reader.js"
 import type { RolloutEntry, TranscriptRecord } from "../transcripts/record.js"
@@ -53,6 +59,8 @@ export interface ImportReadOptions {
    * are checked in place and passed on without their payload. Without it every line is decoded.
    */
   readonly decidedByType?: (type: string, payloadType: string | null) => boolean
+  /** The format's types for lines written without a `type` (`TranscriptFormat.untypedType`). */
+  readonly untypedType?: UntypedType
 }
 
 /** Where a JSON value sits in the line: `[start, end)`. */
@@ -365,13 +373,15 @@ interface ReadLimits {
   readonly maxLineBytes: number
   readonly skimFrom: number
   readonly decidedByType: ImportReadOptions["decidedByType"]
+  readonly untypedType: ImportReadOptions["untypedType"]
 }
 
 const readLimitsOf = (options: ImportReadOptions): ReadLimits => ({
   chunkBytes: Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES),
   maxLineBytes: Math.max(1, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES),
   skimFrom: Math.max(0, options.skimFrom ?? SKIM_FROM),
-  decidedByType: options.decidedByType
+  decidedByType: options.decidedByType,
+  untypedType: options.untypedType
 })
 
 /** A line's record: checked in place when it is long and decided by its type, else decoded. */
@@ -382,7 +392,7 @@ const recordOfLine = (raw: RawLine, limits: ReadLimits): TranscriptRecord => {
       ? skimEntry(bytes, limits.decidedByType)
       : undefined
   return entry === undefined
-    ? decodeLine(raw, limits.maxLineBytes)
+    ? decodeLine(raw, limits.maxLineBytes, limits.untypedType)
     : { kind: "record", line: raw.line, byte_start: raw.byte_start, byte_end: raw.byte_end, entry }
 }
 

@@ -148,7 +148,8 @@ export const readAndClassify = (file: FileHash, size: number, start: Start, form
       {
         from: start,
         chunkBytes: READ_BYTES,
-        ...(format.decidedByType === undefined ? {} : { decidedByType: format.decidedByType })
+        ...(format.decidedByType === undefined ? {} : { decidedByType: format.decidedByType }),
+        ...(format.untypedType === undefined ? {} : { untypedType: format.untypedType })
       },
       classifier.push
     )

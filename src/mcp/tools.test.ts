@@ -134,7 +134,7 @@ describe("the read tools", () => {
       ]) {
         // An open string on the wire; the description names the known agents.
         expect(property).toMatchObject({ type: "string", maxLength: 64 })
-        expect(property?.description).toMatch(/codex or claude/)
+        expect(property?.description).toMatch(/codex, claude (\(Claude Code\) )?or gemini/)
       }
       expect(inputs.recent.required ?? []).not.toContain("agent")
       expect(inputs.context.required ?? []).not.toContain("agent")

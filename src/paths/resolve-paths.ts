@@ -24,6 +24,8 @@ export interface ResolvedPaths {
   readonly codexHome: string
   /** `CLAUDE_CONFIG_DIR`, default `~/.claude`: Claude Code's settings, skills and `projects/` transcripts. */
   readonly claudeHome: string
+  /** `$GEMINI_CLI_HOME/.gemini`, default `~/.gemini`: Gemini CLI's settings and `tmp/<project>/chats/` sessions. */
+  readonly geminiHome: string
   readonly database: string
   readonly manifest: string
 }
@@ -41,6 +43,8 @@ export interface PathInputs {
   readonly XDG_STATE_HOME?: string | undefined
   readonly CODEX_HOME?: string | undefined
   readonly CLAUDE_CONFIG_DIR?: string | undefined
+  /** Gemini CLI's stand-in for HOME: its folder is `.gemini` under it. */
+  readonly GEMINI_CLI_HOME?: string | undefined
 }
 
 /** Pure resolution, so the rules are testable without touching the environment. */
@@ -65,6 +69,7 @@ export const resolvePaths = (input: PathInputs): ResolvedPaths => {
     stateDir,
     codexHome: pick(input.CODEX_HOME, NodePath.join(home, ".codex")),
     claudeHome: pick(input.CLAUDE_CONFIG_DIR, NodePath.join(home, ".claude")),
+    geminiHome: NodePath.join(pick(input.GEMINI_CLI_HOME, home), ".gemini"),
     database: NodePath.join(dataDir, "context.db"),
     manifest: NodePath.join(stateDir, "installation.json")
   }
@@ -84,6 +89,7 @@ export const resolvePathsFromEnv = (env: NodeJS.ProcessEnv): ResolvedPaths | und
     XDG_CACHE_HOME: env.XDG_CACHE_HOME,
     XDG_STATE_HOME: env.XDG_STATE_HOME,
     CODEX_HOME: env.CODEX_HOME,
-    CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR
+    CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR,
+    GEMINI_CLI_HOME: env.GEMINI_CLI_HOME
   })
 }

@@ -83,7 +83,7 @@ export const ContextRequest = Schema.Struct({
   agent: Schema.optional(
     described(
       AgentFilter,
-      "Answer only when the result comes from this agent's history (codex or claude), or is a note no other agent's session wrote; otherwise fail saying whose it is."
+      "Answer only when the result comes from this agent's history (codex, claude or gemini), or is a note no other agent's session wrote; otherwise fail saying whose it is."
     )
   )
 })

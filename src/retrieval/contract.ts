@@ -162,13 +162,13 @@ export const SearchFilters = Schema.Struct({
   source_type: Schema.optional(
     described(
       SourceType,
-      "Only this kind of text: codex_transcript or claude_transcript (messages read from your Codex or Claude Code transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
+      "Only this kind of text: codex_transcript, claude_transcript or gemini_transcript (messages read from your Codex, Claude Code or Gemini CLI transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
     )
   ),
   agent: Schema.optional(
     described(
       AgentFilter,
-      "Only results of this agent: codex or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
+      "Only results of this agent: codex, claude (Claude Code) or gemini (Gemini CLI). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
     )
   )
 })

@@ -281,7 +281,7 @@ describe("cross-agent recall", () => {
         const failures = [
           yield* Effect.flip(
             reads.search({
-              request: SearchRequest.make({ query: "deploy", filters: { agent: "gemini" } }),
+              request: SearchRequest.make({ query: "deploy", filters: { agent: "cursor" } }),
               vectors: null,
               lexical_reason: "none"
             })
@@ -291,7 +291,9 @@ describe("cross-agent recall", () => {
         ]
         for (const failure of failures) {
           expect(failure._tag).toBe("InvalidQuery")
-          expect(failure.message).toMatch(/^unknown agent "[A-Za-z]+": blctx keeps the history of codex or claude\./)
+          expect(failure.message).toMatch(
+            /^unknown agent "[A-Za-z]+": blctx keeps the history of codex, claude or gemini\./
+          )
         }
         const claudeHit = (yield* lexical("alpha deploy", { source_type: "claude_transcript" })).results[0]
         const other = yield* Effect.flip(

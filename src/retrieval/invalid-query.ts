@@ -17,7 +17,8 @@ export class InvalidQuery extends Schema.TaggedError<InvalidQuery>()("InvalidQue
 /** The rejections a read can end in, each worded once below. */
 export type QueryRejection = TimeRangeError | ContextNotFound | UnknownAgent | ContextOfOtherAgent
 
-const AGENTS = KNOWN_AGENTS.join(" or ")
+/** `codex, claude or gemini`. */
+const AGENTS = `${KNOWN_AGENTS.slice(0, -1).join(", ")} or ${KNOWN_AGENTS.at(-1)}`
 
 /** The one wording of each rejection, wherever the read runs (a query worker or in process). */
 export const invalidQuery = (e: QueryRejection): InvalidQuery => {

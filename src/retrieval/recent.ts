@@ -63,7 +63,7 @@ export const RecentRequest = Schema.Struct({
   agent: Schema.optional(
     described(
       AgentFilter,
-      "Only turns of this agent: codex or claude (Claude Code). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
+      "Only turns of this agent: codex, claude (Claude Code) or gemini (Gemini CLI). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
     )
   ),
   limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many turns to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),

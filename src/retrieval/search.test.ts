@@ -226,7 +226,7 @@ describe("search", () => {
       dir,
       Effect.gen(function* () {
         yield* seed
-        for (const source_type of ["gemini_transcript", "codex", "Codex Transcript"]) {
+        for (const source_type of ["aider_transcript", "codex", "Codex Transcript"]) {
           expect((yield* lexical(request("deploy", { filters: { source_type } }))).results).toEqual([])
         }
         expect(

@@ -111,9 +111,9 @@ describe("listSessions", () => {
       dir,
       Effect.gen(function* () {
         yield* seed
-        const agent = yield* Effect.flip(listSessions(request({ agent: "gemini" })))
+        const agent = yield* Effect.flip(listSessions(request({ agent: "cursor" })))
         expect(agent._tag).toBe("InvalidQuery")
-        expect(agent.message).toContain("gemini")
+        expect(agent.message).toContain("cursor")
         const date = yield* Effect.flip(listSessions(request({ since: "March" })))
         expect(date).toMatchObject({ _tag: "InvalidQuery" })
         expect(date.message).toContain("March")

@@ -20,7 +20,10 @@ export const SessionsRequest = Schema.Struct({
     )
   ),
   agent: Schema.optional(
-    described(AgentFilter, "Only sessions of this agent: codex or claude (Claude Code). Default: every agent.")
+    described(
+      AgentFilter,
+      "Only sessions of this agent: codex, claude (Claude Code) or gemini (Gemini CLI). Default: every agent."
+    )
   ),
   limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many sessions to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),
   offset: boundedWithFallback(

@@ -135,7 +135,23 @@ const shapeProblem = (value: unknown): string | undefined => {
   return undefined
 }
 
-const decodeUnguarded = (raw: RawLine, maxLineBytes: number): TranscriptRecord => {
+/**
+ * Names the type of a record object written without a `type` field, or null when such an object
+ * is not a record (`TranscriptFormat.untypedType`: Gemini CLI's session header and its `$set` and
+ * `$rewindTo` lines carry none). The record is then kept with that `type`, as if written with it.
+ */
+export type UntypedType = (record: Readonly<Record<string, unknown>>) => string | null
+
+/** The value with the type its format names for it, when it is an object written without one. */
+const typed = (value: unknown, untypedType: UntypedType | undefined): unknown => {
+  if (untypedType === undefined || typeof value !== "object" || value === null || Array.isArray(value)) return value
+  const record = value as Readonly<Record<string, unknown>>
+  if (record.type !== undefined) return value
+  const type = untypedType(record)
+  return type === null ? value : { ...record, type }
+}
+
+const decodeUnguarded = (raw: RawLine, maxLineBytes: number, untypedType?: UntypedType): TranscriptRecord => {
   const position = { line: raw.line, byte_start: raw.byte_start, byte_end: raw.byte_end }
   const unreadable = (reason: UnreadableReason, message: string): TranscriptRecord => ({
     kind: "parse_error",
@@ -168,6 +184,7 @@ const decodeUnguarded = (raw: RawLine, maxLineBytes: number): TranscriptRecord =
   } catch (error) {
     return unreadable("invalid_json", short(error instanceof Error ? error.message : String(error)))
   }
+  value = typed(value, untypedType)
   const problem = shapeProblem(value)
   if (problem !== undefined) return unreadable("not_a_record", problem)
   const decoded = decodeEntry(value)
@@ -182,9 +199,9 @@ const decodeUnguarded = (raw: RawLine, maxLineBytes: number): TranscriptRecord =
  * bytes at all give one of the two. Work is linear in the line's length (at most `maxLineBytes`)
  * and nesting is bounded before parsing, so no line can exhaust the stack.
  */
-export const decodeLine = (raw: RawLine, maxLineBytes: number): TranscriptRecord => {
+export const decodeLine = (raw: RawLine, maxLineBytes: number, untypedType?: UntypedType): TranscriptRecord => {
   try {
-    return decodeUnguarded(raw, maxLineBytes)
+    return decodeUnguarded(raw, maxLineBytes, untypedType)
   } catch (error) {
     // Defence in depth: one line must never fail its file, whatever it holds.
     return {

@@ -1,5 +1,5 @@
 import { Chunk, Effect, Either, Option, type Scope, Stream } from "effect"
-import { decodeLine, isBlank } from "./decode-line.js"
+import { decodeLine, isBlank, type UntypedType } from "./decode-line.js"
 import { LineSplitter, type RawLine } from "./line-splitter.js"
 import type { TranscriptRecord } from "./record.js"
 import { type TranscriptFileError, TranscriptFiles, type TranscriptHandle } from "./transcript-files.js"
@@ -14,6 +14,8 @@ export interface ReadOptions {
    * `line + 1` of the last record it finished). Defaults to the start of the file.
    */
   readonly from?: { readonly byte: number; readonly line: number }
+  /** The format's types for lines written without a `type` (`TranscriptFormat.untypedType`). */
+  readonly untypedType?: UntypedType
 }
 
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024
@@ -44,6 +46,7 @@ export const recordsOf = (
   const chunkBytes = Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES)
   const maxLineBytes = Math.max(1, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
   const size = handle.size
+  const untypedType = options.untypedType
   return Stream.suspend(() => {
     const startByte = Math.max(0, options.from?.byte ?? 0)
     const splitter = new LineSplitter(maxLineBytes, startByte, Math.max(1, options.from?.line ?? 1))
@@ -62,7 +65,7 @@ export const recordsOf = (
         const raw = pending[next++]
         if (raw === undefined) break
         bytes += raw.byte_end - raw.byte_start + 1
-        if (!isBlank(raw.bytes)) out.push(decodeLine(raw, maxLineBytes))
+        if (!isBlank(raw.bytes)) out.push(decodeLine(raw, maxLineBytes, untypedType))
       }
       return Chunk.unsafeFromArray(out)
     }

@@ -131,6 +131,16 @@ describe("session_discovery step", () => {
             total: 0,
             active: 0,
             archived: 0
+          },
+          {
+            format: "gemini",
+            agent: "gemini",
+            label: "Gemini CLI",
+            home: paths().geminiHome,
+            folders: [NodePath.join(paths().geminiHome, "tmp")],
+            total: 0,
+            active: 0,
+            archived: 0
           }
         ])
         expect(new Set(s.newest.map((f: { format: string }) => f.format))).toEqual(new Set(["codex"]))
@@ -142,7 +152,7 @@ describe("session_discovery step", () => {
           JSON.stringify({ ...older, newest: s.newest.map(({ format: _f, ...f }: { format: string }) => f) })
         )
         expect((yield* step.verify(run())).detail).toBe(
-          installed.detail.replace(/ no Claude Code session files yet under [^;]+;/, "")
+          installed.detail.replace(/ no (?:Claude Code|Gemini CLI) session files yet under [^;]+;/g, "")
         )
       })
     )

@@ -153,7 +153,8 @@ describe("the Claude Code format", () => {
       expect(found.skippedLinks).toBe(1)
       expect(found.homes.map((h) => [h.format, h.label, h.home, h.total])).toEqual([
         ["codex", "Codex", NodePath.join(dir, ".codex"), 1],
-        ["claude", "Claude Code", NodePath.join(dir, ".claude"), 2]
+        ["claude", "Claude Code", NodePath.join(dir, ".claude"), 2],
+        ["gemini", "Gemini CLI", NodePath.join(dir, ".gemini"), 0]
       ])
       expect(describeTargets(defaultTargets(paths, [claudeFormat]))).toBe(NodePath.join(dir, ".claude", "projects"))
       // --root: every format looks for its own folders there.

@@ -2,6 +2,7 @@ import * as NodePath from "node:path"
 import { makeClaudeClassifier } from "../claude-classify.js"
 import { decidedByType, isSidechain, stringField } from "../claude-records.js"
 import { codexFormat } from "./codex-format.js"
+import { geminiFormat } from "./gemini-format.js"
 import type { FormatProbe, SessionHeader, TranscriptFormat } from "./transcript-format.js"
 import { walkSessionFolders } from "./walk-folders.js"
 
@@ -51,8 +52,8 @@ const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
 
 /**
  * Claude Code transcripts: `$CLAUDE_CONFIG_DIR/projects/<cwd with / as ->/<session id>.jsonl`
- * (default `~/.claude`), and sub-agents' files under `<session id>/subagents/`. A file Codex
- * claims (its name or first record) is never claimed here, and Codex's own detection claims no
+ * (default `~/.claude`), and sub-agents' files under `<session id>/subagents/`. A file Codex or
+ * Gemini CLI claims (its name or first record) is never claimed here, and Codex's own detection claims no
  * Claude Code record (`registry.test.ts`, `claude-format.test.ts`).
  */
 export const claudeFormat: TranscriptFormat = {
@@ -65,7 +66,7 @@ export const claudeFormat: TranscriptFormat = {
   homeHint: "$CLAUDE_CONFIG_DIR, or ~/.claude",
   sessionFolders: (home) => [{ path: NodePath.join(home, CLAUDE_PROJECTS_DIR), archived: false }],
   detect: (probe) => {
-    if (codexFormat.detect(probe)) return false
+    if (codexFormat.detect(probe) || geminiFormat.detect(probe)) return false
     return FILE_NAME.test(NodePath.basename(probe.path)) || FIRST_RECORD.test(headText(probe.head))
   },
   discover: (home) => walkSessionFolders(claudeFormat.sessionFolders(home), { suffix: ".jsonl" }),

@@ -62,7 +62,7 @@ const write = (relative: string, content: string, minutesAgo = 0) => {
 
 describe("the transcript format registry", () => {
   it("lists formats with unique ids whose source types and agents are well formed", () => {
-    expect(TRANSCRIPT_FORMATS.map((f) => f.id)).toEqual(["codex", "claude"])
+    expect(TRANSCRIPT_FORMATS.map((f) => f.id)).toEqual(["codex", "claude", "gemini"])
     expect(new Set(TRANSCRIPT_FORMATS.map((f) => f.id)).size).toBe(TRANSCRIPT_FORMATS.length)
     for (const format of TRANSCRIPT_FORMATS) {
       expect(KNOWN_SOURCE_TYPES).toContain(format.sourceType)
@@ -106,7 +106,9 @@ describe("the transcript format registry", () => {
     expect(foreign.left.message).toBe(
       "/home/dev/notes/5f0c3a9e.jsonl is not a transcript blctx can read: its name and first line match no transcript format blctx knows"
     )
-    expect(foreign.left.remediation).toContain("Give a session file of a supported agent (Codex, Claude Code).")
+    expect(foreign.left.remediation).toContain(
+      "Give a session file of a supported agent (Codex, Claude Code, Gemini CLI)."
+    )
     expect(foreign.left.remediation).toContain("rollout-*.jsonl")
     expect(foreign.left.remediation).toContain("<session id>.jsonl")
     // Its content is never quoted back.
@@ -182,7 +184,8 @@ describe("discovery through the registry", () => {
       const paths = resolvePaths({ home: dir, CODEX_HOME: codexHome() })
       expect(defaultTargets(paths).map((t) => [t.format.id, t.home])).toEqual([
         ["codex", codexHome()],
-        ["claude", NodePath.join(dir, ".claude")]
+        ["claude", NodePath.join(dir, ".claude")],
+        ["gemini", NodePath.join(dir, ".gemini")]
       ])
       const targets = defaultTargets(paths, [codexFormat])
       expect(describeTargets(targets)).toBe(`${codexHome()}/sessions and ${codexHome()}/archived_sessions`)

@@ -2,18 +2,19 @@ import { Data, Effect, Either, Option } from "effect"
 import type { TranscriptFileError, TranscriptHandle } from "../transcript-files.js"
 import { claudeFormat } from "./claude-format.js"
 import { codexFormat } from "./codex-format.js"
+import { geminiFormat } from "./gemini-format.js"
 import type { TranscriptFormat } from "./transcript-format.js"
 
 /**
  * Every transcript format this build reads, tried in this order. Supporting another agent is one
  * more entry here (and its `source_type` in `src/history/source-type.ts`).
  */
-export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat, claudeFormat]
+export const TRANSCRIPT_FORMATS: ReadonlyArray<TranscriptFormat> = [codexFormat, claudeFormat, geminiFormat]
 
 /** An agent's name for people (`claude` → `Claude Code`), from its format: declared once, there. */
 export const agentLabel = (agent: string): string => TRANSCRIPT_FORMATS.find((f) => f.agent === agent)?.label ?? agent
 
-/** The agents whose transcripts this build reads, for people: `Codex and Claude Code`. */
+/** The agents whose transcripts this build reads, for people: `Codex, Claude Code and Gemini CLI`. */
 export const agentLabels = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string => {
   const labels = formats.map((f) => f.label)
   return labels.length <= 1 ? (labels[0] ?? "") : `${labels.slice(0, -1).join(", ")} and ${labels.at(-1)}`

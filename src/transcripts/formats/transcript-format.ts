@@ -2,6 +2,7 @@ import type { Effect } from "effect"
 import type { FsError, SafeFs } from "../../fs/safe-fs.js"
 import type { ResolvedPaths } from "../../paths/paths.js"
 import type { TranscriptClassification, TranscriptSummary } from "../classification.js"
+import type { UntypedType } from "../decode-line.js"
 import type { TranscriptRecord } from "../record.js"
 
 /** What a format is told about a file to say whether it is one of its own. */
@@ -96,6 +97,16 @@ export interface TranscriptFormat {
    * record's `type`, `payloadType` its payload's `type`.
    */
   readonly decidedByType?: (type: string, payloadType: string | null) => boolean
+  /**
+   * The type of a line written as an object without a `type` field (Gemini CLI's session header,
+   * `$set` and `$rewindTo` lines), so it is read as a record of that type; without it, or when it
+   * answers null, such a line is unreadable (`not_a_record`), as for Codex and Claude Code.
+   */
+  readonly untypedType?: UntypedType
   /** Session id and working directory from the first record, when it says them (nulls otherwise). */
   readonly header: (first: TranscriptRecord) => SessionHeader
 }
+
+/** How the shared reader reads this format's files: its types for lines written without one. */
+export const readOptionsOf = (format: TranscriptFormat): { readonly untypedType?: UntypedType } =>
+  format.untypedType === undefined ? {} : { untypedType: format.untypedType }
