@@ -12,8 +12,7 @@ import {
   GeminiNotFound,
   type GeminiStdioServer,
   geminiCliHome,
-  parseMcpList,
-  parseSkillsList
+  parseMcpList
 } from "../src/gemini/gemini-cli.js"
 import { shareGeminiAnswers } from "../src/installer/shared-answers.js"
 import { Paths } from "../src/paths/paths.js"
@@ -127,14 +126,7 @@ export const makeGeminiCliLive = Layer.effect(
       if (answer.code !== 0) return yield* failed(geminiHome, args, claudeErrorText(answer))
     })
 
-    const listSkills = Effect.fn("GeminiCli.listSkills")(function* (geminiHome: string) {
-      const args = ["skills", "list"]
-      const answer = yield* run(geminiHome, args)
-      if (answer.code !== 0) return yield* failed(geminiHome, args, claudeErrorText(answer))
-      return parseSkillsList(`${answer.stdout}\n${answer.stderr}`)
-    })
-
-    return GeminiCli.of({ locate, getMcpServer, addMcpServer, removeMcpServer, listSkills })
+    return GeminiCli.of({ locate, getMcpServer, addMcpServer, removeMcpServer })
   })
 )
 

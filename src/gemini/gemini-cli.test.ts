@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { geminiCliHome, parseMcpList, parseSkillsList, sameGeminiServer } from "./gemini-cli.js"
+import { geminiCliHome, parseMcpList, sameGeminiServer } from "./gemini-cli.js"
 
 /** Text as Gemini CLI 0.61 printed it (NO_COLOR), in an isolated home. */
 const MCP_LIST = `Configured MCP servers:
@@ -7,17 +7,6 @@ const MCP_LIST = `Configured MCP servers:
 ✓ base-layer-context: /usr/bin/node /opt/blctx/dist/bin/blctx-mcp.cjs --installation-id 6f1c (stdio) - Connected
 ✗ other: /bin/echo hi (stdio) - Disconnected
 ○ docs (from my-ext): https://example.test/mcp (http) - Disabled
-`
-
-const SKILLS_LIST = `Discovered Agent Skills:
-
-base-layer-context [Enabled]
-  Description: test skill
-  Location:    /home/a/.gemini/skills/base-layer-context/SKILL.md
-
-other-skill [Disabled]
-  Description: another
-  Location:    /home/a/.agents/skills/other-skill/SKILL.md
 `
 
 describe("gemini mcp list", () => {
@@ -42,15 +31,6 @@ describe("gemini mcp list", () => {
     const args = ["/opt/blctx/dist/bin/blctx-mcp.cjs", "--installation-id", "6f1c"]
     expect(sameGeminiServer(ours, { command: "/usr/bin/node", args })).toBe(true)
     expect(sameGeminiServer(ours, { command: "/usr/bin/node", args: args.slice(0, 2) })).toBe(false)
-  })
-})
-
-describe("gemini skills list", () => {
-  it("reads each skill's name, whether it is enabled and where it is", () => {
-    expect(parseSkillsList(SKILLS_LIST)).toEqual([
-      { name: "base-layer-context", enabled: true, location: "/home/a/.gemini/skills/base-layer-context/SKILL.md" },
-      { name: "other-skill", enabled: false, location: "/home/a/.agents/skills/other-skill/SKILL.md" }
-    ])
   })
 })
 

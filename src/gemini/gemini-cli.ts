@@ -24,13 +24,6 @@ export interface GeminiMcpServer {
   readonly target: string
 }
 
-/** One skill as `gemini skills list` reports it. */
-export interface GeminiSkill {
-  readonly name: string
-  readonly enabled: boolean
-  readonly location: string
-}
-
 /** A stdio server to register: `gemini mcp add --scope user NAME COMMAND ARGS...`. */
 export interface GeminiStdioServer {
   readonly name: string
@@ -88,8 +81,6 @@ export interface GeminiCliShape {
   readonly addMcpServer: (geminiHome: string, server: GeminiStdioServer) => Effect.Effect<void, GeminiError>
   /** `gemini mcp remove --scope user NAME`. */
   readonly removeMcpServer: (geminiHome: string, name: string) => Effect.Effect<void, GeminiError>
-  /** `gemini skills list`. */
-  readonly listSkills: (geminiHome: string) => Effect.Effect<ReadonlyArray<GeminiSkill>, GeminiError>
 }
 
 export class GeminiCli extends Context.Tag("blctx/GeminiCli")<GeminiCli, GeminiCliShape>() {}
@@ -121,25 +112,6 @@ export const parseMcpList = (text: string): ReadonlyArray<GeminiMcpServer> =>
         }
       ]
     })
-
-/** Reads `gemini skills list`'s text: `NAME [Enabled]` then an indented `Location:`. */
-export const parseSkillsList = (text: string): ReadonlyArray<GeminiSkill> => {
-  const skills: Array<GeminiSkill> = []
-  let current: { name: string; enabled: boolean } | undefined
-  for (const raw of text.replaceAll("\r", "").split("\n")) {
-    const head = /^(\S+) \[(Enabled|Disabled)\]/.exec(raw)
-    if (head !== null) {
-      current = { name: head[1] ?? "", enabled: head[2] === "Enabled" }
-      continue
-    }
-    const location = /^\s+Location:\s+(.*)$/.exec(raw)
-    if (location !== null && current !== undefined) {
-      skills.push({ ...current, location: (location[1] ?? "").trim() })
-      current = undefined
-    }
-  }
-  return skills
-}
 
 /** Whether an entry runs exactly this stdio command (Gemini prints the arguments joined by spaces). */
 export const sameGeminiServer = (

@@ -58,6 +58,4 @@ export const shareCodexAnswers = (cli: CodexCliShape) =>
 
 /** Gemini CLI asking `gemini mcp list` once per home and name, until blctx adds or removes there. */
 export const shareGeminiAnswers = (cli: GeminiCliShape) =>
-  Effect.map(withSharedAnswers(cli), (shared) =>
-    GeminiCli.of({ locate: cli.locate, listSkills: cli.listSkills, ...shared })
-  )
+  Effect.map(withSharedAnswers(cli), (shared) => GeminiCli.of({ locate: cli.locate, ...shared }))

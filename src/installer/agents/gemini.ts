@@ -114,52 +114,18 @@ const mcpCli = Effect.gen(function* () {
   return cli
 })
 
-const SKILLS_STATUS = "blctx status --step gemini_skills"
-
-/** Gemini's own view of the skill (`gemini skills list`): listed once under its name, at the recorded path, enabled. */
-const skillDiscovery = Effect.gen(function* () {
-  const gemini = yield* GeminiCli
-  const paths = yield* Paths
-  const fs = yield* SafeFs
-  const home = paths.geminiHome
-  const listSkills = gemini
-    .listSkills(home)
-    .pipe(
-      Effect.mapError(fromGemini(commandFor(paths), "blctx asks Gemini CLI which skills it discovers", SKILLS_STATUS))
-    )
-
-  const confirm = (record: SkillRecord) =>
-    Effect.gen(function* () {
-      const named = (yield* listSkills).filter((s) => s.name === SKILL_NAME)
-      const real = yield* fs.realPath(record.path).pipe(Effect.orElseSucceed(() => record.path))
-      const ours = named.find((s) => s.location === record.path || s.location === real)
-      if (ours === undefined) {
-        const elsewhere = named.map((s) => s.location).join(", ")
-        return yield* fail(
-          `Gemini CLI does not list the skill at ${record.path}${elsewhere === "" ? "" : ` (it lists ${SKILL_NAME} at ${elsewhere}, which takes precedence)`}`,
-          `Check ${record.path} and remove any other copy (gemini skills list), then run: blctx install gemini --step gemini_skills`
-        )
-      }
-      if (!ours.enabled) {
-        return yield* fail(
-          `the ${SKILL_NAME} skill at ${record.path} is disabled in Gemini CLI; blctx leaves it disabled`,
-          `To use it, run: ${commandFor(paths)(home, `skills enable ${SKILL_NAME}`)}`
-        )
-      }
-      return `Gemini CLI lists ${SKILL_NAME} at ${record.path}, enabled (blctx ${record.version})`
-    })
-
-  const diagnose = (onDisk: Effect.Effect<string, StepFailure>) =>
-    Effect.gen(function* () {
-      const named = (yield* listSkills).filter((s) => s.name === SKILL_NAME)
-      const listed =
-        named.length === 0
-          ? `no skill named ${SKILL_NAME}`
-          : named.map((s) => `${s.location} (${s.enabled ? "enabled" : "disabled"})`).join(", ")
-      return `Gemini CLI (folder ${home}) lists ${listed}; ${yield* onDisk}`
-    })
-
-  const discovery: SkillDiscovery = { confirm, diagnose }
+/**
+ * The skill file itself is checked, as for Claude Code: `gemini skills list` would tell, but it
+ * starts a whole session to answer and records it in the person's history (a
+ * `skills-list-session` chat under ~/.gemini/tmp, checked with 0.61), so every status would add
+ * one. The file's place is the one Gemini documents for user skills.
+ */
+const skillDiscovery = Effect.map(Paths, (paths) => {
+  const discovery: SkillDiscovery = {
+    confirm: (record) =>
+      Effect.succeed(`${SKILL_NAME} is at ${record.path} as blctx wrote it (blctx ${record.version})`),
+    diagnose: (onDisk) => Effect.map(onDisk, (said) => `Gemini CLI folder ${paths.geminiHome}: ${said}`)
+  }
   return discovery
 })
 
@@ -200,7 +166,7 @@ const hooksAgent = Effect.succeed<HooksAgent>({
  * (default `~/.gemini`). Gemini names the prompt and end-of-turn events BeforeAgent and
  * AfterAgent and counts hook timeouts in milliseconds.
  */
-export const geminiIntegration: AgentIntegration<GeminiCli | Paths | SafeFs, GeminiCli | Paths | SafeFs, never> = {
+export const geminiIntegration: AgentIntegration<GeminiCli | Paths | SafeFs, Paths, never> = {
   target: "gemini",
   name: "Gemini CLI",
   span: "Gemini",
