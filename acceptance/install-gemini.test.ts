@@ -196,8 +196,9 @@ describe("blctx install gemini with the real Gemini CLI, a detached daemon and t
         )
         expect(settings.hooks.BeforeTool).toEqual(THEIRS.hooks.BeforeTool)
 
-        const uninstall = await blctx(["uninstall", "gemini", "--json"])
+        const uninstall = await blctx(["uninstall", "gemini", "--purge", "--json"])
         expect(uninstall.code, uninstall.stdout + uninstall.stderr).toBe(0)
+        expect(Fs.existsSync(NodePath.join(home.xdg.data, "blctx"))).toBe(false)
         expect(Fs.readFileSync(settingsFile, "utf8")).toBe(original)
         expect(Fs.existsSync(skill)).toBe(false)
       } finally {

@@ -394,7 +394,7 @@ const install = (s: HooksScope, run: StepRun) =>
 
 /**
  * The optional lifecycle hooks of an agent (SessionStart, UserPromptSubmit, Stop, SessionEnd:
- * codex_hooks, claude_hooks), which run blctx's hook handler so new sessions are captured as they
+ * codex_hooks, claude_hooks, gemini_hooks), which run blctx's hook handler so new sessions are captured as they
  * happen and prompts get recalled history. The handler knows which agent it runs for from the
  * generation in its command: the manifest's hooks record holds it.
  *
@@ -403,7 +403,7 @@ const install = (s: HooksScope, run: StepRun) =>
  * at the prompt) clears an earlier decline; `default` (nobody asked) keeps an earlier decline and
  * otherwise installs.
  *
- * The hooks live in a file shared with the person (Codex's hooks.json, Claude Code's
+ * The hooks live in a file shared with the person (Codex's hooks.json, Claude Code's and Gemini CLI's
  * settings.json): blctx adds one group per event and owns exactly the commands the manifest's
  * record lists (recorded before the file is written, so an interrupted install is retried as
  * blctx's own). Everything else in the file is kept. A file that is a link or unreadable, what the
