@@ -114,7 +114,7 @@ export const makeGeminiCliLive = Layer.effect(
     })
 
     const addMcpServer = Effect.fn("GeminiCli.addMcpServer")(function* (geminiHome: string, server: GeminiStdioServer) {
-      // After `--`, the server's own flags (`--data-home ...`) are not read as gemini's.
+      // After `--`, a server argument that is also one of gemini's flags (-e, --timeout) stays the server's.
       const args = ["mcp", "add", "--scope", "user", server.name, server.command, "--", ...server.args]
       const answer = yield* run(geminiHome, args)
       if (answer.code !== 0) return yield* failed(geminiHome, args, claudeErrorText(answer))
