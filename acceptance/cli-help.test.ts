@@ -235,33 +235,36 @@ describe("help for people", () => {
       selected step passed, 1 otherwise.
 
       Usage:
-        blctx install codex|claude [--step STEP] [--no-history] [--hooks] [--no-hooks]
+        blctx install codex|claude|gemini [--step STEP] [--no-history] [--hooks]
+                      [--no-hooks]
 
       Arguments:
-        codex|claude  The agent to set blctx up for: codex or claude (Claude Code).
+        codex|claude|gemini  The agent to set blctx up for: codex, claude (Claude
+                             Code) or gemini (Gemini CLI).
 
       Options:
-        --step STEP   Run only this step, after the steps it needs (its
-                      prerequisites). STEP is one of: data_directory,
-                      background_service, codex_mcp, codex_skills, claude_mcp,
-                      claude_skills, embedding_model, session_discovery,
-                      history_index, service_health, mcp_health, history_retrieval,
-                      codex_hooks, claude_hooks.
-        --no-history  Skip the history steps (session_discovery, history_index and
-                      history_retrieval): nothing is indexed.
-        --hooks       Install the optional agent hooks without asking. Without --hooks
-                      or --no-hooks, install asks when run at a terminal and installs
-                      them otherwise.
-        --no-hooks    Do not install the optional agent hooks; the choice is
-                      remembered and the hooks step (codex_hooks, claude_hooks) then
-                      passes.
+        --step STEP          Run only this step, after the steps it needs (its
+                             prerequisites). STEP is one of: data_directory,
+                             background_service, codex_mcp, codex_skills, claude_mcp,
+                             claude_skills, gemini_mcp, gemini_skills,
+                             embedding_model, session_discovery, history_index,
+                             service_health, mcp_health, history_retrieval,
+                             codex_hooks, claude_hooks, gemini_hooks.
+        --no-history         Skip the history steps (session_discovery, history_index
+                             and history_retrieval): nothing is indexed.
+        --hooks              Install the optional agent hooks without asking. Without
+                             --hooks or --no-hooks, install asks when run at a
+                             terminal and installs them otherwise.
+        --no-hooks           Do not install the optional agent hooks; the choice is
+                             remembered and the hooks step (codex_hooks, claude_hooks,
+                             gemini_hooks) then passes.
 
       Global flags (before the command or after its arguments):
-        --json        Print exactly one JSON document on stdout, errors included (for
-                      scripts and agents).
-        --no-color    Plain text without colors or animation; also when NO_COLOR is
-                      set or stdout is not a terminal.
-        -h, --help    Show this help.
+        --json               Print exactly one JSON document on stdout, errors
+                             included (for scripts and agents).
+        --no-color           Plain text without colors or animation; also when
+                             NO_COLOR is set or stdout is not a terminal.
+        -h, --help           Show this help.
       "
     `)
   })

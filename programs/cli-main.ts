@@ -9,6 +9,7 @@ import { CodexAppServerLive } from "../layers/codex-app-server-live.js"
 import { CodexCliLive } from "../layers/codex-cli-live.js"
 import { ConsolePrompterLive } from "../layers/console-prompter.js"
 import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
+import { GeminiCliLive } from "../layers/gemini-cli-live.js"
 import { HttpDownloaderLive } from "../layers/http-downloader.js"
 import { McpProbeLive } from "../layers/mcp-probe-live.js"
 import { NodeFileDigestLive } from "../layers/model-file-digest.js"
@@ -97,6 +98,7 @@ const mainLayer = (entry: CliEntry, mode: Mode) => {
     DaemonConnectorLive,
     CodexCliLive,
     ClaudeCliLive,
+    GeminiCliLive,
     CodexAppServerLive,
     McpProbeLive,
     Layer.succeed(OutputMode, mode)

@@ -9,8 +9,8 @@ import { HOOK_EVENTS, MAX_EVENT_SESSION_ID_CHARS, MAX_HOOK_PATH_CHARS } from "./
  */
 export const CAPTURE_RECORD_VERSION = 1
 
-/** The agents whose hooks blctx registers: `codex_hooks` and `claude_hooks` in the manifest. */
-export const CAPTURE_AGENTS = ["codex", "claude"] as const
+/** The agents whose hooks blctx registers: `codex_hooks`, `claude_hooks` and `gemini_hooks` in the manifest. */
+export const CAPTURE_AGENTS = ["codex", "claude", "gemini"] as const
 export type CaptureAgent = (typeof CAPTURE_AGENTS)[number]
 
 const Uuid = v.pipe(v.string(), v.uuid())

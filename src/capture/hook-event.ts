@@ -5,7 +5,9 @@ import * as v from "valibot"
  * `{session_id, transcript_path, cwd, hook_event_name, ...}`, plus `turn_id` and `prompt` on
  * UserPromptSubmit, `turn_id` on Stop, `source` on SessionStart and `reason` on SessionEnd.
  * Claude Code (2.1) sends the same fields without `turn_id`; it sends `prompt_id` instead on
- * UserPromptSubmit, Stop and SessionEnd.
+ * UserPromptSubmit, Stop and SessionEnd. Gemini CLI (0.61) sends the same base fields (plus
+ * `timestamp`), names its prompt and end-of-turn events BeforeAgent and AfterAgent, and sends an
+ * empty `transcript_path` before its session file exists.
  * Other fields are ignored, so a newer Codex adding some does not break capture.
  *
  * Written with valibot, not effect/Schema: the hook handler starts on every prompt and its
@@ -14,6 +16,16 @@ import * as v from "valibot"
  */
 export const HOOK_EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"] as const
 export type HookEventName = (typeof HOOK_EVENTS)[number]
+
+/**
+ * Other agents' names for blctx's events, as their payloads carry them: Gemini CLI's BeforeAgent
+ * is the prompt (it sends `prompt`) and AfterAgent the end of a turn. Data, so an agent that names
+ * an event differently is one more entry here (its installer record says the same names).
+ */
+export const EVENT_ALIASES: Readonly<Record<string, HookEventName>> = {
+  BeforeAgent: "UserPromptSubmit",
+  AfterAgent: "Stop"
+}
 
 export const MAX_EVENT_SESSION_ID_CHARS = 200
 export const MAX_HOOK_PATH_CHARS = 4_096
@@ -30,17 +42,26 @@ const absolute = (what: string) =>
   )
 
 export const HookEvent = v.looseObject({
-  hook_event_name: v.picklist(HOOK_EVENTS, `hook_event_name must be one of ${HOOK_EVENTS.join(", ")}`),
+  hook_event_name: v.pipe(
+    v.string(),
+    v.transform((name) => EVENT_ALIASES[name] ?? name),
+    v.picklist(HOOK_EVENTS, `hook_event_name must be one of ${HOOK_EVENTS.join(", ")}`)
+  ),
   session_id: v.pipe(
     v.string("session_id is required"),
     v.minLength(1, "session_id is empty"),
     v.maxLength(MAX_EVENT_SESSION_ID_CHARS, `session_id is longer than ${MAX_EVENT_SESSION_ID_CHARS} characters`)
   ),
   cwd: absolute("cwd"),
-  transcript_path: v.nullable(
-    v.pipe(
-      absolute("transcript_path"),
-      v.check((p) => p.endsWith(".jsonl"), "transcript_path must name a .jsonl file")
+  transcript_path: v.pipe(
+    v.nullable(v.string()),
+    // Gemini CLI sends "" until its session file exists: no transcript yet, as null says.
+    v.transform((p) => (p === "" ? null : p)),
+    v.nullable(
+      v.pipe(
+        absolute("transcript_path"),
+        v.check((p) => p.endsWith(".jsonl"), "transcript_path must name a .jsonl file")
+      )
     )
   ),
   turn_id: v.optional(v.pipe(v.string(), v.maxLength(MAX_EVENT_SESSION_ID_CHARS))),

@@ -48,7 +48,8 @@ const REGISTRATIONS: ReadonlyArray<{
   readonly homeKey: string
 }> = [
   { agent: "codex", records: "codex_hooks", homeKey: "codex_home" },
-  { agent: "claude", records: "claude_hooks", homeKey: "claude_home" }
+  { agent: "claude", records: "claude_hooks", homeKey: "claude_home" },
+  { agent: "gemini", records: "gemini_hooks", homeKey: "gemini_home" }
 ]
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

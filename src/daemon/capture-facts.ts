@@ -21,7 +21,8 @@ export const makeCaptureFacts = Effect.gen(function* () {
         onNone: () => [] as ReadonlyArray<{ readonly generation: string; readonly agent: CaptureAgent }>,
         onSome: (m) => [
           ...(m.codex_hooks ?? []).map((h) => ({ generation: h.generation, agent: "codex" as const })),
-          ...(m.claude_hooks ?? []).map((h) => ({ generation: h.generation, agent: "claude" as const }))
+          ...(m.claude_hooks ?? []).map((h) => ({ generation: h.generation, agent: "claude" as const })),
+          ...(m.gemini_hooks ?? []).map((h) => ({ generation: h.generation, agent: "gemini" as const }))
         ]
       })
     )
@@ -29,7 +30,7 @@ export const makeCaptureFacts = Effect.gen(function* () {
   return {
     spoolDir,
     /**
-     * The generation of every hook registration in the manifest (codex_hooks, then claude_hooks),
+     * The generation of every hook registration in the manifest (codex_hooks, claude_hooks, then gemini_hooks),
      * with the agent it is for (none: no hooks installed).
      */
     hookGenerations,

@@ -8,6 +8,8 @@ export const STEP_IDS = [
   "codex_skills",
   "claude_mcp",
   "claude_skills",
+  "gemini_mcp",
+  "gemini_skills",
   "embedding_model",
   "session_discovery",
   "history_index",
@@ -15,7 +17,8 @@ export const STEP_IDS = [
   "mcp_health",
   "history_retrieval",
   "codex_hooks",
-  "claude_hooks"
+  "claude_hooks",
+  "gemini_hooks"
 ] as const
 
 export const StepId = Schema.Literal(...STEP_IDS)
@@ -27,7 +30,7 @@ export const HISTORY_STEP_IDS: ReadonlyArray<StepId> = ["session_discovery", "hi
 export const displayIndex = (id: StepId): number => STEP_IDS.indexOf(id)
 
 /** The agents blctx installs for (`blctx install <target>`). */
-export const AGENT_TARGETS = ["codex", "claude"] as const
+export const AGENT_TARGETS = ["codex", "claude", "gemini"] as const
 export const AgentTarget = Schema.Literal(...AGENT_TARGETS)
 export type AgentTarget = typeof AgentTarget.Type
 
@@ -49,7 +52,8 @@ export const SHARED_STEP_IDS: ReadonlyArray<StepId> = [
 /** Each target's own steps: what it registers with its agent. */
 export const TARGET_STEP_IDS: Readonly<Record<AgentTarget, ReadonlyArray<StepId>>> = {
   codex: ["codex_mcp", "codex_skills", "codex_hooks"],
-  claude: ["claude_mcp", "claude_skills", "claude_hooks"]
+  claude: ["claude_mcp", "claude_skills", "claude_hooks"],
+  gemini: ["gemini_mcp", "gemini_skills", "gemini_hooks"]
 }
 
 /** A target's whole checklist (shared and own steps), in display order. */

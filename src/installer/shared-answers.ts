@@ -1,6 +1,7 @@
 import { Effect, SynchronizedRef } from "effect"
 import { ClaudeCli, type ClaudeCliShape } from "../claude/claude-cli.js"
 import { CodexCli, type CodexCliShape } from "../codex/codex-cli.js"
+import { GeminiCli, type GeminiCliShape } from "../gemini/gemini-cli.js"
 
 /**
  * One answer per question for the length of a command. `blctx status` asks an agent's CLI the same
@@ -54,3 +55,7 @@ export const shareClaudeAnswers = (cli: ClaudeCliShape) =>
 /** The Codex CLI asking `codex mcp get` once per home and name, until blctx adds or removes there. */
 export const shareCodexAnswers = (cli: CodexCliShape) =>
   Effect.map(withSharedAnswers(cli), (shared) => CodexCli.of({ locate: cli.locate, ...shared }))
+
+/** Gemini CLI asking `gemini mcp list` once per home and name, until blctx adds or removes there. */
+export const shareGeminiAnswers = (cli: GeminiCliShape) =>
+  Effect.map(withSharedAnswers(cli), (shared) => GeminiCli.of({ locate: cli.locate, ...shared }))

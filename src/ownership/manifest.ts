@@ -75,6 +75,12 @@ const codex = agentRecords("codex_home", "hooks_file")
  * CLAUDE_CONFIG_DIR at registration (default `~/.claude`); hooks merged into its settings.json.
  */
 const claude = agentRecords("claude_home", "settings_file")
+/**
+ * Gemini CLI: registrations at user scope (`gemini mcp add --scope user`), where `gemini_home` is
+ * its folder at registration (`$GEMINI_CLI_HOME/.gemini`, default `~/.gemini`); skills under it;
+ * hooks merged into its settings.json.
+ */
+const gemini = agentRecords("gemini_home", "settings_file")
 
 /**
  * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
@@ -92,10 +98,15 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
   updated_at: Schema.String,
   /**
    * Explicit choices a person made at install time (e.g. declining the optional hooks): `hooks`
-   * for Codex's, `claude_hooks` for Claude Code's, each agent's choice its own.
+   * for Codex's, `claude_hooks` for Claude Code's, `gemini_hooks` for Gemini CLI's, each agent's
+   * choice its own.
    */
   choices: Schema.optionalWith(
-    Schema.Struct({ hooks: Schema.optional(HooksDecision), claude_hooks: Schema.optional(HooksDecision) }),
+    Schema.Struct({
+      hooks: Schema.optional(HooksDecision),
+      claude_hooks: Schema.optional(HooksDecision),
+      gemini_hooks: Schema.optional(HooksDecision)
+    }),
     { default: () => ({}) }
   ),
   /**
@@ -108,7 +119,10 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
   codex_hooks: codex.hooks,
   claude_mcp: claude.mcp,
   claude_skills: claude.skills,
-  claude_hooks: claude.hooks
+  claude_hooks: claude.hooks,
+  gemini_mcp: gemini.mcp,
+  gemini_skills: gemini.skills,
+  gemini_hooks: gemini.hooks
 }) {}
 
 /** Only the version field, read first so an unknown version is reported as such, not as corruption. */

@@ -1,5 +1,6 @@
 import type { Effect, Option } from "effect"
-import type { HookEntry, HooksDocument } from "../../codex/hooks-file.js"
+import { HOOK_EVENTS, type HookEventName } from "../../capture/hook-event.js"
+import { HOOK_TIMEOUTS, type HookEntry, type HooksDocument } from "../../codex/hooks-file.js"
 import type { AgentTarget, StepId } from "../../domain/step-id.js"
 import type { Manifest } from "../../ownership/manifest.js"
 import type { ResolvedPaths } from "../../paths/paths.js"
@@ -151,8 +152,25 @@ export interface HooksAgent {
     | { readonly asks: false; readonly said: HooksApproval }
 }
 
+/** One of blctx's hook events as the agent's hooks file names it, with its timeout in the agent's unit. */
+export interface AgentHookEvent {
+  readonly name: string
+  readonly timeout: number
+}
+
+/** Codex's and Claude Code's events: blctx's own names, timeouts in seconds (HOOK_TIMEOUTS). */
+export const EVENTS_IN_SECONDS = Object.fromEntries(
+  HOOK_EVENTS.map((event) => [event, { name: event, timeout: HOOK_TIMEOUTS[event] }])
+) as Readonly<Record<HookEventName, AgentHookEvent>>
+
 export interface HooksIntegration<R> {
   readonly records: RecordList<HooksRecord>
+  /**
+   * Under which event of the agent's file each of blctx's events goes, and its timeout there.
+   * The handler's command keeps blctx's name; the agent's name is what its payload carries
+   * (src/capture/hook-event.ts reads both).
+   */
+  readonly events: Readonly<Record<HookEventName, AgentHookEvent>>
   /** Where the person's choice about the hooks is kept. */
   readonly choice: keyof Manifest["choices"]
   readonly fileOf: (home: string) => string

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { EVENT_ALIASES, HOOK_EVENTS } from "../../capture/hook-event.js"
 import { AGENT_TARGETS, TARGET_STEP_IDS } from "../../domain/step-id.js"
 import { MANIFEST_VERSION, Manifest } from "../../ownership/manifest.js"
 import { TRANSCRIPT_FORMATS } from "../../transcripts/formats/registry.js"
@@ -53,6 +54,32 @@ describe("agent integrations", () => {
     expect(AGENTS.codex.mcp.records.read(stored)).toEqual([mcp])
     expect(AGENTS.claude.hooks.records.read(stored)).toEqual([hooks])
     expect(AGENTS.codex.hooks.records.read(stored)).toEqual([])
+  })
+
+  it("keeps Gemini CLI's records under gemini_* keys with gemini_home and settings_file", () => {
+    const stored = new Manifest({
+      ...AGENTS.gemini.hooks.records.with({ ...AGENTS.gemini.mcp.records.with({ ...manifest() }, [mcp]) }, [hooks])
+    })
+    expect(stored.gemini_mcp).toEqual([{ gemini_home: mcp.home, name: mcp.name, command: mcp.command, args: mcp.args }])
+    expect(stored.gemini_hooks).toEqual([
+      { gemini_home: hooks.home, settings_file: hooks.file, generation: hooks.generation, entries: hooks.entries }
+    ])
+    expect(AGENTS.gemini.mcp.records.read(stored)).toEqual([mcp])
+    expect(AGENTS.gemini.hooks.records.read(stored)).toEqual([hooks])
+    expect(AGENTS.claude.hooks.records.read(stored)).toEqual([])
+  })
+
+  it("names blctx's four events for each agent; Gemini's prompt and turn end are BeforeAgent and AfterAgent, in milliseconds", () => {
+    for (const target of AGENT_TARGETS) expect(Object.keys(AGENTS[target].hooks.events)).toEqual([...HOOK_EVENTS])
+    expect(AGENTS.codex.hooks.events.UserPromptSubmit).toEqual({ name: "UserPromptSubmit", timeout: 2 })
+    expect(AGENTS.gemini.hooks.events.UserPromptSubmit).toEqual({ name: "BeforeAgent", timeout: 2_000 })
+    expect(AGENTS.gemini.hooks.events.Stop).toEqual({ name: "AfterAgent", timeout: 5_000 })
+    // Every name an agent's file uses is one its payloads are read under.
+    for (const target of AGENT_TARGETS) {
+      for (const [event, { name }] of Object.entries(AGENTS[target].hooks.events)) {
+        expect(name === event || EVENT_ALIASES[name] === event, `${target} ${name}`).toBe(true)
+      }
+    }
   })
 
   it("drops an agent's key when its last record goes", () => {

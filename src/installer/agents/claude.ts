@@ -23,6 +23,7 @@ import { claudeFormat } from "../../transcripts/formats/claude-format.js"
 import { fail, type StepFailure } from "../step.js"
 import {
   type AgentIntegration,
+  EVENTS_IN_SECONDS,
   type FoundServer,
   type HooksAgent,
   type HooksRecord,
@@ -209,6 +210,7 @@ export const claudeIntegration: AgentIntegration<ClaudeCli | Paths | SafeFs, Pat
   },
   hooks: {
     records: recordList<HooksRecord>("claude_hooks", { home: "claude_home", file: "settings_file" }),
+    events: EVENTS_IN_SECONDS,
     choice: "claude_hooks",
     fileOf: claudeSettingsFile,
     fileName: "settings.json",

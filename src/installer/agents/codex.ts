@@ -25,6 +25,7 @@ import { codexFormat } from "../../transcripts/formats/codex-format.js"
 import { fail, type StepFailure, type StepRun } from "../step.js"
 import {
   type AgentIntegration,
+  EVENTS_IN_SECONDS,
   type FoundServer,
   type HooksAgent,
   type HooksRecord,
@@ -334,6 +335,7 @@ export const codexIntegration: AgentIntegration<
   },
   hooks: {
     records: recordList<HooksRecord>("codex_hooks", { home: "codex_home", file: "hooks_file" }),
+    events: EVENTS_IN_SECONDS,
     choice: "hooks",
     fileOf: codexHooksFile,
     fileName: "hooks.json",

@@ -41,7 +41,7 @@ export interface HooksManifestOptions {
 }
 
 /**
- * The manifest as the hooks steps (codex_hooks, claude_hooks) use it: the same reads, the same
+ * The manifest as the hooks steps (codex_hooks, claude_hooks, gemini_hooks) use it: the same reads, the same
  * refusals, and one write that replaces the step's own registrations and choice and nothing else.
  * Each step keeps its records and its choice under its own keys, so one agent's hooks never touch
  * the other's.

@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto"
 import { Effect, Either, Option } from "effect"
 import { hookCommandLine } from "../../capture/hook-command.js"
-import { HOOK_EVENTS, type HookEventName } from "../../capture/hook-event.js"
+import { HOOK_EVENTS } from "../../capture/hook-event.js"
 import {
   addEntries,
-  HOOK_TIMEOUTS,
   type HookEntry,
   type HooksDocument,
   hasEntry,
@@ -29,8 +28,9 @@ import { stepWithServices } from "./step-context.js"
 const sameEntry = (a: HookEntry, b: HookEntry) => a.event === b.event && a.command === b.command
 const sameEntries = (a: ReadonlyArray<HookEntry>, b: ReadonlyArray<HookEntry>) =>
   a.length === b.length && a.every((e) => b.some((f) => sameEntry(e, f)))
-/** Seconds, as the agents read `timeout` (a 2 s hook under timeout 3 finishes; a 4 s one under 1 is cancelled). */
-const timeoutOf = (event: string) => HOOK_TIMEOUTS[event as HookEventName] ?? 5
+/** The `timeout` of blctx's entry under the agent's event name, in the agent's unit (seconds, or Gemini's milliseconds). */
+const timeoutOf = (agent: AgentIntegration) => (name: string) =>
+  Object.values(agent.hooks.events).find((e) => e.name === name)?.timeout ?? 5
 const eventsOf = (entries: ReadonlyArray<{ readonly event: string }>) => entries.map((e) => e.event).join(", ")
 
 /** What a step says when the person declined the agent's hooks. */
@@ -100,7 +100,7 @@ const withRecord = (s: HooksScope, m: Manifest, record: HooksRecord) => [
 /** The entries this installation writes for a generation: the same every time for the same paths. */
 const desiredEntries = (s: HooksScope, m: Manifest, generation: string): ReadonlyArray<HookEntry> =>
   HOOK_EVENTS.map((event) => ({
-    event,
+    event: s.agent.hooks.events[event].name,
     command: hookCommandLine(s.programs.node, s.programs.hook, {
       event,
       installationId: m.installation_id,
@@ -243,7 +243,7 @@ const mergeEntries = (
     const latest = yield* writeManifest(s, m, withRecord(s, m, { ...final, entries: union }))
     yield* s.owned.write(
       s.hooksFile,
-      addEntries(removeEntries(current.doc, stale), desired, timeoutOf),
+      addEntries(removeEntries(current.doc, stale), desired, timeoutOf(s.agent)),
       Option.map(current.existing, (e) => e.entry)
     )
     return { latest, changed } as const
@@ -394,7 +394,7 @@ const install = (s: HooksScope, run: StepRun) =>
 
 /**
  * The optional lifecycle hooks of an agent (SessionStart, UserPromptSubmit, Stop, SessionEnd:
- * codex_hooks, claude_hooks), which run blctx's hook handler so new sessions are captured as they
+ * codex_hooks, claude_hooks, gemini_hooks), which run blctx's hook handler so new sessions are captured as they
  * happen and prompts get recalled history. The handler knows which agent it runs for from the
  * generation in its command: the manifest's hooks record holds it.
  *
@@ -403,7 +403,7 @@ const install = (s: HooksScope, run: StepRun) =>
  * at the prompt) clears an earlier decline; `default` (nobody asked) keeps an earlier decline and
  * otherwise installs.
  *
- * The hooks live in a file shared with the person (Codex's hooks.json, Claude Code's
+ * The hooks live in a file shared with the person (Codex's hooks.json, Claude Code's and Gemini CLI's
  * settings.json): blctx adds one group per event and owns exactly the commands the manifest's
  * record lists (recorded before the file is written, so an interrupted install is retried as
  * blctx's own). Everything else in the file is kept. A file that is a link or unreadable, what the

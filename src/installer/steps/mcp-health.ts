@@ -21,6 +21,8 @@ import { MCP_TOOLS } from "../../mcp/mcp-server.js"
 import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
+import type { AgentIntegration } from "../agents/agent-integration.js"
+import { AGENTS } from "../agents/agents.js"
 import { CLAUDE_MCP_NAME } from "../agents/claude.js"
 import { CODEX_MCP_NAME } from "../agents/codex.js"
 import { fail, type Step, type StepFailure } from "../step.js"
@@ -212,6 +214,45 @@ export const claudeMcpSource = Effect.gen(function* () {
 })
 
 /**
+ * What an agent would launch, read through its record's own CLI adapter: its entry under blctx's
+ * name, when it runs exactly what the manifest recorded (the agent's listing may print the
+ * arguments joined by spaces, so the exact command is the record's once the agent reports it).
+ */
+export const recordedMcpSource = <M>(agent: AgentIntegration<M>) =>
+  Effect.gen(function* () {
+    const cli = yield* agent.mcp.cli
+    const manifests = yield* ManifestStore
+    const home = agent.homeOf(yield* Paths)
+    const configFile = cli.configFileOf(home)
+    const reregister = `Run: blctx install ${agent.target} --step ${agent.steps.mcp}`
+    const name = agent.mcp.name
+
+    const registered = Effect.gen(function* () {
+      const found = yield* cli.get(home, name, "blctx status --step mcp_health")
+      if (Option.isNone(found)) {
+        return yield* fail(
+          `${name} is not registered with ${agent.name} (${configFile}), so it has no blctx server to start`,
+          reregister
+        )
+      }
+      const manifest = yield* manifests.read().pipe(Effect.orElseSucceed(() => Option.none<Manifest>()))
+      const record = Option.match(manifest, { onNone: () => [], onSome: agent.mcp.records.read }).find(
+        (r) => r.home === home && r.name === name
+      )
+      if (record === undefined || !found.value.runs(record)) {
+        return yield* fail(
+          `${name} in ${configFile} does not run what blctx registered (${found.value.description})`,
+          reregister
+        )
+      }
+      const server: McpServerCommand = { command: record.command, args: record.args }
+      return server
+    })
+    const source: McpRegistrationSource = { target: agent.target, reregister, registered }
+    return source
+  })
+
+/**
  * Launches the exact command each target's agent has registered as `base-layer-context`,
  * initialises MCP over stdio, requires every tool and calls `context_status`. Nothing to
  * install or remove: install is verify, uninstall says so.
@@ -263,7 +304,7 @@ export const makeMcpHealthStep = (sources: ReadonlyArray<McpRegistrationSource>)
     const step: Step = {
       id: "mcp_health",
       title: "MCP health",
-      requires: [...sources.map((s): StepId => (s.target === "codex" ? "codex_mcp" : "claude_mcp")), "service_health"],
+      requires: [...sources.map((s): StepId => AGENTS[s.target].steps.mcp), "service_health"],
       install: () => verify(),
       verify: () => verify(),
       uninstall: () => Effect.succeed({ detail: "nothing to remove: this check installs nothing" })

@@ -8,6 +8,7 @@ import { CodexAppServerLive } from "../../../layers/codex-app-server-live.js"
 import { CodexCliLive } from "../../../layers/codex-cli-live.js"
 import { DaemonConnectorLive } from "../../../layers/daemon-connector-live.js"
 import { DetachedSupervisorLive } from "../../../layers/detached-supervisor.js"
+import { GeminiCliLive } from "../../../layers/gemini-cli-live.js"
 import { HttpDownloaderLive } from "../../../layers/http-downloader.js"
 import { McpProbeLive } from "../../../layers/mcp-probe-live.js"
 import { NodeFileDigestLive } from "../../../layers/model-file-digest.js"
@@ -43,6 +44,7 @@ const TestLive = Layer.mergeAll(
   DaemonConnectorLive,
   CodexCliLive,
   ClaudeCliLive,
+  GeminiCliLive,
   CodexAppServerLive,
   McpProbeLive
 ).pipe(Layer.provideMerge(Paths.layerFrom({ home })), Layer.provideMerge(NodeSafeFsLive))
@@ -65,8 +67,24 @@ describe("installSteps", () => {
       expect(withoutHooks(steps.map((s) => s.id))).toEqual(withoutHooks(stepIdsFor(["claude"])))
       expect(steps.find((s) => s.id === "mcp_health")?.requires).toEqual(["claude_mcp", "service_health"])
       const both = yield* stepsFor(["codex", "claude"])
-      expect(withoutHooks(both.map((s) => s.id))).toEqual(withoutHooks(STEP_IDS))
+      expect(withoutHooks(both.map((s) => s.id))).toEqual(withoutHooks(stepIdsFor(["codex", "claude"])))
       expect(both.find((s) => s.id === "mcp_health")?.requires).toEqual(["codex_mcp", "claude_mcp", "service_health"])
+    }).pipe(Effect.provide(TestLive))
+  )
+
+  it.effect("gemini: the shared steps and Gemini CLI's own, in display order; mcp_health needs gemini_mcp", () =>
+    Effect.gen(function* () {
+      const steps = yield* stepsFor(["gemini"])
+      expect(steps.map((s) => s.id)).toEqual([...stepIdsFor(["gemini"])])
+      expect(steps.filter((s) => !SHARED_STEP_IDS.includes(s.id)).map((s) => s.id)).toEqual([
+        "gemini_mcp",
+        "gemini_skills",
+        "gemini_hooks"
+      ])
+      expect(steps.find((s) => s.id === "mcp_health")?.requires).toEqual(["gemini_mcp", "service_health"])
+      const all = yield* stepsFor(["codex", "claude", "gemini"])
+      expect(all.map((s) => s.id)).toEqual([...STEP_IDS])
+      expect(new Set(all.map((s) => s.title)).size).toBe(all.length)
     }).pipe(Effect.provide(TestLive))
   )
 
@@ -88,7 +106,7 @@ describe("installSteps", () => {
 
   it.effect("every prerequisite comes before its dependent, so display order runs prerequisites first", () =>
     Effect.gen(function* () {
-      for (const targets of [["codex"], ["claude"], ["codex", "claude"]] as const) {
+      for (const targets of [["codex"], ["claude"], ["gemini"], ["codex", "claude", "gemini"]] as const) {
         const steps = yield* stepsFor(targets)
         const position = new Map(steps.map((s, i) => [s.id, i]))
         for (const [index, step] of steps.entries()) {
@@ -128,5 +146,8 @@ describe("installedTargets", () => {
     }
     expect(installedTargets(manifest(both))).toEqual(["codex", "claude"])
     expect(installedTargets(manifest({ ...both, state: "inactive" }))).toEqual([])
+    const gemini = { gemini_mcp: [{ gemini_home: "/h/.gemini", ...mcp }] }
+    expect(installedTargets(manifest(gemini))).toEqual(["gemini"])
+    expect(installedTargets(manifest({ ...both, ...gemini }))).toEqual(["codex", "claude", "gemini"])
   })
 })

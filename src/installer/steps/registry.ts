@@ -12,7 +12,7 @@ import { embeddingModelStep } from "./embedding-model.js"
 import { historyIndexStep } from "./history-index.js"
 import { historyRetrievalStep } from "./history-retrieval.js"
 import { hooksStep } from "./hooks-step.js"
-import { claudeMcpSource, codexMcpSource, makeMcpHealthStep } from "./mcp-health.js"
+import { claudeMcpSource, codexMcpSource, makeMcpHealthStep, recordedMcpSource } from "./mcp-health.js"
 import { mcpStep } from "./mcp-step.js"
 import { serviceHealthStep } from "./service-health.js"
 import { sessionDiscoveryStep } from "./session-discovery.js"
@@ -25,7 +25,8 @@ const agentSteps = <M, S, H>(agent: AgentIntegration<M, S, H>) =>
 /** Each target's own steps (what it registers with its agent), and where mcp_health reads its registration. */
 const targetSteps = {
   codex: { steps: agentSteps(AGENTS.codex), mcpSource: codexMcpSource },
-  claude: { steps: agentSteps(AGENTS.claude), mcpSource: claudeMcpSource }
+  claude: { steps: agentSteps(AGENTS.claude), mcpSource: claudeMcpSource },
+  gemini: { steps: agentSteps(AGENTS.gemini), mcpSource: recordedMcpSource(AGENTS.gemini) }
 } as const
 
 /**

@@ -7,7 +7,7 @@ import { makeSkillFile } from "./skill-file.js"
 /**
  * Installs blctx's bundled skill (`skills/base-layer-context/SKILL.md` in the package) as
  * `<agent home>/skills/base-layer-context/SKILL.md`, where the agent discovers it, so agents know
- * when and how to use the base-layer-context MCP tools (codex_skills, claude_skills).
+ * when and how to use the base-layer-context MCP tools (codex_skills, claude_skills, gemini_skills).
  *
  * Ownership (`skill-file.ts`) is the manifest's record (agent home, root, path, blctx version,
  * SHA-256), written before the file (with the folders about to be created), so an interrupted
