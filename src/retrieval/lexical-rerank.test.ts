@@ -1,0 +1,140 @@
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
+import { SearchRequest } from "./contract.js"
+import { search } from "./search.js"
+
+let dir: string
+beforeEach(() => {
+  dir = makeTempDir("blctx-rerank-")
+})
+afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
+
+const line = (timestamp: string, type: string, payload: unknown) => ({ timestamp, type, payload })
+
+/** A Codex session of turns, each a request and its final answer (and optional follow-ups). */
+const importSession = (name: string, turns: ReadonlyArray<readonly [string, string]>) => {
+  const id = `0199e000-0000-7000-8000-${String(name.length * 1000 + name.charCodeAt(0)).padStart(12, "0")}`
+  const at = (i: number) => `2026-03-01T10:${String(i).padStart(2, "0")}:00.000Z`
+  return importOnce(
+    writeTranscript(NodePath.join(dir, `${name}.jsonl`), [
+      line(at(0), "session_meta", { id, cwd: `/home/dev/${name}`, cli_version: "0.120.0" }),
+      ...turns.flatMap(([request, answer], i) => [
+        line(at(i + 1), "event_msg", { type: "user_message", message: request }),
+        line(at(i + 1), "event_msg", { type: "agent_message", message: answer, phase: "final_answer" })
+      ])
+    ])
+  )
+}
+
+const texts = (query: string, limit = 5) =>
+  Effect.map(search(SearchRequest.make({ query, limit }), Option.none(), "no model"), (r) =>
+    r.results.map((h) => h.text)
+  )
+
+const page = (offset: number, limit: number) =>
+  Effect.map(
+    search(SearchRequest.make({ query: "deploy rollout service", limit, offset }), Option.none(), "no model"),
+    (r) => r.results.map((h) => h.text)
+  )
+
+/** Filler turns, so no word of a test is common by accident. */
+const filler = Array.from(
+  { length: 12 },
+  (_, i) => [`Rename the widget ${i}.`, `Renamed widget ${i} to gadget ${i}.`] as const
+)
+
+describe("words-only ranking", () => {
+  it.effect("conversational phrasing does not outweigh the word the question is about", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* importSession("chat", [
+          ["What did we do with it, how do I do that again?", "We did what you asked."],
+          ["Clean the narwhal tank.", "The narwhal tank is scrubbed every Friday."],
+          ...filler
+        ])
+        const top = (yield* texts("how do I do what we did with the narwhal"))[0]
+        expect(top).toBe("The narwhal tank is scrubbed every Friday.")
+      })
+    )
+  )
+
+  it.effect("the answer ranks above the question it answers", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* importSession("infra", [
+          ["Which region for the new cluster?", "The cluster runs in eu-central-1, close to our customers."],
+          ...filler
+        ])
+        expect(yield* texts("cluster region", 2)).toEqual([
+          "The cluster runs in eu-central-1, close to our customers.",
+          "Which region for the new cluster?"
+        ])
+      })
+    )
+  )
+
+  it.effect("a flag with its value, as written, ranks above shorter lines with its stem", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* importSession("jobs", [
+          ["Retry it.", "Retrying now."],
+          ["Should the job retry?", "Retries are on."],
+          ["Make step 1 faster.", "Step 1 is cached now, step 2 next."],
+          ["Step 1 of the import?", "Step 1 reads the files."],
+          [
+            "How do we keep a broken file from stopping the import?",
+            "Run the importer with --retries 1 so a failing file is tried once more before it is skipped and logged."
+          ],
+          ...filler
+        ])
+        const top = (yield* texts("the --retries 1 flag"))[0]
+        expect(top).toBe(
+          "Run the importer with --retries 1 so a failing file is tried once more before it is skipped and logged."
+        )
+      })
+    )
+  )
+
+  it.effect("a snake_case name finds the same name written in camelCase", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* importSession("code", [
+          ["Where is the counter kept?", "The retryCount field on the job row counts attempts."],
+          ...filler
+        ])
+        expect(yield* texts("retry_count")).toContain("The retryCount field on the job row counts attempts.")
+      })
+    )
+  )
+
+  it.effect("pages past the reranked places continue the same order without repeats", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* importSession(
+          "many",
+          Array.from(
+            { length: 80 },
+            (_, i) => [`Deploy service ${i}?`, `Deployed service ${i} with the rollout.`] as const
+          )
+        )
+        // Two pages of 100 (the second past the reranked places) against pages of 30.
+        const all = [...(yield* texts("deploy rollout service", 100)), ...(yield* page(100, 100))]
+        expect(all.length).toBe(160)
+        const pages: Array<string> = []
+        for (let offset = 0; offset < 160; offset += 30) {
+          pages.push(...(yield* page(offset, 30)))
+        }
+        expect(pages).toEqual(all)
+        expect(new Set(pages).size).toBe(160)
+      })
+    )
+  )
+})
