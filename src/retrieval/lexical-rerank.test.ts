@@ -1,5 +1,6 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
+import { SqlClient } from "@effect/sql"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
@@ -110,6 +111,30 @@ describe("words-only ranking", () => {
           ...filler
         ])
         expect(yield* texts("retry_count")).toContain("The retryCount field on the job row counts attempts.")
+      })
+    )
+  )
+
+  it.effect("fusion keeps the exact flag match first when the vector side ranks it last", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* importSession("jobs", [
+          ["Retry it.", "Retrying now."],
+          ["Should the job retry?", "Retries are on."],
+          ["Run it again with --retries 1 please.", "Done: the importer ran with --retries 1 and skipped two files."],
+          ...filler
+        ])
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ id: number; text: string }>`SELECT id, text FROM chunks ORDER BY id DESC`
+        const target = "Done: the importer ran with --retries 1 and skipped two files."
+        // Every other chunk first, the exact one last: a vector side that knows nothing of flags.
+        const hits = [...rows.filter((r) => r.text !== target), ...rows.filter((r) => r.text === target)].map(
+          (r, i) => ({ id: r.id, score: 1 - i / 100 })
+        )
+        const fused = yield* search(SearchRequest.make({ query: "--retries 1", limit: 5 }), Option.some({ hits }), "")
+        expect(fused.query_mode).toBe("hybrid")
+        expect(fused.results[0]?.text).toBe(target)
       })
     )
   )
