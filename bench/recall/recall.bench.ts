@@ -18,26 +18,40 @@ import { DEFAULT_MODEL_SPEC } from "../../src/domain/model-spec.js"
 import type { EmbedderShape } from "../../src/embedding/embedder.js"
 import { ModelRuntime } from "../../src/embedding/model-runtime.js"
 import { prepareFile } from "../../src/importer/import-file.js"
-import { SearchRequest } from "../../src/retrieval/contract.js"
+import { type SearchHit, SearchRequest } from "../../src/retrieval/contract.js"
+import { VECTOR_CANDIDATES } from "../../src/retrieval/history-reads.js"
 import { chunksByIds, searchLexical } from "../../src/retrieval/lexical-search.js"
 import { search } from "../../src/retrieval/search.js"
 import { initializeDatabase } from "../../src/store/identity.js"
 import { type ImportChunking, ImportServices, WHOLE_MESSAGE_TOKENIZER } from "../../src/vectors/import-services.js"
-import type { ChunkId } from "../../src/vectors/vector-index.js"
+import type { ChunkId, VectorIndexShape } from "../../src/vectors/vector-index.js"
 import { makeFakeEmbedder } from "../../testing/fake-model.js"
-import { line } from "../measure.js"
+import { figure, line } from "../measure.js"
+import {
+  classifyFixture,
+  fixtureFiles,
+  KINDS,
+  type Kind,
+  POSITIVE_KINDS,
+  type Question,
+  QuestionFile
+} from "./recall-history.js"
 
 /**
- * Recall quality over the project's own labelled history (fixtures/history, bench/recall/queries.json):
- * hit@1, hit@5 and MRR@10 for lexical-only, vector-only and fused retrieval. With
- * BLCTX_MODEL_DIR naming a bge-small-en folder the vector figures are real; without it the
- * deterministic fake model stands in and only the lexical figures mean anything.
+ * Recall quality over two labelled histories, each copied into a fresh home and indexed through
+ * the importer (`prepareFile`):
+ * - fixtures/recall-history with bench/recall/questions.json: real Codex and Claude Code rollout
+ *   shapes, questions by kind (exact, identifier, paraphrase, multi-turn, negative), a held-out
+ *   quarter. Words-only figures always; vector and fused figures only with a real model.
+ * - fixtures/history with bench/recall/queries.json: the first 48 queries (one Codex format).
+ * With BLCTX_MODEL_DIR naming a bge-small-en folder the vector figures are real; without it the
+ * deterministic fake model stands in and only the words-only figures mean anything.
  */
 
 const here = NodePath.dirname(fileURLToPath(import.meta.url))
 // Compiled to dist/bench/recall: the sources sit three levels up.
 const root = [NodePath.resolve(here, "..", ".."), NodePath.resolve(here, "..", "..", "..")].find((r) =>
-  Fs.existsSync(NodePath.join(r, "fixtures", "history"))
+  Fs.existsSync(NodePath.join(r, "fixtures", "recall-history"))
 )
 
 const Queries = Schema.Struct({
@@ -47,17 +61,34 @@ const Queries = Schema.Struct({
 })
 
 const K = 10
+/** A negative question is clean when none of its first CLEAN_DEPTH results cites tool output or injected context. */
+const CLEAN_DEPTH = 5
 
 interface Scores {
+  n: number
   hit1: number
   hit5: number
   rr: number
 }
+const zero = (): Scores => ({ n: 0, hit1: 0, hit5: 0, rr: 0 })
 
-const score = (ranked: ReadonlyArray<string>, expected: string): Scores => {
-  const rank = ranked.slice(0, K).indexOf(expected) + 1
-  return { hit1: rank === 1 ? 1 : 0, hit5: rank >= 1 && rank <= 5 ? 1 : 0, rr: rank === 0 ? 0 : 1 / rank }
+/** Rank (1-based) of the first result that is one of `expected`, within the first K; 0 when none is. */
+const rankOf = (ranked: ReadonlyArray<string>, expected: ReadonlyArray<string>): number => {
+  const at = ranked.slice(0, K).findIndex((key) => expected.includes(key))
+  return at + 1
 }
+
+const add = (into: Scores, rank: number) => {
+  into.n++
+  into.hit1 += rank === 1 ? 1 : 0
+  into.hit5 += rank >= 1 && rank <= 5 ? 1 : 0
+  into.rr += rank === 0 ? 0 : 1 / rank
+}
+
+const shown = (s: Scores) =>
+  s.n === 0
+    ? "no questions"
+    : `${(s.hit1 / s.n).toFixed(3)} / ${(s.hit5 / s.n).toFixed(3)} / ${(s.rr / s.n).toFixed(3)}  (n=${s.n})`
 
 const model = Effect.gen(function* () {
   const dir = process.env.BLCTX_MODEL_DIR
@@ -84,106 +115,224 @@ const model = Effect.gen(function* () {
     meaningful: false
   }
 })
+type Model = Effect.Effect.Success<typeof model>
 
-export const run = async () => {
-  if (root === undefined) {
-    line("recall", "fixtures/history not found next to the build")
-    return
-  }
-  const labelled = Schema.decodeUnknownSync(Queries)(
-    JSON.parse(Fs.readFileSync(NodePath.join(root, "bench", "recall", "queries.json"), "utf8"))
-  )
-  const dir = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-recall-"))
-  const program = Effect.gen(function* () {
+/** A fresh database in `dir`, given to `f` as its SqlClient. */
+const withDatabase = <A, E, R>(dir: string, f: (sql: SqliteClient.SqliteClient) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
     const sql = yield* SqliteClient.make({ filename: NodePath.join(dir, "context.db") })
     yield* initializeDatabase("context.db", InstallationId.make("6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b")).pipe(
       Effect.provideService(SqlClient.SqlClient, sql)
     )
-    yield* measure(sql, labelled).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    return yield* f(sql).pipe(Effect.provideService(SqlClient.SqlClient, sql))
   })
-  const measure = (sql: SqliteClient.SqliteClient, labelled: typeof Queries.Type) =>
-    Effect.gen(function* () {
-      const vectors = yield* makeSqliteVectorIndex(sql)
-      const { embedder, chunking, label } = yield* model
-      const services = Layer.succeed(ImportServices, {
-        chunking,
-        embedding: Option.some({
-          fingerprint: embedder.fingerprint,
-          embed: (texts: ReadonlyArray<string>) => embedder.embed(texts, "passage"),
-          embedQuery: (text: string) =>
-            Effect.map(embedder.embed([text], "query"), (vectors) => vectors[0] ?? new Float32Array(embedder.dims)),
-          vectors
-        })
-      })
-      const files = Fs.readdirSync(NodePath.join(root, "fixtures", "history")).filter((f) => f.endsWith(".jsonl"))
-      for (const file of files) {
-        // Imported from a copy, so positions are the fixture's and the checkout is never written.
-        const copy = NodePath.join(dir, file)
-        Fs.copyFileSync(NodePath.join(root, "fixtures", "history", file), copy)
-        const prepared = yield* Effect.scoped(prepareFile(copy)).pipe(Effect.provide(services))
-        yield* sql.withTransaction(prepared.write)
-      }
 
-      const totals = {
-        lexical: { hit1: 0, hit5: 0, rr: 0 },
-        vector: { hit1: 0, hit5: 0, rr: 0 },
-        fused: { hit1: 0, hit5: 0, rr: 0 }
+/** The history's files copied under `dir/home` and imported into the database. */
+const indexHistory = (
+  sql: SqliteClient.SqliteClient,
+  dir: string,
+  history: string,
+  files: ReadonlyArray<string>,
+  m: Model
+) =>
+  Effect.gen(function* () {
+    const vectors = yield* makeSqliteVectorIndex(sql)
+    const { embedder, chunking } = m
+    const services = Layer.succeed(ImportServices, {
+      chunking,
+      embedding: Option.some({
+        fingerprint: embedder.fingerprint,
+        embed: (texts: ReadonlyArray<string>) => embedder.embed(texts, "passage"),
+        embedQuery: (text: string) =>
+          Effect.map(embedder.embed([text], "query"), (vectors) => vectors[0] ?? new Float32Array(embedder.dims)),
+        vectors
+      })
+    })
+    const home = NodePath.join(dir, "home")
+    for (const file of files) {
+      // Imported from a copy, so positions are the fixture's and the checkout is never written.
+      const copy = NodePath.join(home, file)
+      Fs.mkdirSync(NodePath.dirname(copy), { recursive: true })
+      Fs.copyFileSync(NodePath.join(history, file), copy)
+      const prepared = yield* Effect.scoped(prepareFile(copy)).pipe(Effect.provide(services))
+      yield* sql.withTransaction(prepared.write)
+    }
+    return { vectors, home }
+  })
+
+/** The fixture-relative `file:line` a result cites (or its description when it is not a transcript line). */
+const citeOf = (home: string) => (h: SearchHit) =>
+  h.source.kind === "transcript_span"
+    ? `${NodePath.relative(home, h.source.path).split(NodePath.sep).join("/")}:${h.source.line}`
+    : describeSource(h.source)
+
+const vectorHits = (m: Model, vectors: VectorIndexShape, query: string) =>
+  Effect.gen(function* () {
+    const [vector] = yield* m.embedder.embed([query], "query")
+    return vector === undefined ? [] : yield* vectors.search(m.embedder.fingerprint, vector, VECTOR_CANDIDATES)
+  })
+
+/** Words-only (and with a real model, fused) figures over fixtures/recall-history and questions.json. */
+const measureRecallHistory = (dir: string, base: string, m: Model) =>
+  withDatabase(dir, (sql) =>
+    Effect.gen(function* () {
+      const history = NodePath.join(base, "fixtures", "recall-history")
+      const labelled = Schema.decodeUnknownSync(QuestionFile)(
+        JSON.parse(Fs.readFileSync(NodePath.join(base, "bench", "recall", "questions.json"), "utf8"))
+      )
+      const files = fixtureFiles(history)
+      const { vectors, home } = yield* indexHistory(sql, dir, history, files, m)
+      const decisions = new Map(files.map((f) => [f, classifyFixture(history, f)]))
+      /** Whether a cited `file:line` is tool output or injected context (anything the classifier does not index). */
+      const isSetAside = (cite: string) => {
+        const at = cite.lastIndexOf(":")
+        const d = decisions.get(cite.slice(0, at))?.get(Number(cite.slice(at + 1)))
+        return d !== undefined && d.decision !== "index"
       }
-      const add = (into: Scores, s: Scores) => {
-        into.hit1 += s.hit1
-        into.hit5 += s.hit5
-        into.rr += s.rr
+      const sides = m.meaningful ? (["words-only", "fused"] as const) : (["words-only"] as const)
+      type Side = (typeof sides)[number]
+      const table = new Map<string, Scores>()
+      const cell = (side: Side, group: string) => {
+        const key = `${side} ${group}`
+        const found = table.get(key) ?? zero()
+        table.set(key, found)
+        return found
       }
-      const key = (path: string, lineNo: number) => `${NodePath.basename(path)}:${lineNo}`
-      for (const q of labelled.queries) {
-        const expected = `${q.expect.file}:${q.expect.line}`
-        const lexical = yield* searchLexical(q.query, {}, K, 0)
-        add(
-          totals.lexical,
-          score(
-            lexical.map((r) => key(r.path ?? "", r.line ?? 0)),
-            expected
+      const clean = new Map<Side, { clean: number; n: number; dirty: Array<string> }>()
+      const cite = citeOf(home)
+      const rankedFor = (q: Question, side: Side) =>
+        Effect.gen(function* () {
+          const request = SearchRequest.make({ query: q.query, limit: K })
+          const hits = side === "fused" ? Option.some({ hits: yield* vectorHits(m, vectors, q.query) }) : Option.none()
+          const answer = yield* search(request, hits, "")
+          return answer.results.map(cite)
+        })
+      for (const q of labelled.questions) {
+        for (const side of sides) {
+          const ranked = yield* rankedFor(q, side)
+          if (q.kind === "negative") {
+            const tally = clean.get(side) ?? { clean: 0, n: 0, dirty: [] }
+            clean.set(side, tally)
+            const distractors = new Set(q.distractors.map((d) => `${d.file}:${d.line}`))
+            const isClean = !ranked.slice(0, CLEAN_DEPTH).some((c) => distractors.has(c) || isSetAside(c))
+            tally.n++
+            if (isClean) tally.clean++
+            else tally.dirty.push(q.id)
+            continue
+          }
+          const rank = rankOf(
+            ranked,
+            q.expect.map((e) => `${e.file}:${e.line}`)
           )
-        )
-        const [vector] = yield* embedder.embed([q.query], "query")
-        const hits = vector === undefined ? [] : yield* vectors.search(embedder.fingerprint, vector, K)
-        const rows = new Map(
-          (yield* chunksByIds(
-            hits.map((h) => h.id),
-            {}
-          )).map((r) => [r.chunk_id as ChunkId, r])
-        )
-        add(
-          totals.vector,
-          score(
-            hits.flatMap((h) => {
-              const r = rows.get(h.id)
-              return r === undefined ? [] : [key(r.path ?? "", r.line ?? 0)]
-            }),
-            expected
-          )
-        )
-        const fused = yield* search(SearchRequest.make({ query: q.query, limit: K }), Option.some({ hits }), "")
-        add(
-          totals.fused,
-          score(
-            fused.results.map((h) =>
-              h.source.kind === "transcript_span" ? key(h.source.path, h.source.line) : describeSource(h.source)
-            ),
-            expected
-          )
-        )
+          for (const group of ["all", q.kind, q.heldout ? "held-out" : "tuned-on"]) add(cell(side, group), rank)
+        }
       }
-      const n = labelled.queries.length
-      line("queries / messages indexed", `${n} labelled queries over ${files.length} sessions`)
-      line("model", label)
-      for (const [name, t] of Object.entries(totals)) {
+      const counts = KINDS.map((k: Kind) => `${labelled.questions.filter((q) => q.kind === k).length} ${k}`)
+      line(
+        "recall-history",
+        `${labelled.questions.length} questions (${counts.join(", ")}) over ${files.length} sessions`
+      )
+      line("model", m.label)
+      for (const side of sides) {
+        for (const group of ["all", ...POSITIVE_KINDS, "tuned-on", "held-out"]) {
+          line(`${side} ${group}: hit@1 / hit@5 / MRR@10`, shown(cell(side, group)))
+        }
+        const tally = clean.get(side) ?? { clean: 0, n: 0, dirty: [] }
         line(
-          `${name}: hit@1 / hit@5 / MRR@10`,
-          `${(t.hit1 / n).toFixed(3)} / ${(t.hit5 / n).toFixed(3)} / ${(t.rr / n).toFixed(3)}`
+          `${side} negatives clean (top ${CLEAN_DEPTH})`,
+          `${tally.clean} / ${tally.n}${tally.dirty.length === 0 ? "" : `, not clean: ${tally.dirty.join(" ")}`}`
         )
+        const all = cell(side, "all")
+        figure(`${side} hit@5, ${all.n} questions`, all.hit5 / all.n, "", { goal: "≥ 0.95" })
+        figure(`${side} MRR@10`, all.rr / all.n, "", { goal: "≥ 0.85" })
+        const heldOut = cell(side, "held-out")
+        figure(`${side} hit@5, held-out ${heldOut.n}`, heldOut.hit5 / heldOut.n, "", {
+          goal: "within 0.03 of the tuned-on part"
+        })
+        figure(`${side} negatives clean`, tally.n === 0 ? 1 : tally.clean / tally.n, "", { goal: "1.00" })
       }
     })
+  )
+
+/** Lexical, vector and fused figures over fixtures/history and queries.json (the first 48 queries). */
+const measureFirstQueries = (dir: string, base: string, m: Model) =>
+  withDatabase(dir, (sql) =>
+    Effect.gen(function* () {
+      const history = NodePath.join(base, "fixtures", "history")
+      const labelled = Schema.decodeUnknownSync(Queries)(
+        JSON.parse(Fs.readFileSync(NodePath.join(base, "bench", "recall", "queries.json"), "utf8"))
+      )
+      const files = Fs.readdirSync(history).filter((f) => f.endsWith(".jsonl"))
+      const { vectors } = yield* indexHistory(sql, dir, history, files, m)
+      const totals = { lexical: zero(), vector: zero(), fused: zero() }
+      const key = (path: string, lineNo: number) => `${NodePath.basename(path)}:${lineNo}`
+      const run = Effect.gen(function* () {
+        for (const q of labelled.queries) {
+          const expected = [`${q.expect.file}:${q.expect.line}`]
+          const lexical = yield* searchLexical(q.query, {}, K, 0)
+          add(
+            totals.lexical,
+            rankOf(
+              lexical.map((r) => key(r.path ?? "", r.line ?? 0)),
+              expected
+            )
+          )
+          const [vector] = yield* m.embedder.embed([q.query], "query")
+          const hits = vector === undefined ? [] : yield* vectors.search(m.embedder.fingerprint, vector, K)
+          const rows = new Map(
+            (yield* chunksByIds(
+              hits.map((h) => h.id),
+              {}
+            )).map((r) => [r.chunk_id as ChunkId, r])
+          )
+          add(
+            totals.vector,
+            rankOf(
+              hits.flatMap((h) => {
+                const r = rows.get(h.id)
+                return r === undefined ? [] : [key(r.path ?? "", r.line ?? 0)]
+              }),
+              expected
+            )
+          )
+          const fused = yield* search(SearchRequest.make({ query: q.query, limit: K }), Option.some({ hits }), "")
+          add(
+            totals.fused,
+            rankOf(
+              fused.results.map((h) =>
+                h.source.kind === "transcript_span" ? key(h.source.path, h.source.line) : describeSource(h.source)
+              ),
+              expected
+            )
+          )
+        }
+      })
+      yield* run
+      line(
+        "first queries",
+        `${labelled.queries.length} labelled queries over ${files.length} sessions (fixtures/history)`
+      )
+      for (const [name, t] of Object.entries(totals)) line(`${name}: hit@1 / hit@5 / MRR@10`, shown(t))
+    })
+  )
+
+export const run = async () => {
+  if (root === undefined) {
+    line("recall", "fixtures/recall-history not found next to the build")
+    return
+  }
+  const base = root
+  const dir = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-recall-"))
+  const program = Effect.gen(function* () {
+    const m = yield* model
+    const inFolder = (name: string) => {
+      const folder = NodePath.join(dir, name)
+      Fs.mkdirSync(folder)
+      return folder
+    }
+    yield* measureRecallHistory(inFolder("recall-history"), base, m)
+    yield* measureFirstQueries(inFolder("history"), base, m)
+  })
   try {
     await Effect.runPromise(
       Effect.scoped(program).pipe(
