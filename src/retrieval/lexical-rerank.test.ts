@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { SearchRequest } from "./contract.js"
+import { type Candidate, NEIGHBOUR_WEIGHT, rerank } from "./lexical-rerank.js"
 import { search } from "./search.js"
 
 let dir: string
@@ -162,4 +163,37 @@ describe("words-only ranking", () => {
       })
     )
   )
+})
+
+describe("rerank", () => {
+  const candidate = (
+    id: number,
+    session: string,
+    turn: number,
+    role: string,
+    text: string,
+    rank: number
+  ): Candidate => ({
+    chunk_id: id,
+    message_id: id,
+    session_id: session,
+    turn_number: turn,
+    role,
+    text,
+    rank
+  })
+
+  it("lifts a chunk whose neighbouring turn matched the question's other words", () => {
+    const query = { words: ["nightly", "backup", "fourteen", "days"], forms: [] }
+    // BM25 prefers the travel answer (shorter); the backup answer's previous turn asked for the backup.
+    const travel = candidate(1, "travel", 1, "assistant", "Fourteen days in Porto.", -3)
+    const kept = candidate(2, "backups", 2, "assistant", "Fourteen days in the archive bucket.", -2.8)
+    const asked = candidate(3, "backups", 1, "user", "Set up the nightly backup.", -4)
+    const ranked = rerank([asked, travel, kept], query).map((r) => r.row.chunk_id)
+    expect(NEIGHBOUR_WEIGHT).toBeGreaterThan(0)
+    expect(ranked.indexOf(2)).toBeLessThan(ranked.indexOf(1))
+    // Without the neighbour (another session's turn), BM25's order stands.
+    const alone = rerank([{ ...asked, session_id: "elsewhere" }, travel, kept], query).map((r) => r.row.chunk_id)
+    expect(alone.indexOf(1)).toBeLessThan(alone.indexOf(2))
+  })
 })

@@ -144,10 +144,11 @@ const CHUNK_COLUMNS = `c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.
 export type LexicalRow = ChunkRow & { readonly exact: boolean }
 
 /**
- * How many of BM25's best chunks the reranker orders. Past them, pages follow BM25 alone, so
- * every page of one query comes from the same order.
+ * How many of BM25's best chunks the reranker orders (as many as fusion takes for a first page;
+ * 100 ranked the recall set no better). Past them, pages follow BM25 alone, so every page of one
+ * query comes from the same order.
  */
-export const RERANK_POOL = 100
+export const RERANK_POOL = 50
 /** How many chunks each of the query's code forms adds, found by its phrase alone. */
 const EXACT_POOL = 20
 

@@ -72,8 +72,8 @@ const phrase = (words: ReadonlyArray<string>) => `"${words.join(" ")}"`
 
 /**
  * Everything a query's candidates are found by: its words (any may match, BM25 ranks by how
- * many and how rare), the phrase of its content words and each code form's phrase (a row with
- * the phrase matches it once more and ranks higher), and each code form written joined
+ * many and how rare), each code form's phrase (a row with the phrase matches it once more and
+ * ranks higher), and each code form written joined
  * (`retry_count` also finds `retryCount`, which the index keeps as one word).
  */
 export const candidateMatch = (words: ReadonlyArray<string>, forms: ReadonlyArray<CodeForm>): string | null => {
@@ -84,8 +84,6 @@ export const candidateMatch = (words: ReadonlyArray<string>, forms: ReadonlyArra
     const joined = form.parts.join("")
     if (form.parts.length <= 4 && !words.includes(joined)) terms.push(`"${joined}"`)
   }
-  const content = words.filter((w) => /^[\p{L}\p{N}]+$/u.test(w))
-  if (content.length >= 2 && content.length <= 8) terms.push(phrase(content))
   return [...new Set(terms)].join(" OR ")
 }
 
