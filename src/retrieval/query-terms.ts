@@ -51,7 +51,8 @@ const ftsWordsOf = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).map((
 /** The code forms a query names: only those of two or more words (one word is an ordinary term). */
 export const codeForms = (query: string): ReadonlyArray<CodeForm> => {
   const forms = new Map<string, CodeForm>()
-  for (const match of query.match(CODE_FORM) ?? []) {
+  // No name is this long; left out, a 4,000-character run cannot make the pattern backtrack for long.
+  for (const match of query.replace(/\S{129,}/g, " ").match(CODE_FORM) ?? []) {
     const trimmed = match.replace(/[.,;:]+$/, "")
     const literal = trimmed.toLowerCase()
     const parts = ftsWordsOf(splitCamel(trimmed))
