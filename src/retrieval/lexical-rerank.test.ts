@@ -116,6 +116,37 @@ describe("words-only ranking", () => {
     )
   )
 
+  it.effect("the agent's progress note does not rise above the request it follows", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const at = "2026-03-01T10:00:00.000Z"
+        yield* importOnce(
+          writeTranscript(NodePath.join(dir, "notes.jsonl"), [
+            line(at, "session_meta", {
+              id: "0199e000-0000-7000-8000-0000000000c1",
+              cwd: "/home/dev/c",
+              cli_version: "0.120.0"
+            }),
+            line(at, "event_msg", { type: "user_message", message: "Fix the failing date test." }),
+            line(at, "event_msg", {
+              type: "agent_message",
+              message: "Looking at the test first.",
+              phase: "commentary"
+            }),
+            line(at, "event_msg", {
+              type: "agent_message",
+              message: "Done: it now freezes the clock.",
+              phase: "final_answer"
+            })
+          ])
+        )
+        yield* importSession("other", filler)
+        expect((yield* texts("failing date test"))[0]).toBe("Fix the failing date test.")
+      })
+    )
+  )
+
   it.effect("fusion keeps the exact flag match first when the vector side ranks it last", () =>
     withHistoryDb(
       dir,

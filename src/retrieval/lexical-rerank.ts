@@ -14,6 +14,8 @@ export interface Candidate {
   readonly session_id: string | null
   readonly turn_number: number
   readonly role: string
+  /** `request`, `commentary` or `final_answer`: only a final answer takes its turn's evidence in full. */
+  readonly kind: string
   readonly text: string
   /** FTS5 bm25() of the chunk for the whole candidate expression: negative, lower is better; 0 when it did not match. */
   readonly rank: number
@@ -40,6 +42,12 @@ export const EXACT_WORD_WEIGHT = 0.5
 export const CODE_FORM_WEIGHT = 2
 /** A message inherits this share of the best other message of its own turn (the question of an answer). */
 export const TURN_WEIGHT = 0.8
+/**
+ * What a message other than the final answer (the request, the agent's progress notes) takes of
+ * its turn's evidence instead: "Looking at the test first." must not rise above the request it
+ * merely follows.
+ */
+export const TURN_WEIGHT_OTHER = 0.2
 /** And this share of the best message of the turn before or after it (a follow-up, its question). */
 export const NEIGHBOUR_WEIGHT = 0.25
 /**
@@ -120,7 +128,8 @@ export const rerank = <C extends Candidate>(
     const mine = own[index] ?? { score: 0, exact: false }
     let score = mine.score
     if (row.session_id !== null) {
-      score += TURN_WEIGHT * bestIn(row.session_id, row.turn_number, row.message_id)
+      const share = row.kind === "final_answer" ? TURN_WEIGHT : TURN_WEIGHT_OTHER
+      score += share * bestIn(row.session_id, row.turn_number, row.message_id)
       score +=
         NEIGHBOUR_WEIGHT *
         Math.max(
