@@ -210,6 +210,7 @@ describe("rerank", () => {
     session_id: session,
     turn_number: turn,
     role,
+    kind: role === "user" ? "request" : "final_answer",
     text,
     rank
   })
