@@ -93,7 +93,11 @@ describe("the daemon's procedures, in process", () => {
         const answer = yield* client.Search({ query: "failing date test" })
         expect(answer.query_mode).toBe("lexical")
         expect(answer.query_mode_reason).toContain("no model in this test")
-        expect(answer.results[0]?.text).toContain("Fix the failing date test.")
+        // The turn's answer first, lifted by its request's words, then the request itself.
+        expect(answer.results.slice(0, 2).map((h) => h.text)).toEqual([
+          "The test assumed UTC; it now sets the zone explicitly and passes.",
+          "Fix the failing date test."
+        ])
         expect(answer.results[0]?.source).toMatchObject({ kind: "transcript_span", agent: "codex", path: fixture })
         const bad = yield* Effect.flip(client.Search({ query: "date", filters: { since: "last tuesday" } }))
         expect(bad._tag).toBe("InvalidQuery")

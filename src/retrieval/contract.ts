@@ -116,7 +116,7 @@ export class Score extends Schema.Class<Score>("Score")({
   kind: ScoreKind,
   value: Schema.Number.annotations({
     description:
-      "The score as `kind` computes it: similarity is cosine similarity (higher is better); bm25 is SQLite FTS5's bm25(), negative, lower (more negative) is better; fused is reciprocal rank fusion (higher is better), comparable only within one response"
+      "The score as `kind` computes it: similarity is cosine similarity (higher is better); bm25 is SQLite FTS5's bm25() as words-only search reranks it (exact words and code forms, the turn's and neighbouring turns' evidence), negative, lower (more negative) is better; fused is reciprocal rank fusion (higher is better), comparable only within one response"
   })
 }) {}
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { RRF_K, reciprocalRankFusion } from "./fusion.js"
+import { fuseKeepingExact, KEPT_EXACT, RRF_K, reciprocalRankFusion } from "./fusion.js"
 
 describe("reciprocalRankFusion", () => {
   it("rewards items both lists agree on", () => {
@@ -43,5 +43,29 @@ describe("reciprocalRankFusion", () => {
       ]
     ])
     expect(fused).toEqual([{ id: "x", score: 1 / (RRF_K + 1), ranks: [1] }])
+  })
+})
+
+describe("fuseKeepingExact", () => {
+  const lexical = ["exact", "b", "c", "d"].map((id, i) => ({ id, score: -10 + i }))
+  // The vector side agrees on everything but the exact match, which it ranks last.
+  const vector = ["b", "c", "d", "e", "f", "exact"].map((id, i) => ({ id, score: 1 - i / 10 }))
+
+  it("keeps the words-only side's exact match first whatever the vector side says", () => {
+    expect(reciprocalRankFusion([lexical, vector])[0]?.id).not.toBe("exact")
+    const fused = fuseKeepingExact([lexical, vector], ["exact"])
+    expect(fused.map((f) => f.id)).toEqual([
+      "exact",
+      ...reciprocalRankFusion([lexical, vector])
+        .map((f) => f.id)
+        .filter((id) => id !== "exact")
+    ])
+    expect(fused[0]?.ranks).toEqual([1, 6])
+  })
+
+  it("is plain reciprocal rank fusion without exact matches, and keeps at most a few", () => {
+    expect(fuseKeepingExact([lexical, vector], [])).toEqual(reciprocalRankFusion([lexical, vector]))
+    const kept = fuseKeepingExact([lexical, vector], ["d", "c", "b", "exact"])
+    expect(kept.slice(0, KEPT_EXACT).map((f) => f.id)).toEqual(["d", "c", "b"])
   })
 })

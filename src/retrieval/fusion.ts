@@ -37,3 +37,27 @@ export const reciprocalRankFusion = <Id>(
     .map(([id, e]) => ({ id, score: e.score, ranks: e.ranks }))
     .sort((a, b) => b.score - a.score)
 }
+
+/**
+ * How many of the words-only side's leading exact matches fusion keeps on top. A chunk holding
+ * every code form or content word of the query as written is the strongest evidence a search
+ * has: a vector side that is weak, unverified or wrong about it (a flag, a path, a name the
+ * model never saw) must not push it down the page.
+ */
+export const KEPT_EXACT = 3
+
+/**
+ * Reciprocal rank fusion that never loses an exact hit: the `exact` ids (the words-only side's
+ * leading exact matches, best first, at most `KEPT_EXACT`) come first in their own order, then
+ * everything else as `reciprocalRankFusion` ranks it.
+ */
+export const fuseKeepingExact = <Id>(
+  lists: ReadonlyArray<ReadonlyArray<Ranked<Id>>>,
+  exact: ReadonlyArray<Id>,
+  k: number = RRF_K
+): ReadonlyArray<Fused<Id>> => {
+  const fused = reciprocalRankFusion(lists, k)
+  const kept = new Set(exact.slice(0, KEPT_EXACT))
+  const first = [...kept].flatMap((id) => fused.filter((f) => f.id === id))
+  return [...first, ...fused.filter((f) => !kept.has(f.id))]
+}

@@ -5,7 +5,9 @@ import { redactSecrets } from "../redaction/redact.js"
 import { countOf, idRows, rowsOf } from "../sql/sql-rows.js"
 import { agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import type { SearchFilters } from "./contract.js"
+import { rerank } from "./lexical-rerank.js"
 import { ProvenanceColumns } from "./provenance-row.js"
+import { type CodeForm, candidateMatch, codeForms, contentWords, exactMatches, queryWords } from "./query-terms.js"
 import { parseInstant, TimeRangeError } from "./time-range.js"
 
 const Text = Schema.String
@@ -34,11 +36,7 @@ export const ChunkRow = Schema.Struct({
 export type ChunkRow = typeof ChunkRow.Type
 const chunkRows = rowsOf(ChunkRow)
 
-/** The distinct words of a query, lower-cased, at most 64. */
-export const queryWords = (query: string): ReadonlyArray<string> => {
-  const words = query.match(/[\p{L}\p{N}_]+/gu) ?? []
-  return [...new Set(words.map((w) => w.toLowerCase()))].slice(0, 64)
-}
+export { queryWords }
 
 /** Words as an FTS5 expression: each quoted (so no query can be an FTS syntax error), any may match. */
 export const matchOf = (words: ReadonlyArray<string>) =>
@@ -73,10 +71,12 @@ const frequencies = new WeakMap<SqlClient.SqlClient, Frequencies>()
  * index. Document
  * counts are read once per word and kept for ten minutes (they only grow, slowly).
  */
-export const matchingWords = (query: string, now = Date.now()) =>
+export const matchingWords = (query: string, now = Date.now()) => withoutCommonWords(queryWords(query), now)
+
+/** `words` without the common ones, when a rarer word the index holds stays (`matchingWords`). */
+const withoutCommonWords = (words: ReadonlyArray<string>, now: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const words = queryWords(query)
     if (words.length < 2) return words
     let cache = frequencies.get(sql)
     if (cache === undefined) {
@@ -140,16 +140,82 @@ const CHUNK_COLUMNS = `c.id AS chunk_id, c.ordinal, c.char_start, c.char_end, c.
   m.id AS message_id, m.session_id, m.turn_id, m.turn_number, m.role, m.kind, m.cwd, m.timestamp, m.source_type,
   ${MESSAGE_AGENT} AS agent, f.path, m.line, m.byte_start, m.byte_end, m.note_id, m.note_revision`
 
+/** A ranked chunk, and whether it holds what the query names exactly (`lexical-rerank.ts`). */
+export type LexicalRow = ChunkRow & { readonly exact: boolean }
+
 /**
- * BM25 over the chunks' FTS5 index, on the query's `matchingWords`. Ties (the same text) put
- * authored notes ahead of transcript echoes, then newer ahead of older, then a stable id order so
- * pages never shift.
+ * How many of BM25's best chunks the reranker orders (as many as fusion takes for a first page;
+ * 100 ranked the recall set no better). Past them, pages follow BM25 alone, so every page of one
+ * query comes from the same order.
+ */
+export const RERANK_POOL = 50
+/** How many chunks each of the query's code forms adds, found by its phrase alone. */
+const EXACT_POOL = 20
+
+/**
+ * Words-only search: BM25 over the chunks' FTS5 index finds candidates for the query's content
+ * words, code forms and phrase (`query-terms.ts`); the best `RERANK_POOL` of them, with the rows
+ * holding a code form's phrase, are ordered by `rerank`. Ties (the same text) put authored notes ahead of transcript echoes, then newer ahead
+ * of older, then a stable id order so pages never shift.
  */
 export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
   Effect.gen(function* () {
-    const match = matchOf(yield* matchingWords(query))
-    if (match === null) return [] as ReadonlyArray<ChunkRow>
-    return yield* rankedChunks(match, filters, limit, offset, "page first")
+    const words = yield* withoutCommonWords(contentWords(queryWords(query)), Date.now())
+    const forms = codeForms(query)
+    const match = candidateMatch(words, forms)
+    if (match === null || limit <= 0) return [] as ReadonlyArray<LexicalRow>
+    const pool = yield* rankedChunks(match, filters, RERANK_POOL, 0, "page first")
+    const extras = yield* extraCandidates(match, forms, pool, filters)
+    const ranked = rerank([...pool, ...extras], { words, forms }).map((r) => ({
+      ...r.row,
+      rank: -r.score,
+      exact: r.exact
+    }))
+    if (pool.length < RERANK_POOL || offset + limit <= ranked.length) return ranked.slice(offset, offset + limit)
+    // Past the reranked places: BM25's own order, without the extras already placed.
+    const placed = new Set(extras.map((r) => r.chunk_id))
+    const tail = yield* rankedChunks(
+      match,
+      filters,
+      offset + limit - ranked.length + placed.size,
+      RERANK_POOL,
+      "page first"
+    )
+    const rest = tail.filter((r) => !placed.has(r.chunk_id)).map((r) => ({ ...r, exact: false }))
+    return [...ranked, ...rest].slice(offset, offset + limit)
+  })
+
+/**
+ * Candidates outside BM25's best: chunks holding a code form's phrase (among many chunks with
+ * its stem they can rank far down), each with its BM25 for the whole expression.
+ */
+const extraCandidates = (
+  match: string,
+  forms: ReadonlyArray<CodeForm>,
+  pool: ReadonlyArray<ChunkRow>,
+  filters: SearchFilters
+) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const have = new Set(pool.map((r) => r.chunk_id))
+    const ids = new Set<number>()
+    for (const phrase of exactMatches(forms)) {
+      for (const row of yield* rankedChunks(phrase, filters, EXACT_POOL, 0, "page first")) {
+        if (!have.has(row.chunk_id)) ids.add(row.chunk_id)
+      }
+    }
+    if (ids.size === 0) return [] as ReadonlyArray<ChunkRow>
+    const where = yield* filterClauses(sql, filters)
+    return yield* chunkRows(sql`
+      SELECT ${sql.literal(CHUNK_COLUMNS)}, coalesce(t.rank, 0) AS rank
+      FROM chunks c
+      JOIN messages m ON m.id = c.message_id
+      LEFT JOIN source_files f ON f.id = m.source_file_id
+      LEFT JOIN (
+        SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ${match} AND rowid IN ${sql.in([...ids])}
+      ) t ON t.rowid = c.id
+      WHERE ${sql.and([sql`c.id IN ${sql.in([...ids])}`, ...where])}
+      ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC`)
   })
 
 /**

@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
 import { passageContextId } from "../domain/context-id.js"
 import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, sourceLocationOf } from "./contract.js"
-import { reciprocalRankFusion } from "./fusion.js"
-import { allowedChunkIds, type ChunkRow, chunksByIds, searchLexical } from "./lexical-search.js"
+import { fuseKeepingExact } from "./fusion.js"
+import { allowedChunkIds, type ChunkRow, chunksByIds, type LexicalRow, searchLexical } from "./lexical-search.js"
 import { applyTextBudget } from "./text-budget.js"
 
 /** Nearest chunks for the query, from the vector index (cosine similarity, best first). */
@@ -35,6 +35,12 @@ export const toHit = (row: ChunkRow, score: Score): SearchHit =>
 /** How many candidates each list contributes to fusion for a page. */
 const candidatesFor = (request: SearchRequest) => Math.min(500, Math.max(50, (request.offset + request.limit) * 3))
 
+/** The words-only side's leading exact matches (`fuseKeepingExact`): the run of exact rows it starts with. */
+const leadingExact = (rows: ReadonlyArray<LexicalRow>) => {
+  const end = rows.findIndex((r) => !r.exact)
+  return (end === -1 ? rows : rows.slice(0, end)).map((r) => r.chunk_id)
+}
+
 /** One page of ranked chunks: each row with its score, and whether more follow. */
 export interface RankedChunks {
   readonly mode: QueryMode
@@ -43,8 +49,9 @@ export interface RankedChunks {
 }
 
 /**
- * Ranks chunks for a query: hybrid (BM25 and vector candidates fused by reciprocal rank) when
- * vector candidates are given, lexical otherwise. Filters apply to both lists, so no result
+ * Ranks chunks for a query: hybrid (words-only and vector candidates fused by reciprocal rank,
+ * the words-only side's leading exact matches kept first) when vector candidates are given,
+ * lexical otherwise. Filters apply to both lists, so no result
  * outside them can appear.
  */
 export const rankChunks = (request: SearchRequest, vectors: Option.Option<VectorCandidates>) =>
@@ -57,10 +64,13 @@ export const rankChunks = (request: SearchRequest, vectors: Option.Option<Vector
         request.filters
       )
       const vectorRanked = vectors.value.hits.filter((h) => allowed.has(h.id))
-      const fused = reciprocalRankFusion([
-        lexical.map((r) => ({ id: r.chunk_id, score: r.rank })),
-        vectorRanked.map((h) => ({ id: h.id, score: h.score }))
-      ])
+      const fused = fuseKeepingExact(
+        [
+          lexical.map((r) => ({ id: r.chunk_id, score: r.rank })),
+          vectorRanked.map((h) => ({ id: h.id, score: h.score }))
+        ],
+        leadingExact(lexical)
+      )
       const page = fused.slice(request.offset, request.offset + request.limit)
       // Only the page's vector-only chunks are read with their text (lexical rows already are).
       const rows = new Map<number, ChunkRow>(lexical.map((r) => [r.chunk_id, r]))
