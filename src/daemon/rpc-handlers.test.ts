@@ -117,7 +117,11 @@ describe("the daemon's procedures, in process", () => {
           client.Search({ query: "failing date test before 2026-03-01" }),
           client.Search({ query: 'failing date test "on 2026-03-01"' })
         ])
-        expect(on.results[0]?.text).toContain("Fix the failing date test.")
+        // The day's turn, its answer first (see the test above).
+        expect(on.results.slice(0, 2).map((h) => h.text)).toEqual([
+          "The test assumed UTC; it now sets the zone explicitly and passes.",
+          "Fix the failing date test."
+        ])
         expect(on.query).toBe("failing date test on 2026-03-01")
         expect(on.time_filter).toMatchObject({ phrase: "on 2026-03-01", applied: true, searched: "failing date test" })
         expect(before.results).toEqual([])
