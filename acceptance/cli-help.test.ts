@@ -367,7 +367,7 @@ describe("usage errors", () => {
       '--since must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM (got "yesterday")'
     ],
     [["search", "foo", "--agent", "bogus"], '--agent must be one of codex, claude, gemini (got "bogus")'],
-    [["install", "bogus"], 'install <target> must be one of codex, claude (got "bogus")'],
+    [["install", "bogus"], 'install <target> must be one of codex, claude, gemini (got "bogus")'],
     [["context"], "context needs <context-id>"],
     [["notes", "bogus"], 'unknown notes command "bogus"; blctx notes --help lists them'],
     [["--bogus"], 'unknown command "--bogus"; blctx --help lists the commands']
