@@ -1,6 +1,9 @@
 import { defineConfig } from "vitest/config"
 
 // Unit tests sit beside their modules; acceptance tests run the built programs as subprocesses.
+const RUN_ALONE = ["acceptance/frozen-daemon.test.ts", "acceptance/codex-capture.test.ts"]
+const ACCEPTANCE_BOUNDS = { testTimeout: 120_000, hookTimeout: 60_000 }
+
 export default defineConfig({
   test: {
     // The forks pool reads this from the root, not from a project: without it each unit file got a
@@ -28,6 +31,7 @@ export default defineConfig({
           // (none mocks modules or fakes timers; the one that sets process.env restores it), and
           // the setup file fails any file that leaves process.env or the working directory changed.
           isolate: false,
+          sequence: { groupOrder: 0 },
           setupFiles: ["./vitest.unit-setup.ts"],
           testTimeout: 30_000
         }
@@ -36,8 +40,21 @@ export default defineConfig({
         test: {
           name: "acceptance",
           include: ["acceptance/**/*.test.ts"],
-          testTimeout: 120_000,
-          hookTimeout: 60_000
+          exclude: RUN_ALONE,
+          sequence: { groupOrder: 1 },
+          ...ACCEPTANCE_BOUNDS
+        }
+      },
+      {
+        // Files that hold a wall-clock bound the product promises (a frozen daemon's 5 s call
+        // deadline, a hook's 1 s stdin deadline under hundreds of concurrent hooks): run one at a
+        // time, after the others, so no other file shares the cores while they measure.
+        test: {
+          name: "acceptance-alone",
+          include: RUN_ALONE,
+          poolOptions: { forks: { singleFork: true, isolate: true } },
+          sequence: { groupOrder: 2 },
+          ...ACCEPTANCE_BOUNDS
         }
       }
     ]
