@@ -1,6 +1,6 @@
 import * as NodePath from "node:path"
 import { Context, Data, type Effect, Option } from "effect"
-import { notOnPath } from "../domain/not-on-path.js"
+import { commandNotFound } from "../domain/not-on-path.js"
 
 /** What a person runs to get Claude Code's CLI. */
 export const CLAUDE_INSTALL_COMMAND = "npm install -g @anthropic-ai/claude-code"
@@ -61,10 +61,7 @@ export class ClaudeNotFound extends Data.TaggedError("ClaudeNotFound")<{
   readonly variable: Option.Option<string>
 }> {
   override get message() {
-    if (Option.isSome(this.variable)) {
-      return `${CLAUDE_BIN_VARIABLE}=${this.variable.value} is not an executable file (it must be an absolute path to claude)`
-    }
-    return notOnPath("claude", this.searched)
+    return commandNotFound("claude", CLAUDE_BIN_VARIABLE, this.variable, this.searched)
   }
 }
 

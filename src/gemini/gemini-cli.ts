@@ -1,6 +1,6 @@
 import * as NodePath from "node:path"
-import { Context, Data, type Effect, Option } from "effect"
-import { notOnPath } from "../domain/not-on-path.js"
+import { Context, Data, type Effect, type Option } from "effect"
+import { commandNotFound } from "../domain/not-on-path.js"
 
 /** What a person runs to get Gemini CLI. */
 export const GEMINI_INSTALL_COMMAND = "npm install -g @google/gemini-cli"
@@ -45,10 +45,7 @@ export class GeminiNotFound extends Data.TaggedError("GeminiNotFound")<{
   readonly variable: Option.Option<string>
 }> {
   override get message() {
-    if (Option.isSome(this.variable)) {
-      return `${GEMINI_BIN_VARIABLE}=${this.variable.value} is not an executable file (it must be an absolute path to gemini)`
-    }
-    return notOnPath("gemini", this.searched)
+    return commandNotFound("gemini", GEMINI_BIN_VARIABLE, this.variable, this.searched)
   }
 }
 
