@@ -59,11 +59,7 @@ const classifier = <R>(keepDecisions: boolean, result: (summary: TranscriptClass
   }
 
   const push = (record: TranscriptRecord) => {
-    if (record.kind === "parse_error") {
-      counts.parseError()
-      tracker.unreadable(record, record.reason)
-      return
-    }
+    if (record.kind === "parse_error") return counts.unreadable(tracker, record)
     const entry = record.entry
     const subtype = payloadTypeOf(entry.payload)
     const recordType = recordTypeOf(entry.type, subtype)

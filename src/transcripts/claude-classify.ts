@@ -62,11 +62,7 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
   let subagentFile: boolean | null = null
 
   const push = (record: TranscriptRecord) => {
-    if (record.kind === "parse_error") {
-      counts.parseError()
-      tracker.unreadable(record, record.reason)
-      return
-    }
+    if (record.kind === "parse_error") return counts.unreadable(tracker, record)
     const entry = record.entry
     const recordType = recordTypeOf(entry)
     counts.record(recordType, entry.type, KNOWN_TYPES)

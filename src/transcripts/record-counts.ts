@@ -1,4 +1,8 @@
-import type { ClassifierCounts } from "./turn-tracker.js"
+import type { TranscriptRecord } from "./record.js"
+import type { ClassifierCounts, makeTurnTracker } from "./turn-tracker.js"
+
+type TurnTracker = ReturnType<typeof makeTurnTracker>
+type ParseError = Extract<TranscriptRecord, { readonly kind: "parse_error" }>
 
 const increment = (counts: Record<string, number>, key: string) => {
   counts[key] = (counts[key] ?? 0) + 1
@@ -14,9 +18,11 @@ export const makeRecordCounts = () => {
   const unknownFields: Record<string, number> = {}
   let parseErrors = 0
   return {
-    parseError: () => {
+    /** A line that is not a record: counted, and given to the tracker as unreadable. */
+    unreadable: (tracker: Pick<TurnTracker, "unreadable">, line: ParseError) => {
       parseErrors++
       increment(byType, "parse_error")
+      tracker.unreadable(line, line.reason)
     },
     record: (recordType: string, type: string, knownTypes: ReadonlySet<string>) => {
       increment(byType, recordType)
