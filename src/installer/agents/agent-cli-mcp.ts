@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import type { AgentCliPort } from "../../domain/agent-cli.js"
 import { fail, type StepFailure } from "../step.js"
 import {
   type FoundServer,
@@ -8,30 +9,10 @@ import {
   type SkillRecord
 } from "./agent-integration.js"
 
-/** The agent CLI blctx found: where, its version when it answered, and how it was named. */
-export interface FoundAgentCli {
-  readonly path: string
-  readonly version: Option.Option<string>
-  readonly source: "variable" | "path"
-}
-
-/**
- * The MCP commands of an agent CLI that keeps its registrations itself (`claude mcp`, `gemini
- * mcp`): every call names the agent home it works on.
- */
-export interface AgentCliPort<Entry, E> {
-  readonly locate: Effect.Effect<FoundAgentCli, E>
-  readonly getMcpServer: (home: string, name: string) => Effect.Effect<Option.Option<Entry>, E>
-  readonly addMcpServer: (home: string, server: McpRecord) => Effect.Effect<void, E>
-  readonly removeMcpServer: (home: string, name: string) => Effect.Effect<void, E>
-}
-
-type McpRecord = { readonly name: string; readonly command: string; readonly args: ReadonlyArray<string> }
-
 /** What differs between the agent CLIs behind `McpCli`; the calls and their failures are the same. */
 export interface AgentCliMcp<Entry, NotFound extends TaggedError, Failed extends TaggedError>
   extends AgentCliFailureTexts<NotFound, Failed> {
-  readonly port: AgentCliPort<Entry, NotFound | Failed>
+  readonly port: AgentCliPort<Entry, NotFound | Failed, NotFound | Failed>
   readonly removeHint: (home: string) => string
   readonly present: (home: string) => Effect.Effect<boolean>
   readonly foundServer: (home: string) => (entry: Entry) => FoundServer
