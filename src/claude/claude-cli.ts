@@ -1,7 +1,7 @@
 import * as NodePath from "node:path"
 import { Context, Data, Option } from "effect"
 import type { AgentCliPort, AgentExecutable, AgentStdioServer } from "../domain/agent-cli.js"
-import { commandNotFound } from "../domain/not-on-path.js"
+import { type CommandNotFoundFields, commandNotFound } from "../domain/not-on-path.js"
 
 /** What a person runs to get Claude Code's CLI. */
 export const CLAUDE_INSTALL_COMMAND = "npm install -g @anthropic-ai/claude-code"
@@ -45,12 +45,7 @@ export type ClaudeStdioServer = AgentStdioServer
 export type ClaudeExecutable = AgentExecutable
 
 /** No usable `claude`: none on PATH, or BLCTX_CLAUDE_BIN names no executable file. */
-export class ClaudeNotFound extends Data.TaggedError("ClaudeNotFound")<{
-  /** The PATH directories that were searched (empty when the variable decided). */
-  readonly searched: ReadonlyArray<string>
-  /** BLCTX_CLAUDE_BIN, when it was set. */
-  readonly variable: Option.Option<string>
-}> {
+export class ClaudeNotFound extends Data.TaggedError("ClaudeNotFound")<CommandNotFoundFields> {
   override get message() {
     return commandNotFound("claude", CLAUDE_BIN_VARIABLE, this.variable, this.searched)
   }

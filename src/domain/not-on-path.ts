@@ -6,6 +6,13 @@ export const notOnPath = (command: string, searched: ReadonlyArray<string>): str
     ? `the ${command} command was not found: PATH is empty`
     : `the ${command} command was not found on PATH (${searched.join(":")})`
 
+/** What an agent CLI's not-found error holds: the PATH directories searched, and its variable when set. */
+export interface CommandNotFoundFields {
+  /** The PATH directories that were searched (empty when the variable decided). */
+  readonly searched: ReadonlyArray<string>
+  readonly variable: Option.Option<string>
+}
+
 /**
  * Why an agent's command is unusable: the variable that names it (`BLCTX_CLAUDE_BIN`) points at no
  * executable file, or, unset, PATH has none.

@@ -1,7 +1,7 @@
 import * as NodePath from "node:path"
-import { Context, Data, type Option } from "effect"
+import { Context, Data } from "effect"
 import type { AgentCliPort, AgentExecutable, AgentStdioServer } from "../domain/agent-cli.js"
-import { commandNotFound } from "../domain/not-on-path.js"
+import { type CommandNotFoundFields, commandNotFound } from "../domain/not-on-path.js"
 
 /** What a person runs to get Gemini CLI. */
 export const GEMINI_INSTALL_COMMAND = "npm install -g @google/gemini-cli"
@@ -32,10 +32,7 @@ export type GeminiStdioServer = AgentStdioServer
 export type GeminiExecutable = AgentExecutable
 
 /** No usable `gemini`: none on PATH, or BLCTX_GEMINI_BIN names no executable file. */
-export class GeminiNotFound extends Data.TaggedError("GeminiNotFound")<{
-  readonly searched: ReadonlyArray<string>
-  readonly variable: Option.Option<string>
-}> {
+export class GeminiNotFound extends Data.TaggedError("GeminiNotFound")<CommandNotFoundFields> {
   override get message() {
     return commandNotFound("gemini", GEMINI_BIN_VARIABLE, this.variable, this.searched)
   }
