@@ -1,6 +1,7 @@
 import * as NodePath from "node:path"
-import { Context, Data, type Effect, Option } from "effect"
-import { notOnPath } from "../domain/not-on-path.js"
+import { Context, Data, Option } from "effect"
+import type { AgentCliPort, AgentExecutable, AgentStdioServer } from "../domain/agent-cli.js"
+import { type CommandNotFoundFields, commandNotFound } from "../domain/not-on-path.js"
 
 /** What a person runs to get Claude Code's CLI. */
 export const CLAUDE_INSTALL_COMMAND = "npm install -g @anthropic-ai/claude-code"
@@ -38,33 +39,15 @@ export interface ClaudeMcpServer {
 }
 
 /** A stdio server to register: `claude mcp add --scope user NAME -- COMMAND ARGS...`. */
-export interface ClaudeStdioServer {
-  readonly name: string
-  readonly command: string
-  readonly args: ReadonlyArray<string>
-}
+export type ClaudeStdioServer = AgentStdioServer
 
 /** The Claude Code CLI blctx found. */
-export interface ClaudeExecutable {
-  readonly path: string
-  /** What `claude --version` printed, when it answered. */
-  readonly version: Option.Option<string>
-  /** How it was found: `BLCTX_CLAUDE_BIN` or PATH. */
-  readonly source: "variable" | "path"
-}
+export type ClaudeExecutable = AgentExecutable
 
 /** No usable `claude`: none on PATH, or BLCTX_CLAUDE_BIN names no executable file. */
-export class ClaudeNotFound extends Data.TaggedError("ClaudeNotFound")<{
-  /** The PATH directories that were searched (empty when the variable decided). */
-  readonly searched: ReadonlyArray<string>
-  /** BLCTX_CLAUDE_BIN, when it was set. */
-  readonly variable: Option.Option<string>
-}> {
+export class ClaudeNotFound extends Data.TaggedError("ClaudeNotFound")<CommandNotFoundFields> {
   override get message() {
-    if (Option.isSome(this.variable)) {
-      return `${CLAUDE_BIN_VARIABLE}=${this.variable.value} is not an executable file (it must be an absolute path to claude)`
-    }
-    return notOnPath("claude", this.searched)
+    return commandNotFound("claude", CLAUDE_BIN_VARIABLE, this.variable, this.searched)
   }
 }
 
@@ -86,21 +69,10 @@ export type ClaudeError = ClaudeNotFound | ClaudeCommandFailed
 /**
  * What blctx asks of Claude Code's CLI. Every call names the Claude configuration directory it
  * works on (CLAUDE_CONFIG_DIR, default `~/.claude`), so a registration made under another one
- * can still be checked and removed there.
+ * can still be checked and removed there. `get` is `claude mcp get NAME`; `add` is refused for a
+ * name that exists, so callers check first.
  */
-export interface ClaudeCliShape {
-  /** Finds `claude` (BLCTX_CLAUDE_BIN, else PATH) and asks its version. */
-  readonly locate: Effect.Effect<ClaudeExecutable, ClaudeNotFound>
-  /** `claude mcp get NAME` (which also starts the server); none when Claude has no server of that name. */
-  readonly getMcpServer: (
-    claudeHome: string,
-    name: string
-  ) => Effect.Effect<Option.Option<ClaudeMcpServer>, ClaudeError>
-  /** `claude mcp add --scope user NAME -- COMMAND ARGS...`. Claude refuses a name that exists: callers check first. */
-  readonly addMcpServer: (claudeHome: string, server: ClaudeStdioServer) => Effect.Effect<void, ClaudeError>
-  /** `claude mcp remove --scope user NAME`. */
-  readonly removeMcpServer: (claudeHome: string, name: string) => Effect.Effect<void, ClaudeError>
-}
+export type ClaudeCliShape = AgentCliPort<ClaudeMcpServer, ClaudeNotFound, ClaudeError>
 
 export class ClaudeCli extends Context.Tag("blctx/ClaudeCli")<ClaudeCli, ClaudeCliShape>() {}
 

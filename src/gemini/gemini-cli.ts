@@ -1,6 +1,7 @@
 import * as NodePath from "node:path"
-import { Context, Data, type Effect, Option } from "effect"
-import { notOnPath } from "../domain/not-on-path.js"
+import { Context, Data } from "effect"
+import type { AgentCliPort, AgentExecutable, AgentStdioServer } from "../domain/agent-cli.js"
+import { type CommandNotFoundFields, commandNotFound } from "../domain/not-on-path.js"
 
 /** What a person runs to get Gemini CLI. */
 export const GEMINI_INSTALL_COMMAND = "npm install -g @google/gemini-cli"
@@ -25,30 +26,15 @@ export interface GeminiMcpServer {
 }
 
 /** A stdio server to register: `gemini mcp add --scope user NAME COMMAND ARGS...`. */
-export interface GeminiStdioServer {
-  readonly name: string
-  readonly command: string
-  readonly args: ReadonlyArray<string>
-}
+export type GeminiStdioServer = AgentStdioServer
 
 /** The Gemini CLI blctx found. */
-export interface GeminiExecutable {
-  readonly path: string
-  /** What `gemini --version` printed, when it answered. */
-  readonly version: Option.Option<string>
-  readonly source: "variable" | "path"
-}
+export type GeminiExecutable = AgentExecutable
 
 /** No usable `gemini`: none on PATH, or BLCTX_GEMINI_BIN names no executable file. */
-export class GeminiNotFound extends Data.TaggedError("GeminiNotFound")<{
-  readonly searched: ReadonlyArray<string>
-  readonly variable: Option.Option<string>
-}> {
+export class GeminiNotFound extends Data.TaggedError("GeminiNotFound")<CommandNotFoundFields> {
   override get message() {
-    if (Option.isSome(this.variable)) {
-      return `${GEMINI_BIN_VARIABLE}=${this.variable.value} is not an executable file (it must be an absolute path to gemini)`
-    }
-    return notOnPath("gemini", this.searched)
+    return commandNotFound("gemini", GEMINI_BIN_VARIABLE, this.variable, this.searched)
   }
 }
 
@@ -68,20 +54,10 @@ export type GeminiError = GeminiNotFound | GeminiCommandFailed
 /**
  * What blctx asks of Gemini CLI. Every call names the Gemini folder it works on
  * (`$GEMINI_CLI_HOME/.gemini`, default `~/.gemini`), so a registration made under another one can
- * still be checked and removed there.
+ * still be checked and removed there. `get` reads `gemini mcp list` (which starts the servers);
+ * `add` replaces an entry of that name.
  */
-export interface GeminiCliShape {
-  readonly locate: Effect.Effect<GeminiExecutable, GeminiNotFound>
-  /** From `gemini mcp list` (which starts the servers); none when Gemini has no server of that name. */
-  readonly getMcpServer: (
-    geminiHome: string,
-    name: string
-  ) => Effect.Effect<Option.Option<GeminiMcpServer>, GeminiError>
-  /** `gemini mcp add --scope user NAME COMMAND ARGS...`: replaces an entry of that name. */
-  readonly addMcpServer: (geminiHome: string, server: GeminiStdioServer) => Effect.Effect<void, GeminiError>
-  /** `gemini mcp remove --scope user NAME`. */
-  readonly removeMcpServer: (geminiHome: string, name: string) => Effect.Effect<void, GeminiError>
-}
+export type GeminiCliShape = AgentCliPort<GeminiMcpServer, GeminiNotFound, GeminiError>
 
 export class GeminiCli extends Context.Tag("blctx/GeminiCli")<GeminiCli, GeminiCliShape>() {}
 

@@ -11,6 +11,7 @@ import {
 } from "./codex-records.js"
 import { injectedContextKind } from "./injected-context.js"
 import { positionOf, type TranscriptRecord } from "./record.js"
+import { makeRecordCounts } from "./record-counts.js"
 import { classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
 
 /** Fed one record at a time, in file order; `finish` once, after the last. */
@@ -19,17 +20,34 @@ export interface Classifier<R> {
   readonly finish: () => R
 }
 
-const increment = (counts: Record<string, number>, key: string) => {
-  counts[key] = (counts[key] ?? 0) + 1
+/** A format's classifier in its two modes: every decision kept (the default), or none (`{ decisions: false }`). */
+export interface ClassifierFactory {
+  (): Classifier<TranscriptClassification>
+  (options: { readonly decisions: false }): Classifier<TranscriptSummary>
 }
+
+/** Every format builds one classifier and offers it in both modes; the lean one drops the decisions. */
+export const classifierModes = (
+  classifier: <R>(keepDecisions: boolean, result: (c: TranscriptClassification) => R) => Classifier<R>
+): ClassifierFactory =>
+  ((options?: { readonly decisions: false }) =>
+    options?.decisions === false
+      ? classifier(false, ({ decisions: _, ...summary }): TranscriptSummary => summary)
+      : classifier(true, (classification) => classification)) as ClassifierFactory
+
+/** Classifies a whole transcript with a format's classifier: every record gets a decision, a reason and a turn. */
+export const classifyAll =
+  (make: ClassifierFactory) =>
+  (records: Iterable<TranscriptRecord>): TranscriptClassification => {
+    const c = make()
+    for (const record of records) c.push(record)
+    return c.finish()
+  }
 
 const classifier = <R>(keepDecisions: boolean, result: (summary: TranscriptClassification) => R): Classifier<R> => {
   const tracker = makeTurnTracker({ keepDecisions })
-  const byType: Record<string, number> = {}
-  const unknownTypes: Record<string, number> = {}
-  const unknownFields: Record<string, number> = {}
+  const counts = makeRecordCounts()
   let session: SessionInfo | null = null
-  let parseErrors = 0
 
   /** A later `session_meta` naming the session this one was forked from: the copied history starts. */
   const isReplayedParent = (payload: unknown, line: number): boolean => {
@@ -41,18 +59,12 @@ const classifier = <R>(keepDecisions: boolean, result: (summary: TranscriptClass
   }
 
   const push = (record: TranscriptRecord) => {
-    if (record.kind === "parse_error") {
-      parseErrors++
-      increment(byType, "parse_error")
-      tracker.unreadable(record, record.reason)
-      return
-    }
+    if (record.kind === "parse_error") return counts.unreadable(tracker, record)
     const entry = record.entry
     const subtype = payloadTypeOf(entry.payload)
     const recordType = recordTypeOf(entry.type, subtype)
-    increment(byType, recordType)
-    if (!KNOWN_TYPES.has(entry.type)) increment(unknownTypes, entry.type)
-    for (const key of Object.keys(entry)) if (!KNOWN_ENVELOPE_FIELDS.has(key)) increment(unknownFields, key)
+    counts.record(recordType, entry.type, KNOWN_TYPES)
+    counts.fields(entry, KNOWN_ENVELOPE_FIELDS)
     const base: RecordBase = { ...positionOf(record), record_type: recordType, timestamp: entry.timestamp ?? null }
     if (entry.type === "session_meta") {
       if (isReplayedParent(entry.payload, record.line)) {
@@ -82,7 +94,7 @@ const classifier = <R>(keepDecisions: boolean, result: (summary: TranscriptClass
 
   const finish = (): R => {
     const tracked = tracker.finish()
-    return result(classificationOf(tracked, session, { parseErrors, byType, unknownTypes, unknownFields }))
+    return result(classificationOf(tracked, session, counts.counts()))
   }
 
   return { push, finish }
@@ -96,20 +108,7 @@ const classifier = <R>(keepDecisions: boolean, result: (summary: TranscriptClass
  * messages, the session, the totals and the first unreadable lines, so memory grows with the
  * messages proposed for the index, never with the tool output and other records set aside.
  */
-export function makeClassifier(): Classifier<TranscriptClassification>
-export function makeClassifier(options: { readonly decisions: false }): Classifier<TranscriptSummary>
-export function makeClassifier(options?: {
-  readonly decisions: false
-}): Classifier<TranscriptClassification> | Classifier<TranscriptSummary> {
-  if (options?.decisions === false) {
-    return classifier(false, ({ decisions: _, ...summary }): TranscriptSummary => summary)
-  }
-  return classifier(true, (classification) => classification)
-}
+export const makeClassifier: ClassifierFactory = classifierModes(classifier)
 
 /** Classifies a whole transcript: every record gets a decision, a reason and a turn. */
-export const classifyTranscript = (records: Iterable<TranscriptRecord>): TranscriptClassification => {
-  const c = makeClassifier()
-  for (const record of records) c.push(record)
-  return c.finish()
-}
+export const classifyTranscript = classifyAll(makeClassifier)

@@ -1,5 +1,5 @@
-import type { SessionInfo, TranscriptClassification, TranscriptSummary } from "./classification.js"
-import type { Classifier } from "./classify.js"
+import type { SessionInfo, TranscriptClassification } from "./classification.js"
+import { type Classifier, type ClassifierFactory, classifierModes, classifyAll } from "./classify.js"
 import {
   ENVELOPE_TYPES,
   interpret,
@@ -10,14 +10,11 @@ import {
   stringField
 } from "./claude-records.js"
 import { positionOf, type TranscriptRecord } from "./record.js"
+import { makeRecordCounts } from "./record-counts.js"
 import { classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
 
 /** What a Claude Code sub-agent's session is called in `SessionInfo.subagent`. */
 export const CLAUDE_SUBAGENT = "sidechain"
-
-const increment = (counts: Record<string, number>, key: string) => {
-  counts[key] = (counts[key] ?? 0) + 1
-}
 
 /** What the records say about the session, gathered as they pass (every record repeats it). */
 interface SessionFacts {
@@ -52,9 +49,7 @@ const sessionOf = (facts: SessionFacts, subagentFile: boolean): SessionInfo | nu
 
 const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassification) => R): Classifier<R> => {
   const tracker = makeTurnTracker({ keepDecisions })
-  const byType: Record<string, number> = {}
-  const unknownTypes: Record<string, number> = {}
-  const unknownFields: Record<string, number> = {}
+  const counts = makeRecordCounts()
   const facts: SessionFacts = {
     sessionId: null,
     agentId: null,
@@ -65,21 +60,14 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
   }
   /** Decided by the first conversation record: a sub-agent's own file is a sidechain throughout. */
   let subagentFile: boolean | null = null
-  let parseErrors = 0
 
   const push = (record: TranscriptRecord) => {
-    if (record.kind === "parse_error") {
-      parseErrors++
-      increment(byType, "parse_error")
-      tracker.unreadable(record, record.reason)
-      return
-    }
+    if (record.kind === "parse_error") return counts.unreadable(tracker, record)
     const entry = record.entry
     const recordType = recordTypeOf(entry)
-    increment(byType, recordType)
-    if (!KNOWN_TYPES.has(entry.type)) increment(unknownTypes, entry.type)
+    counts.record(recordType, entry.type, KNOWN_TYPES)
     if (ENVELOPE_TYPES.has(entry.type)) {
-      for (const key of Object.keys(entry)) if (!KNOWN_ENVELOPE_FIELDS.has(key)) increment(unknownFields, key)
+      counts.fields(entry, KNOWN_ENVELOPE_FIELDS)
     }
     facts.sessionId ??= stringField(entry, "sessionId")
     facts.agentId ??= stringField(entry, "agentId")
@@ -105,14 +93,7 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
 
   const finish = (): R => {
     const tracked = tracker.finish()
-    return result(
-      classificationOf(tracked, sessionOf(facts, subagentFile === true), {
-        parseErrors,
-        byType,
-        unknownTypes,
-        unknownFields
-      })
-    )
+    return result(classificationOf(tracked, sessionOf(facts, subagentFile === true), counts.counts()))
   }
 
   return { push, finish }
@@ -126,20 +107,7 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
  * compaction summary is context written by the model; bookkeeping is metadata; and anything not
  * understood is unclassified and counted. `{ decisions: false }` keeps no per-record decision.
  */
-export function makeClaudeClassifier(): Classifier<TranscriptClassification>
-export function makeClaudeClassifier(options: { readonly decisions: false }): Classifier<TranscriptSummary>
-export function makeClaudeClassifier(options?: {
-  readonly decisions: false
-}): Classifier<TranscriptClassification> | Classifier<TranscriptSummary> {
-  if (options?.decisions === false) {
-    return classifier(false, ({ decisions: _, ...summary }): TranscriptSummary => summary)
-  }
-  return classifier(true, (classification) => classification)
-}
+export const makeClaudeClassifier: ClassifierFactory = classifierModes(classifier)
 
 /** Classifies a whole Claude Code transcript: every record gets a decision, a reason and a turn. */
-export const classifyClaudeTranscript = (records: Iterable<TranscriptRecord>): TranscriptClassification => {
-  const c = makeClaudeClassifier()
-  for (const record of records) c.push(record)
-  return c.finish()
-}
+export const classifyClaudeTranscript = classifyAll(makeClaudeClassifier)

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
-import type { SessionInfo, TranscriptClassification, TranscriptSummary } from "./classification.js"
-import type { Classifier } from "./classify.js"
+import type { SessionInfo, TranscriptClassification } from "./classification.js"
+import { type Classifier, type ClassifierFactory, classifierModes, classifyAll } from "./classify.js"
 import {
   cwdOf,
   HEADER_TYPE,
@@ -12,14 +12,11 @@ import {
   stringField
 } from "./gemini-records.js"
 import { positionOf, type SourcePosition, type TranscriptRecord } from "./record.js"
+import { makeRecordCounts } from "./record-counts.js"
 import { classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
 
 /** What a Gemini CLI sub-agent's session is called in `SessionInfo.subagent`. */
 export const GEMINI_SUBAGENT = "subagent"
-
-const increment = (counts: Record<string, number>, key: string) => {
-  counts[key] = (counts[key] ?? 0) + 1
-}
 
 /** What the records say about the session, gathered as they pass. */
 interface SessionFacts {
@@ -53,9 +50,7 @@ const digestOf = (text: string) => createHash("sha256").update(text, "utf16le").
 
 const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassification) => R): Classifier<R> => {
   const tracker = makeTurnTracker({ keepDecisions })
-  const byType: Record<string, number> = {}
-  const unknownTypes: Record<string, number> = {}
-  const unknownFields: Record<string, number> = {}
+  const counts = makeRecordCounts()
   const facts: SessionFacts = { sessionId: null, cwd: null, kind: null, startedAt: null }
   /**
    * Messages by id: the CLI writes a message again when it adds token counts or tool calls, so a
@@ -63,11 +58,6 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
    */
   const seen = new Map<string, Seen>()
   let headers = 0
-  let parseErrors = 0
-
-  const countFields = (entry: Readonly<Record<string, unknown>>, known: ReadonlySet<string>) => {
-    for (const key of Object.keys(entry)) if (!known.has(key)) increment(unknownFields, key)
-  }
 
   const gather = (entry: Readonly<Record<string, unknown>> & { readonly type: string }) => {
     if (entry.type === HEADER_TYPE) {
@@ -81,18 +71,12 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
   }
 
   const push = (record: TranscriptRecord) => {
-    if (record.kind === "parse_error") {
-      parseErrors++
-      increment(byType, "parse_error")
-      tracker.unreadable(record, record.reason)
-      return
-    }
+    if (record.kind === "parse_error") return counts.unreadable(tracker, record)
     const entry = record.entry
     const recordType = recordTypeOf(entry)
-    increment(byType, recordType)
-    if (!KNOWN_TYPES.has(entry.type)) increment(unknownTypes, entry.type)
-    if (entry.type === "user" || entry.type === "gemini") countFields(entry, KNOWN_MESSAGE_FIELDS)
-    if (entry.type === HEADER_TYPE) countFields(entry, KNOWN_HEADER_FIELDS)
+    counts.record(recordType, entry.type, KNOWN_TYPES)
+    if (entry.type === "user" || entry.type === "gemini") counts.fields(entry, KNOWN_MESSAGE_FIELDS)
+    if (entry.type === HEADER_TYPE) counts.fields(entry, KNOWN_HEADER_FIELDS)
     gather(entry)
     const base: RecordBase = { ...positionOf(record), record_type: recordType, timestamp: entry.timestamp ?? null }
 
@@ -125,15 +109,7 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
     tracker.message(base, message, null, facts.kind === GEMINI_SUBAGENT ? GEMINI_SUBAGENT : null)
   }
 
-  const finish = (): R =>
-    result(
-      classificationOf(tracker.finish(), sessionOf(facts), {
-        parseErrors,
-        byType,
-        unknownTypes,
-        unknownFields
-      })
-    )
+  const finish = (): R => result(classificationOf(tracker.finish(), sessionOf(facts), counts.counts()))
 
   return { push, finish }
 }
@@ -147,20 +123,7 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
  * metadata; a message written again with the same id and text is a duplicate; anything not
  * understood is unclassified and counted. `{ decisions: false }` keeps no per-record decision.
  */
-export function makeGeminiClassifier(): Classifier<TranscriptClassification>
-export function makeGeminiClassifier(options: { readonly decisions: false }): Classifier<TranscriptSummary>
-export function makeGeminiClassifier(options?: {
-  readonly decisions: false
-}): Classifier<TranscriptClassification> | Classifier<TranscriptSummary> {
-  if (options?.decisions === false) {
-    return classifier(false, ({ decisions: _, ...summary }): TranscriptSummary => summary)
-  }
-  return classifier(true, (classification) => classification)
-}
+export const makeGeminiClassifier: ClassifierFactory = classifierModes(classifier)
 
 /** Classifies a whole Gemini CLI session file: every record gets a decision, a reason and a turn. */
-export const classifyGeminiTranscript = (records: Iterable<TranscriptRecord>): TranscriptClassification => {
-  const c = makeGeminiClassifier()
-  for (const record of records) c.push(record)
-  return c.finish()
-}
+export const classifyGeminiTranscript = classifyAll(makeGeminiClassifier)

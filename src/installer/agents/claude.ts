@@ -4,8 +4,9 @@ import {
   CLAUDE_BIN_VARIABLE,
   CLAUDE_INSTALL_COMMAND,
   ClaudeCli,
-  type ClaudeError,
+  type ClaudeCommandFailed,
   type ClaudeMcpServer,
+  type ClaudeNotFound,
   claudeConfigFile,
   describeClaudeEntry,
   sameClaudeServer
@@ -20,17 +21,15 @@ import type { HooksDocument } from "../../codex/hooks-file.js"
 import { SafeFs } from "../../fs/safe-fs.js"
 import { Paths } from "../../paths/paths.js"
 import { claudeFormat } from "../../transcripts/formats/claude-format.js"
-import { fail, type StepFailure } from "../step.js"
+import { fail } from "../step.js"
+import { mcpCliOverAgentCli, skillCheckedOnDisk } from "./agent-cli-mcp.js"
 import {
   type AgentIntegration,
   EVENTS_IN_SECONDS,
   type FoundServer,
   type HooksAgent,
   type HooksRecord,
-  type McpCli,
   type McpRecord,
-  SKILL_NAME,
-  type SkillDiscovery,
   type SkillRecord
 } from "./agent-integration.js"
 import { recordList } from "./manifest-records.js"
@@ -56,21 +55,6 @@ const mcpCli = Effect.gen(function* () {
   const removeHint = (home: string, entry?: ClaudeMcpServer) =>
     command(home, `mcp remove ${entry === undefined || entry.userScope ? "--scope user " : ""}${CLAUDE_MCP_NAME}`)
 
-  const fromClaude =
-    (next: string) =>
-    (e: ClaudeError): StepFailure =>
-      e._tag === "ClaudeNotFound"
-        ? fail(
-            `${e.message}; blctx registers its MCP server through Claude Code's CLI`,
-            `Install Claude Code: ${CLAUDE_INSTALL_COMMAND} (or put claude on PATH, or set ${CLAUDE_BIN_VARIABLE} to its absolute path), then run: ${next}`,
-            e._tag
-          )
-        : fail(
-            e.message,
-            `Fix what claude reports about ${configFileOf(e.claudeHome)} (check with: ${command(e.claudeHome, "mcp list")}), then run: ${next}`,
-            e._tag
-          )
-
   const foundServer =
     (home: string) =>
     (entry: ClaudeMcpServer): FoundServer => ({
@@ -91,41 +75,25 @@ const mcpCli = Effect.gen(function* () {
         })
     })
 
-  const cli: McpCli = {
+  return mcpCliOverAgentCli({
+    port: claude,
+    product: "Claude Code",
+    installCommand: CLAUDE_INSTALL_COMMAND,
+    bin: "claude",
+    binVariable: CLAUDE_BIN_VARIABLE,
+    why: "blctx registers its MCP server through Claude Code's CLI",
+    isNotFound: (e): e is ClaudeNotFound => e._tag === "ClaudeNotFound",
+    homeOf: (e: ClaudeCommandFailed) => e.claudeHome,
     configFileOf,
     command,
-    removeYourself: (home) => `run ${removeHint(home)}`,
+    removeHint,
     present: (home) => fs.exists(configFileOf(home)),
-    locate: (next) =>
-      claude.locate.pipe(
-        Effect.mapError(fromClaude(next)),
-        Effect.map((found) => {
-          const version = Option.getOrElse(found.version, () => "of unknown version")
-          const from = found.source === "variable" ? ` (${CLAUDE_BIN_VARIABLE})` : ""
-          return { said: `claude ${version} at ${found.path}${from}` }
-        })
-      ),
-    get: (home, name, next) =>
-      claude
-        .getMcpServer(home, name)
-        .pipe(Effect.mapError(fromClaude(next)), Effect.map(Option.map(foundServer(home)))),
-    add: (home, server, _run, next) =>
-      claude.addMcpServer(home, server).pipe(Effect.mapError(fromClaude(next)), Effect.as("")),
-    remove: (home, name, _run, next) => claude.removeMcpServer(home, name).pipe(Effect.mapError(fromClaude(next))),
-    afterRemoval: () => Effect.succeed("")
-  }
-  return cli
+    foundServer
+  })
 })
 
 /** Claude Code has no command that lists skills without starting a session: the file itself is checked. */
-const skillDiscovery = Effect.map(Paths, (paths) => {
-  const discovery: SkillDiscovery = {
-    confirm: (record) =>
-      Effect.succeed(`${SKILL_NAME} is at ${record.path} as blctx wrote it (blctx ${record.version})`),
-    diagnose: (onDisk) => Effect.map(onDisk, (said) => `Claude Code configuration ${paths.claudeHome}: ${said}`)
-  }
-  return discovery
-})
+const skillDiscovery = Effect.map(Paths, (paths) => skillCheckedOnDisk(`Claude Code configuration ${paths.claudeHome}`))
 
 /**
  * Claude Code asks no approval for hooks in user settings (`claude -p` runs them at once); a

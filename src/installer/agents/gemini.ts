@@ -1,5 +1,5 @@
 import * as NodePath from "node:path"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { HOOK_EVENTS } from "../../capture/hook-event.js"
 import type { HooksDocument } from "../../codex/hooks-file.js"
 import { SafeFs } from "../../fs/safe-fs.js"
@@ -8,25 +8,24 @@ import {
   GEMINI_BIN_VARIABLE,
   GEMINI_INSTALL_COMMAND,
   GeminiCli,
-  type GeminiError,
+  type GeminiCommandFailed,
   type GeminiMcpServer,
+  type GeminiNotFound,
   geminiCliHome,
   geminiSettingsFile,
   sameGeminiServer
 } from "../../gemini/gemini-cli.js"
 import { Paths } from "../../paths/paths.js"
 import { geminiFormat } from "../../transcripts/formats/gemini-format.js"
-import { fail, type StepFailure } from "../step.js"
-import {
-  type AgentIntegration,
-  type FoundServer,
-  type HooksAgent,
-  type HooksRecord,
-  type McpCli,
-  type McpRecord,
-  SKILL_NAME,
-  type SkillDiscovery,
-  type SkillRecord
+import { fail } from "../step.js"
+import { mcpCliOverAgentCli, skillCheckedOnDisk } from "./agent-cli-mcp.js"
+import type {
+  AgentIntegration,
+  FoundServer,
+  HooksAgent,
+  HooksRecord,
+  McpRecord,
+  SkillRecord
 } from "./agent-integration.js"
 import { recordList } from "./manifest-records.js"
 import { shellWord } from "./shell-word.js"
@@ -43,21 +42,6 @@ const commandFor = (paths: { readonly home: string }) => (home: string, args: st
     ? `gemini ${args}`
     : `GEMINI_CLI_HOME=${shellWord(geminiCliHome(home))} gemini ${args}`
 
-const fromGemini =
-  (command: (home: string, args: string) => string, why: string, next: string) =>
-  (e: GeminiError): StepFailure =>
-    e._tag === "GeminiNotFound"
-      ? fail(
-          `${e.message}; ${why}`,
-          `Install Gemini CLI: ${GEMINI_INSTALL_COMMAND} (or put gemini on PATH, or set ${GEMINI_BIN_VARIABLE} to its absolute path), then run: ${next}`,
-          e._tag
-        )
-      : fail(
-          e.message,
-          `Fix what gemini reports about ${geminiSettingsFile(e.geminiHome)} (check with: ${command(e.geminiHome, "mcp list")}), then run: ${next}`,
-          e._tag
-        )
-
 /**
  * `gemini mcp` at user scope, never by editing settings.json. `gemini mcp list` starts the
  * server: an entry is confirmed only when Gemini reports it connected.
@@ -68,7 +52,6 @@ const mcpCli = Effect.gen(function* () {
   const fs = yield* SafeFs
   const command = commandFor(paths)
   const removeHint = (home: string) => command(home, `mcp remove --scope user ${GEMINI_MCP_NAME}`)
-  const failure = (next: string) => fromGemini(command, "blctx registers its MCP server through Gemini CLI", next)
 
   const foundServer =
     (home: string) =>
@@ -90,28 +73,21 @@ const mcpCli = Effect.gen(function* () {
         })
     })
 
-  const cli: McpCli = {
+  return mcpCliOverAgentCli({
+    port: gemini,
+    product: "Gemini CLI",
+    installCommand: GEMINI_INSTALL_COMMAND,
+    bin: "gemini",
+    binVariable: GEMINI_BIN_VARIABLE,
+    why: "blctx registers its MCP server through Gemini CLI",
+    isNotFound: (e): e is GeminiNotFound => e._tag === "GeminiNotFound",
+    homeOf: (e: GeminiCommandFailed) => e.geminiHome,
     configFileOf: geminiSettingsFile,
     command,
-    removeYourself: (home) => `run ${removeHint(home)}`,
+    removeHint,
     present: (home) => fs.exists(geminiSettingsFile(home)),
-    locate: (next) =>
-      gemini.locate.pipe(
-        Effect.mapError(failure(next)),
-        Effect.map((found) => {
-          const version = Option.getOrElse(found.version, () => "of unknown version")
-          const from = found.source === "variable" ? ` (${GEMINI_BIN_VARIABLE})` : ""
-          return { said: `gemini ${version} at ${found.path}${from}` }
-        })
-      ),
-    get: (home, name, next) =>
-      gemini.getMcpServer(home, name).pipe(Effect.mapError(failure(next)), Effect.map(Option.map(foundServer(home)))),
-    add: (home, server, _run, next) =>
-      gemini.addMcpServer(home, server).pipe(Effect.mapError(failure(next)), Effect.as("")),
-    remove: (home, name, _run, next) => gemini.removeMcpServer(home, name).pipe(Effect.mapError(failure(next))),
-    afterRemoval: () => Effect.succeed("")
-  }
-  return cli
+    foundServer
+  })
 })
 
 /**
@@ -120,14 +96,7 @@ const mcpCli = Effect.gen(function* () {
  * `skills-list-session` chat under ~/.gemini/tmp, checked with 0.61), so every status would add
  * one. The file's place is the one Gemini documents for user skills.
  */
-const skillDiscovery = Effect.map(Paths, (paths) => {
-  const discovery: SkillDiscovery = {
-    confirm: (record) =>
-      Effect.succeed(`${SKILL_NAME} is at ${record.path} as blctx wrote it (blctx ${record.version})`),
-    diagnose: (onDisk) => Effect.map(onDisk, (said) => `Gemini CLI folder ${paths.geminiHome}: ${said}`)
-  }
-  return discovery
-})
+const skillDiscovery = Effect.map(Paths, (paths) => skillCheckedOnDisk(`Gemini CLI folder ${paths.geminiHome}`))
 
 /** Gemini's switches for hooks in settings.json: `hooksConfig.enabled` and the `hooksConfig.disabled` names. */
 const hooksConfigOf = (doc: HooksDocument) => {
