@@ -80,6 +80,7 @@ const SHIPPED_UNREACHED = new Set([
   "dist/src/cli/fast-path-import-policy.js",
   "dist/src/capture/hook-fs.js",
   "dist/src/transcripts/formats/transcript-format.js",
+  "dist/src/domain/agent-cli.js",
   "dist/src/installer/not-implemented.js",
   "dist/layers/onnx-embedder-live.js"
 ])
