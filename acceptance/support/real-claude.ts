@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { type DaemonHome, scaled } from "./daemon-harness.js"
-import type { RunResult } from "./isolated-home.js"
+import { runAgentCli } from "./agent-run.js"
+import type { DaemonHome } from "./daemon-harness.js"
 
 /**
  * Test support: the real Claude Code CLI (`@anthropic-ai/claude-code`, installed apart in
@@ -34,44 +33,20 @@ export const runClaude = (
   cwd = h.home,
   env: Readonly<Record<string, string>> = {}
 ) =>
-  new Promise<RunResult & { readonly timedOut: boolean }>((resolve, reject) => {
-    const child = spawn(requireClaude(), [...args], {
-      env: {
-        ...h.env,
-        ...env,
-        ANTHROPIC_BASE_URL: baseUrl,
-        ANTHROPIC_API_KEY: "scripted-anthropic-key",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-        DISABLE_AUTOUPDATER: "1",
-        DISABLE_TELEMETRY: "1"
-      },
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true
-    })
-    let stdout = ""
-    let stderr = ""
-    let timedOut = false
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d
-    })
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d
-    })
-    const timer = setTimeout(() => {
-      timedOut = true
-      try {
-        process.kill(-(child.pid ?? 0), "SIGKILL")
-      } catch {
-        // already gone
-      }
-    }, scaled(90_000))
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr, timedOut })
-    })
-  })
+  runAgentCli(
+    requireClaude(),
+    [...args],
+    {
+      ...h.env,
+      ...env,
+      ANTHROPIC_BASE_URL: baseUrl,
+      ANTHROPIC_API_KEY: "scripted-anthropic-key",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_TELEMETRY: "1"
+    },
+    cwd
+  )
 
 type HooksCommand = "install" | "status" | "uninstall"
 

@@ -2,8 +2,8 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
+import { runAgentCli } from "./agent-run.js"
 import { type DaemonHome, scaled } from "./daemon-harness.js"
-import type { RunResult } from "./isolated-home.js"
 
 /**
  * Test support: the real Codex CLI (the `@openai/codex` dev dependency), run offline in a test
@@ -23,36 +23,7 @@ export const KEY = "scripted-model-key"
  * the MCP servers and hooks it starts) is killed if it outlives the bound.
  */
 export const runCodex = (h: DaemonHome, args: ReadonlyArray<string>, cwd = h.home) =>
-  new Promise<RunResult & { readonly timedOut: boolean }>((resolve, reject) => {
-    const child = spawn(process.execPath, [codexCli, ...args], {
-      env: { ...h.env, [KEY_VAR]: KEY },
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true
-    })
-    let stdout = ""
-    let stderr = ""
-    let timedOut = false
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d
-    })
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d
-    })
-    const timer = setTimeout(() => {
-      timedOut = true
-      try {
-        process.kill(-(child.pid ?? 0), "SIGKILL")
-      } catch {
-        // already gone
-      }
-    }, scaled(90_000))
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr, timedOut })
-    })
-  })
+  runAgentCli(process.execPath, [codexCli, ...args], { ...h.env, [KEY_VAR]: KEY }, cwd)
 
 /** Where Codex is told to find the scripted model, and no other network use (measured with strace). */
 export const writeCodexConfig = (h: DaemonHome, baseUrl: string) => {

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { scaled } from "./daemon-harness.js"
+import { runAgentCli } from "./agent-run.js"
 import type { IsolatedHome, RunResult } from "./isolated-home.js"
 
 /**
@@ -77,44 +76,20 @@ export const runGemini = (
   cwd = h.home,
   env: Readonly<Record<string, string>> = {}
 ) =>
-  new Promise<RunResult & { readonly timedOut: boolean }>((resolve, reject) => {
-    const child = spawn(requireGemini(), [...args], {
-      env: {
-        ...h.env,
-        ...env,
-        GOOGLE_GEMINI_BASE_URL: baseUrl,
-        GEMINI_API_KEY: "scripted-gemini-key",
-        // The CLI relaunches itself with a bigger heap unless told it is already a child.
-        GEMINI_CLI_NO_RELAUNCH: "true",
-        NO_BROWSER: "true"
-      },
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true
-    })
-    let stdout = ""
-    let stderr = ""
-    let timedOut = false
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d
-    })
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d
-    })
-    const timer = setTimeout(() => {
-      timedOut = true
-      try {
-        process.kill(-(child.pid ?? 0), "SIGKILL")
-      } catch {
-        // already gone
-      }
-    }, scaled(90_000))
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr, timedOut })
-    })
-  })
+  runAgentCli(
+    requireGemini(),
+    [...args],
+    {
+      ...h.env,
+      ...env,
+      GOOGLE_GEMINI_BASE_URL: baseUrl,
+      GEMINI_API_KEY: "scripted-gemini-key",
+      // The CLI relaunches itself with a bigger heap unless told it is already a child.
+      GEMINI_CLI_NO_RELAUNCH: "true",
+      NO_BROWSER: "true"
+    },
+    cwd
+  )
 
 /** One headless turn: `gemini -p <prompt> --output-format json --skip-trust --model <test model>`. */
 export const geminiTurn = (
