@@ -3,7 +3,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { htmlSinksIn } from "./page-sinks.js"
+import { htmlSinksIn } from "./page-sinks.test-support.js"
 
 const pageDir = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "page")
 
