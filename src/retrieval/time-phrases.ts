@@ -48,7 +48,7 @@ const NUMBER_WORDS: Record<string, number> = {
 }
 
 /** A calendar day, months 0-based as `Date` has them. */
-interface Day {
+export interface Day {
   readonly year: number
   readonly month: number
   readonly day: number
@@ -81,7 +81,7 @@ const formatter = (kind: "day" | "time", timeZone: string) => {
 }
 
 /** The calendar day and weekday (0 = Sunday) `ms` falls on in `timeZone`. */
-const dayIn = (ms: number, timeZone: string): Day & { readonly weekday: number } => {
+export const dayIn = (ms: number, timeZone: string): Day & { readonly weekday: number } => {
   const parts = formatter("day", timeZone).formatToParts(new Date(ms))
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
   return {
@@ -93,7 +93,7 @@ const dayIn = (ms: number, timeZone: string): Day & { readonly weekday: number }
 }
 
 /** How far `timeZone`'s wall clock is ahead of UTC at `ms`. */
-const offsetAt = (ms: number, timeZone: string): number => {
+export const offsetAt = (ms: number, timeZone: string): number => {
   const parts = formatter("time", timeZone).formatToParts(new Date(ms))
   const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0)
   const wall = Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second"))
@@ -101,14 +101,14 @@ const offsetAt = (ms: number, timeZone: string): number => {
 }
 
 /** The instant a calendar day starts in `timeZone` (its midnight; days roll over, so day 0 or 32 are fine). */
-const startOf = (day: Day, timeZone: string): number => {
+export const startOf = (day: Day, timeZone: string): number => {
   const wall = Date.UTC(day.year, day.month, day.day)
   const guess = wall - offsetAt(wall, timeZone)
   // Once more at the guess: the offset may differ there (a DST change between the two).
   return wall - offsetAt(guess, timeZone)
 }
 
-const plusDays = (day: Day, n: number): Day => ({ ...day, day: day.day + n })
+export const plusDays = (day: Day, n: number): Day => ({ ...day, day: day.day + n })
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /** Whether `timeZone` is an IANA zone this runtime knows. */

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { ContextRequest, ContextResponse } from "../retrieval/context.js"
 import { ContextStatusResponse } from "../retrieval/context-status.js"
 import { SearchRequest, SearchResponse } from "../retrieval/contract.js"
+import { IndexActivityRequest, IndexActivityResponse } from "../retrieval/index-activity.js"
 import { InvalidQuery } from "../retrieval/invalid-query.js"
 import { PromptRecallRequest, PromptRecallResponse } from "../retrieval/prompt-recall.js"
 import { RecentRequest, RecentResponse } from "../retrieval/recent.js"
@@ -39,6 +40,13 @@ export const Sessions = Rpc.make("Sessions", {
   error: Schema.Union(InvalidQuery, DaemonStoreError)
 })
 
+/** Messages, chunks and sessions per day, and the files the importer skipped (the viewer's health page). */
+export const IndexActivity = Rpc.make("IndexActivity", {
+  payload: IndexActivityRequest,
+  success: IndexActivityResponse,
+  error: DaemonStoreError
+})
+
 export const ContextStatus = Rpc.make("ContextStatus", {
   success: ContextStatusResponse,
   error: DaemonStoreError
@@ -59,7 +67,15 @@ export const PromptRecall = Rpc.make("PromptRecall", {
  * workers serve these same procedures, `query-protocol.ts`), and admission may refuse them as
  * busy. A new read of this kind is one line here, its handler in `query-handlers.ts`.
  */
-export class ForwardedReads extends RpcGroup.make(Recent, Context, Sessions, ExportPage, NoteHistory, ListNotes) {}
+export class ForwardedReads extends RpcGroup.make(
+  Recent,
+  Context,
+  Sessions,
+  ExportPage,
+  NoteHistory,
+  ListNotes,
+  IndexActivity
+) {}
 
 /** History queries, served by the daemon next to its job procedures. */
 export class HistoryRpcs extends RpcGroup.make(Search, ContextStatus, PromptRecall).merge(ForwardedReads) {}

@@ -1,7 +1,9 @@
 import { RpcTest } from "@effect/rpc"
 import { Effect, Layer, Option } from "effect"
 import { HistoryReads } from "../retrieval/history-reads.js"
+import { indexActivity } from "../retrieval/index-activity.js"
 import { listSessions } from "../retrieval/sessions.js"
+import { localTimeZone } from "../retrieval/time-phrases.js"
 import type { StoreError } from "../store/store-error.js"
 import { daemonStoreError } from "./errors.js"
 import { QueryRpcs } from "./query-protocol.js"
@@ -32,7 +34,9 @@ export const QueryHandlersLive = QueryRpcs.toLayer(
       ExportPage: (request) => answered(reads.exportPage(request)),
       NoteHistory: (request) => answered(reads.noteHistory(request)),
       ListNotes: (request) => answered(reads.listNotes(request)),
-      Sessions: (request) => answered(reads.run(listSessions(request)))
+      Sessions: (request) => answered(reads.run(listSessions(request))),
+      // Days in the worker's zone, which is the daemon's (same process, same TZ).
+      IndexActivity: (request) => answered(reads.run(indexActivity(request, localTimeZone())))
     }
   })
 )

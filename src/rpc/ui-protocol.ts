@@ -1,7 +1,7 @@
 import { RpcGroup } from "@effect/rpc"
 import { Admission } from "./admission.js"
 import { Forget, ForgetPreview } from "./forget-protocol.js"
-import { Context, ContextStatus, Recent, Search, Sessions } from "./history-protocol.js"
+import { Context, ContextStatus, IndexActivity, Recent, Search, Sessions } from "./history-protocol.js"
 import { ListNotes, NoteHistory, UpdateNote } from "./notes-protocol.js"
 import { withShortRequestErrors } from "./short-decode-errors.js"
 
@@ -17,6 +17,7 @@ export class UiRpcs extends withShortRequestErrors(
     Context,
     Sessions,
     ContextStatus,
+    IndexActivity,
     ListNotes,
     NoteHistory,
     UpdateNote,
