@@ -1,7 +1,7 @@
-import type { Effect } from "effect"
 import type { ContextStatusResponse } from "../../retrieval/context-status.js"
+import type { IndexActivityResponse } from "../../retrieval/index-activity.js"
 import { barChart } from "./bar-chart.js"
-import { call, type UiClient } from "./daemon-client.js"
+import { call } from "./daemon-client.js"
 import { el, show } from "./el.js"
 import { failureView } from "./failure.js"
 
@@ -58,27 +58,7 @@ const captureView = (s: ContextStatusResponse) => {
   )
 }
 
-// Until IndexActivity is in UiRpcs: its answer as the viewer's contract pins it.
-interface Activity {
-  readonly days: ReadonlyArray<{
-    readonly day: string
-    readonly messages: number
-    readonly chunks: number
-    readonly sessions: number
-  }>
-  readonly skipped_files: ReadonlyArray<{
-    readonly path: string
-    readonly agent: string | null
-    readonly reason: string
-    readonly at: string
-  }>
-  readonly skipped_total: number
-}
-type WithActivity = UiClient & {
-  readonly IndexActivity: (request: { readonly days: number }) => Effect.Effect<Activity, unknown>
-}
-
-const activityView = (a: Activity) =>
+const activityView = (a: IndexActivityResponse) =>
   el(
     "section",
     { class: "activity" },
@@ -126,7 +106,7 @@ export const renderHealth = async (root: HTMLElement): Promise<void> => {
   try {
     const [status, activity] = await Promise.all([
       call((c) => c.ContextStatus()),
-      call((c) => (c as WithActivity).IndexActivity({ days: DAYS }))
+      call((c) => c.IndexActivity({ days: DAYS }))
     ])
     show(body, statusView(status), activityView(activity), captureView(status))
   } catch (error) {
