@@ -23,10 +23,13 @@ const protocol = (token: string) =>
     transformClient: HttpClient.mapRequest(HttpClientRequest.setHeader("x-blctx-csrf", token))
   }).pipe(Layer.provide([FetchHttpClient.layer, RpcSerialization.layerJson]))
 
-const DaemonLive = Layer.scoped(Daemon, makeClient).pipe(Layer.provide(protocol(csrfToken())))
-
-const runtime = ManagedRuntime.make(DaemonLive)
+/** Made at the first call, when the page (and its CSRF meta tag) is there. */
+let runtime: ManagedRuntime.ManagedRuntime<Daemon, never> | undefined
+const daemonRuntime = () => {
+  runtime ??= ManagedRuntime.make(Layer.scoped(Daemon, makeClient).pipe(Layer.provide(protocol(csrfToken()))))
+  return runtime
+}
 
 /** Runs one call against the daemon; a refusal rejects with the tagged error the daemon sent. */
 export const call = <A, E>(use: (client: UiClient) => Effect.Effect<A, E>): Promise<A> =>
-  runtime.runPromise(Effect.flatMap(Daemon, use))
+  daemonRuntime().runPromise(Effect.flatMap(Daemon, use))
