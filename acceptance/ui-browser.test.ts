@@ -27,6 +27,8 @@ let browser: Chromium
 let page: Page
 let noteId: string
 const dialogs: Array<string> = []
+/** What the page logged and threw: shown when a step fails, so a failure says why. */
+const pageLog: Array<string> = []
 
 const withClient = async <A>(use: (client: BlctxClient) => Effect.Effect<A, unknown>) => {
   const { connect } = (await import(builtClient)) as typeof import("../src/rpc/client.js")
@@ -138,8 +140,15 @@ beforeAll(async () => {
     dialogs.push(dialog.message())
     void dialog.dismiss()
   })
+  page.on("console", (m) => pageLog.push(`${m.type()}: ${m.text()}`))
+  page.on("pageerror", (e) => pageLog.push(`error: ${e.message}`))
+  page.on("response", (r) => {
+    if (r.status() >= 400) pageLog.push(`${r.status()} ${r.url()}`)
+  })
   await page.goto(url)
-  await page.waitForSelector('body[data-ready="1"]', { timeout: WAIT })
+  await page
+    .waitForSelector('body[data-ready="1"]', { timeout: WAIT })
+    .catch((e: Error) => Promise.reject(new Error(`${e.message}\npage log:\n${pageLog.join("\n")}`)))
 }, 180_000)
 
 afterAll(async () => {
