@@ -23,8 +23,12 @@ export interface Bar {
 }
 
 const WIDTH = 720
-const HEIGHT = 140
+const HEIGHT = 150
 const AXIS = 18
+/** Room above the bars for the chart's label. */
+const TOP = 18
+/** Bars are never wider than one of this many; a short series sits at the right (newest) end. */
+const MIN_SLOTS = 30
 
 /** Bar heights for values: the largest fills the plot; a zero draws nothing, a small value at least 1 px. */
 export const barHeights = (values: ReadonlyArray<number>, plot: number): Array<number> => {
@@ -34,10 +38,12 @@ export const barHeights = (values: ReadonlyArray<number>, plot: number): Array<n
 
 export const barChart = (title: string, bars: ReadonlyArray<Bar>): SVGSVGElement => {
   const plot = HEIGHT - AXIS
-  const step = bars.length === 0 ? WIDTH : WIDTH / bars.length
+  const slots = Math.max(bars.length, MIN_SLOTS)
+  const step = WIDTH / slots
+  const left = (slots - bars.length) * step
   const heights = barHeights(
     bars.map((b) => b.value),
-    plot - 4
+    plot - TOP
   )
   const max = Math.max(0, ...bars.map((b) => b.value))
   const chart = svg(
@@ -52,15 +58,17 @@ export const barChart = (title: string, bars: ReadonlyArray<Bar>): SVGSVGElement
     chart.appendChild(
       svg(
         "rect",
-        { x: i * step + 1, y: plot - h, width: Math.max(1, step - 2), height: h, class: "bar" },
+        { x: left + i * step + step * 0.1, y: plot - h, width: Math.max(1, step * 0.8), height: h, class: "bar" },
         svg("title", {}, `${bar.label}: ${bar.value}`)
       )
     )
   })
+  // The first day under the left end of the bars, the last at the right edge (one label for one bar).
   const first = bars[0]
   const last = bars.at(-1)
-  if (first !== undefined) chart.appendChild(svg("text", { x: 2, y: HEIGHT - 4, class: "chart-label" }, first.label))
-  if (last !== undefined && bars.length > 1)
+  if (first !== undefined && bars.length > 1)
+    chart.appendChild(svg("text", { x: left + 2, y: HEIGHT - 4, class: "chart-label" }, first.label))
+  if (last !== undefined)
     chart.appendChild(svg("text", { x: WIDTH - 2, y: HEIGHT - 4, class: "chart-label end" }, last.label))
   return chart as SVGSVGElement
 }

@@ -18,3 +18,19 @@ export const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string): Arra
   }
   return [...groups]
 }
+
+const DAY_MS = 86_400_000
+
+/**
+ * Every day from `first` to `last` (`YYYY-MM-DD`, inclusive), at most `limit` of the latest: a
+ * chart's x axis, so days without activity show as gaps rather than being left out.
+ */
+export const daysBetween = (first: string, last: string, limit: number): Array<string> => {
+  const start = Date.parse(`${first}T00:00:00Z`)
+  const end = Date.parse(`${last}T00:00:00Z`)
+  if (Number.isNaN(start) || Number.isNaN(end) || end < start) return []
+  const days: Array<string> = []
+  for (let t = Math.max(start, end - (limit - 1) * DAY_MS); t <= end; t += DAY_MS)
+    days.push(new Date(t).toISOString().slice(0, 10))
+  return days
+}

@@ -1,7 +1,8 @@
 import type { ContextStatusResponse } from "../../retrieval/context-status.js"
-import type { IndexActivityResponse } from "../../retrieval/index-activity.js"
+import type { DayActivity, IndexActivityResponse } from "../../retrieval/index-activity.js"
 import { barChart } from "./bar-chart.js"
 import { call } from "./daemon-client.js"
+import { daysBetween, localDay } from "./day.js"
 import { el, show } from "./el.js"
 import { failureView } from "./failure.js"
 
@@ -58,6 +59,21 @@ const captureView = (s: ContextStatusResponse) => {
   )
 }
 
+/** One bar per day from the first active day to today, zero where nothing was indexed. */
+const dailyBars = (a: IndexActivityResponse, value: (d: DayActivity) => number) => {
+  const byDay = new Map(a.days.map((d) => [d.day, d]))
+  const first = a.days[0]?.day
+  if (first === undefined) return []
+  const today = localDay(new Date().toISOString())
+  const last = a.days.at(-1)?.day ?? today
+  // The later of the two, as ISO days compare.
+  const end = [today, last].sort()[1] ?? today
+  return daysBetween(first, end, DAYS).map((day) => {
+    const d = byDay.get(day)
+    return { label: day, value: d === undefined ? 0 : value(d) }
+  })
+}
+
 const activityView = (a: IndexActivityResponse) =>
   el(
     "section",
@@ -66,11 +82,11 @@ const activityView = (a: IndexActivityResponse) =>
     a.days.length === 0 ? el("p", {}, "Nothing indexed in that time.") : null,
     barChart(
       "messages",
-      a.days.map((d) => ({ label: d.day, value: d.messages }))
+      dailyBars(a, (d) => d.messages)
     ),
     barChart(
       "chunks",
-      a.days.map((d) => ({ label: d.day, value: d.chunks }))
+      dailyBars(a, (d) => d.chunks)
     ),
     el("h2", {}, `Skipped files (${a.skipped_total})`),
     a.skipped_files.length === 0

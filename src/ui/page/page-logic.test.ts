@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { barHeights } from "./bar-chart.js"
-import { groupBy } from "./day.js"
+import { daysBetween, groupBy } from "./day.js"
 import { changesBetween } from "./diff-view.js"
 import { shown } from "./el.js"
 import { selectorOf } from "./forget-view.js"
@@ -35,6 +35,17 @@ describe("the page's pure parts", () => {
     expect(selectorOf({ note: "n1", session: "s1" })).toEqual({ note: "n1" })
     expect(selectorOf({ since: "2026-03-01", until: "" })).toEqual({ since: "2026-03-01" })
     expect(selectorOf({})).toBeUndefined()
+  })
+
+  it("lays out every day of a chart's range, the latest ones when it is long", () => {
+    expect(daysBetween("2026-02-27", "2026-03-02", 90)).toEqual([
+      "2026-02-27",
+      "2026-02-28",
+      "2026-03-01",
+      "2026-03-02"
+    ])
+    expect(daysBetween("2026-01-01", "2026-03-02", 2)).toEqual(["2026-03-01", "2026-03-02"])
+    expect(daysBetween("2026-03-02", "2026-03-01", 90)).toEqual([])
   })
 
   it("groups in the order keys first appear", () => {
