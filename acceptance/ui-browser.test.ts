@@ -195,6 +195,12 @@ describe("the viewer in a browser", () => {
     expect(text).toContain("/home/dev/harbour")
     expect(text).toContain("/home/dev/hostile")
     await shot("timeline")
+    // A session opens from the timeline without a citation: its turns, found by its time range.
+    await page.locator(`[data-role="session"] a[href^="#/session/${ORDINARY}"]`).click()
+    await page.waitForSelector('body[data-view="session"]', { timeout: WAIT })
+    const turns = await shownMessages()
+    expect(turns.length).toBeGreaterThan(0)
+    expect(turns.map((t) => t.text).join(" ")).toContain("Rotate the harbour keys")
   })
 
   it("edits a note and shows its history with the diff", async () => {
