@@ -297,4 +297,13 @@ describe("the viewer in a browser", () => {
     await shot("health")
     expect(dialogs).toEqual([])
   })
+
+  it("says how to get back in when the page's session is gone", async () => {
+    await browser.context.clearCookies()
+    await open("#/notes", "notes")
+    const failure = page.locator(".failure")
+    await failure.waitFor({ timeout: WAIT })
+    expect(await failure.textContent()).toContain("blctx ui")
+    await shot("session-gone")
+  })
 })

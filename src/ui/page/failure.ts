@@ -25,13 +25,25 @@ const unwrap = (error: unknown): unknown => {
 const SESSION_LOST =
   "The page's session is not accepted: run `blctx ui` for a new link (a daemon restart ends every session)."
 
+const DAEMON_GONE = "It may have stopped: run `blctx ui`, which starts it again and prints a new link."
+
+/** The HTTP status behind a transport failure (the daemon's 401/403 answers are plain text, not the protocol). */
+const httpStatusOf = (error: { cause?: unknown }): number | undefined => {
+  const status = (error.cause as { response?: { status?: unknown } } | undefined)?.response?.status
+  return typeof status === "number" ? status : undefined
+}
+
 export const failureOf = (error: unknown): Failure => {
-  const e = unwrap(error) as { _tag?: unknown; message?: unknown; remediation?: unknown; reason?: unknown }
+  const e = unwrap(error) as { _tag?: unknown; message?: unknown; remediation?: unknown; cause?: unknown }
   const tag = typeof e?._tag === "string" ? e._tag : "Error"
   const message = typeof e?.message === "string" && e.message !== "" ? e.message : String(e)
   const remediation = typeof e?.remediation === "string" ? e.remediation : undefined
-  if (tag === "RpcClientError" && /40[13]/.test(message)) return { tag, message, remediation: SESSION_LOST }
-  return { tag, message, remediation }
+  if (tag !== "RpcClientError") return { tag, message, remediation }
+  const status = httpStatusOf(e)
+  if (status === 401 || status === 403)
+    return { tag, message: `The daemon refused the page's request (HTTP ${status}).`, remediation: SESSION_LOST }
+  if (status === undefined) return { tag, message: "The daemon did not answer the page.", remediation: DAEMON_GONE }
+  return { tag, message: `${message} (HTTP ${status})`, remediation }
 }
 
 /** A refusal, rendered. */
