@@ -51,8 +51,8 @@ export const uiCommand = Command.make(
 ).pipe(
   Command.withDescription(
     commandDescription(
-      "Open the viewer: a private page to search, read, curate and forget your history",
-      "The daemon serves the page on 127.0.0.1 only, starting the daemon when needed. Prints a one-time link (valid ten minutes, used once) and opens it in the browser; the page stays until the daemon stops. JSON by default: url, port, expires_at."
+      "Open your history in a private page served on this machine",
+      "Search, read, curate and forget your history in a browser. The daemon serves the page on 127.0.0.1 only (it is started when needed) until it stops. Prints a one-time link, valid ten minutes and used once, and opens it in the browser. JSON by default: url, port, expires_at; --pretty prints the link for a person."
     )
   )
 )
