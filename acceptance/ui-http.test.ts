@@ -134,6 +134,8 @@ beforeAll(async () => {
   Fs.mkdirSync(NodePath.join(page, "nested"))
   Fs.writeFileSync(NodePath.join(page, "nested", "secret.js"), "not served\n")
   Fs.writeFileSync(NodePath.join(page, "notes.sh"), "not served either\n")
+  Fs.writeFileSync(NodePath.join(home.home, "outside.js"), "not served: outside the page's folder\n")
+  Fs.symlinkSync(NodePath.join(home.home, "outside.js"), NodePath.join(page, "link.js"))
   const install = await home.blctx(["install", "codex", "--step", "service_health", "--json"])
   expect(install.code, install.stdout + install.stderr).toBe(0)
   const file = writeCodexSession(home.codexHome, SESSION, "/home/dev/viewer", [
@@ -198,9 +200,9 @@ describe("blctx ui over HTTP", () => {
   it("serves the page with its session's CSRF token, and only the asset folder's flat files with their types", async () => {
     const { cookie, csrf } = await newSession()
     expect(csrf).toMatch(/^[A-Za-z0-9_-]{43}$/)
-    const [page, js, css, missing, nested, unlisted, traversal, encoded] = await Promise.all(
+    const [page, js, css, missing, nested, unlisted, linked, traversal, encoded] = await Promise.all(
       ["/", "/assets/app.js", "/assets/app.css", "/assets/none.js", "/assets/nested/secret.js", "/assets/notes.sh"]
-        .concat(["/assets/../index.html", "/assets/%2e%2e%2findex.html"])
+        .concat(["/assets/link.js", "/assets/../index.html", "/assets/%2e%2e%2findex.html"])
         .map((path) => send(path, { headers: { cookie } }))
     )
     expect(page?.status).toBe(200)
@@ -210,7 +212,7 @@ describe("blctx ui over HTTP", () => {
     expect(js?.headers["content-type"]).toBe("text/javascript; charset=utf-8")
     expect(js?.body).toBe("document.body.dataset.ready = '1'\n")
     expect(css?.headers["content-type"]).toBe("text/css; charset=utf-8")
-    for (const refused of [missing, nested, unlisted, traversal, encoded]) {
+    for (const refused of [missing, nested, unlisted, linked, traversal, encoded]) {
       expect(refused?.status).toBe(404)
       expect(refused?.body).not.toContain("served")
     }
