@@ -2,9 +2,12 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { RpcClient, RpcSerialization } from "@effect/rpc"
+import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeCodexSession } from "../src/forget/forget-fixtures.test-support.js"
+import { UiRpcs } from "../src/rpc/ui-protocol.js"
 import { type DaemonHome, isAlive, makeDaemonHome, waitFor } from "./support/daemon-harness.js"
 
 // `blctx ui` over HTTP, as a browser or a hostile page would speak to it: the real CLI and daemon
@@ -283,6 +286,26 @@ describe("blctx ui over HTTP", () => {
     expect(exit?.exit._tag).toBe("Success")
     expect(exit?.exit.value.results.some((hit) => hit.text.includes(MARK))).toBe(true)
     expect(tooLarge.status).toBe(413)
+  })
+
+  it("answers the page's own client: RpcClient.make(UiRpcs) over HTTP with JSON and the CSRF header", async () => {
+    const { cookie, csrf } = await newSession()
+    // A browser adds the cookie and Origin itself; here they are set by hand.
+    const protocol = RpcClient.layerProtocolHttp({
+      url: `${origin()}/rpc`,
+      transformClient: HttpClient.mapRequest(
+        HttpClientRequest.setHeaders({ cookie, origin: origin(), "x-blctx-csrf": csrf })
+      )
+    }).pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, RpcSerialization.layerJson)))
+    const [found, status] = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(RpcClient.make(UiRpcs), (client) =>
+          Effect.all([client.Search({ query: MARK }), client.ContextStatus({})])
+        )
+      ).pipe(Effect.provide(protocol))
+    )
+    expect(found.results.some((hit) => hit.text.includes(MARK))).toBe(true)
+    expect(status).toBeDefined()
   })
 
   it("refuses OPTIONS and other methods (405), a GET of the protocol and a POST of the page", async () => {
