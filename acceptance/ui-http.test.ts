@@ -300,7 +300,7 @@ describe("blctx ui over HTTP", () => {
     const [found, status] = await Effect.runPromise(
       Effect.scoped(
         Effect.flatMap(RpcClient.make(UiRpcs), (client) =>
-          Effect.all([client.Search({ query: MARK }), client.ContextStatus({})])
+          Effect.all([client.Search({ query: MARK }), client.ContextStatus()])
         )
       ).pipe(Effect.provide(protocol))
     )
