@@ -357,11 +357,16 @@ describe("blctx ui over HTTP", () => {
     }
   })
 
-  it("closes the listener when the daemon stops", async () => {
+  it("closes the listener when the daemon stops; blctx ui then starts the daemon, and the page, anew", async () => {
     const [pid] = home.daemonPids()
     expect(pid).toBeDefined()
     process.kill(pid as number, "SIGTERM")
     await waitFor("the daemon to stop", () => (isAlive(pid as number) ? undefined : true), 30_000)
     expect(listensOn(link.port)).toEqual([])
+    const ui = await home.blctx(["ui", "--no-open"])
+    expect(ui.code, ui.stdout + ui.stderr).toBe(0)
+    link = JSON.parse(ui.stdout) as Link
+    expect(home.daemonPids()).not.toContain(pid)
+    expect((await openLink(link.url)).answer.status).toBe(303)
   })
 })
