@@ -25,6 +25,7 @@ const COMMANDS = [
   "forget",
   "export",
   "import-notes",
+  "ui",
   "ping"
 ] as const
 
@@ -210,6 +211,7 @@ describe("help for people", () => {
         forget        Forget part of your history, after a preview
         export        Export your notes and indexed history as JSON lines
         import-notes  Restore notes and their histories from an export
+        ui            Open your history in a private page served on this machine
         ping          Check that the blctx daemon answers, starting it when needed
 
       Global flags (before the command or after its arguments):
@@ -325,6 +327,38 @@ describe("help for people", () => {
         -h, --help     Show this help.
       "
     `)
+  })
+
+  it("ui help (wording is reviewed here); a port out of range is a usage error", async () => {
+    expect(expectHelp(await blctx(["ui", "--help"]))).toMatchInlineSnapshot(`
+      "Open your history in a private page served on this machine
+
+      Search, read, curate and forget your history in a browser. The daemon serves the
+      page on 127.0.0.1 only (it is started when needed) until it stops. Prints a
+      one-time link, valid ten minutes and used once, and opens it in the browser.
+      Prints JSON (url, port, expires_at) unless --pretty or on a terminal.
+
+      Usage:
+        blctx ui [--port N] [--no-open] [--pretty]
+
+      Options:
+        --port N    The port on 127.0.0.1 the viewer listens on, when it is not
+                    running yet; 0 or none lets the system choose one.
+        --no-open   Print the link without opening a browser.
+        --pretty    Print the link and until when it works, for a person (the default
+                    on a terminal).
+
+      Global flags (before the command or after its arguments):
+        --json      Print exactly one JSON document on stdout, errors included (for
+                    scripts and agents).
+        --no-color  Plain text without colors or animation; also when NO_COLOR is set
+                    or stdout is not a terminal.
+        -h, --help  Show this help.
+      "
+    `)
+    const outOfRange = await blctx(["ui", "--port", "70000", "--no-open"])
+    expect(outOfRange.code).toBe(2)
+    expect(outOfRange.stderr).toBe("blctx: --port must be between 0 and 65,535 (got 70000)\n")
   })
 })
 

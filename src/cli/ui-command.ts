@@ -4,11 +4,13 @@ import { Effect, Schema } from "effect"
 import type { plainStyle } from "../installer/render-text.js"
 import { OpenUiRequest, OpenUiResponse } from "../ui/server/open-ui-contract.js"
 import { commandDescription } from "./help.js"
-import { emit, handled, pretty, withDaemon } from "./history-commands.js"
+import { emit, handled, withDaemon } from "./history-commands.js"
 import { requestOptions } from "./request-options.js"
 
-const noOpen = Options.boolean("no-open").pipe(
-  Options.withDescription("Print the link without opening a browser (for another machine's browser, or a script).")
+const noOpen = Options.boolean("no-open").pipe(Options.withDescription("Print the link without opening a browser."))
+
+const pretty = Options.boolean("pretty").pipe(
+  Options.withDescription("Print the link and until when it works, for a person (the default on a terminal).")
 )
 
 const encodeLink = Schema.encodeSync(OpenUiResponse)
@@ -51,8 +53,8 @@ export const uiCommand = Command.make(
 ).pipe(
   Command.withDescription(
     commandDescription(
-      "Open the viewer: a private page to search, read, curate and forget your history",
-      "The daemon serves the page on 127.0.0.1 only, starting the daemon when needed. Prints a one-time link (valid ten minutes, used once) and opens it in the browser; the page stays until the daemon stops. JSON by default: url, port, expires_at."
+      "Open your history in a private page served on this machine",
+      "Search, read, curate and forget your history in a browser. The daemon serves the page on 127.0.0.1 only (it is started when needed) until it stops. Prints a one-time link, valid ten minutes and used once, and opens it in the browser. Prints JSON (url, port, expires_at) unless --pretty or on a terminal."
     )
   )
 )

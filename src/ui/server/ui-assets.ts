@@ -30,8 +30,9 @@ export interface UiAsset {
 }
 
 /**
- * The page's files, read once when the listener starts: a flat allowlist of regular files with a
- * known type, held in memory. Nothing else is ever read from disk for a request. `none` when the
+ * The page's files, read once when the listener starts: a flat allowlist of regular files (not
+ * links, not folders) with a known type, held in memory; a page built later is served from the
+ * daemon's next start. Nothing else is ever read from disk for a request. `none` when the
  * folder cannot be read (the page was not built).
  */
 export interface UiAssets {
@@ -48,6 +49,8 @@ const readAsset = (fs: FileSystem.FileSystem, folder: string, name: string) =>
     const contentType = contentTypeOf(name)
     if (!ASSET_NAME.test(name) || contentType === undefined) return Option.none()
     const path = `${folder}/${name}`
+    // A symbolic link could point anywhere on disk: only the folder's own regular files are served.
+    if (Option.isSome(yield* Effect.option(fs.readLink(path)))) return Option.none()
     const info = yield* fs.stat(path)
     if (info.type !== "File") return Option.none()
     return Option.some([name, { contentType, bytes: yield* fs.readFile(path) }] as const)

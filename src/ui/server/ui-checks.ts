@@ -38,18 +38,13 @@ export const pageOrigin = (port: number) => `http://127.0.0.1:${port}`
 
 const refuse = (status: 401 | 403 | 404 | 405, reason: string): Verdict => ({ _tag: "Refuse", status, reason })
 
-/** The method each route takes: navigations and assets are read, the protocol is posted. */
-const methodFor = (route: UiRoute): string | undefined => {
-  switch (route._tag) {
-    case "Open":
-    case "Page":
-    case "Asset":
-      return "GET"
-    case "Rpc":
-      return "POST"
-    case "Unknown":
-      return undefined
-  }
+/** The methods each route takes: navigations and assets are read, the protocol is posted. */
+const METHODS: Readonly<Record<UiRoute["_tag"], ReadonlyArray<string>>> = {
+  Open: ["GET"],
+  Page: ["GET"],
+  Asset: ["GET"],
+  Rpc: ["POST"],
+  Unknown: ["GET", "POST"]
 }
 
 /**
@@ -71,10 +66,7 @@ export const decide = (facts: RequestFacts): Verdict => {
   const byOrigin = originRefusal(facts)
   if (byOrigin !== undefined) return byOrigin
   const route = facts.route
-  const method = methodFor(route)
-  if (method !== undefined && facts.method !== method) return refuse(405, `${facts.method} is not allowed here`)
-  if (method === undefined && facts.method !== "GET" && facts.method !== "POST")
-    return refuse(405, `${facts.method} is not allowed here`)
+  if (!METHODS[route._tag].includes(facts.method)) return refuse(405, `${facts.method} is not allowed here`)
   // The one-time link is the way in: it carries its own token, checked by the session store.
   if (route._tag === "Open") return { _tag: "Allow", route }
   if (!facts.session) return refuse(401, NO_SESSION_TEXT)

@@ -25,6 +25,8 @@ export class UiServer extends Effect.Service<UiServer>()("blctx/UiServer", {
     const daemonScope = yield* Effect.scope
     const rpc = yield* Ref.make(Option.none<RpcApp>())
     const running = yield* Ref.make(Option.none<{ readonly port: number; readonly scope: Scope.CloseableScope }>())
+    /** Set when the daemon stops: no listener starts again while its handlers go. */
+    const stopped = yield* Ref.make(false)
     const starting = yield* Effect.makeSemaphore(1)
 
     /** Binds the listener in a scope of its own, closed by `serveRpc`'s owner or the daemon's stop. */
@@ -71,6 +73,13 @@ export class UiServer extends Effect.Service<UiServer>()("blctx/UiServer", {
             }
             return port
           }
+          if (yield* Ref.get(stopped)) {
+            return yield* new UiListenFailed({
+              port: requested ?? 0,
+              reason: "the daemon is stopping",
+              remediation: "Run blctx ui again: it starts the daemon anew."
+            })
+          }
           const started = yield* start(requested ?? 0)
           yield* Ref.set(running, Option.some(started))
           return started.port
@@ -88,8 +97,9 @@ export class UiServer extends Effect.Service<UiServer>()("blctx/UiServer", {
       })
     })
 
-    /** Closes the listener (and its connections), once; a later `open` would start it again. */
-    const close = Ref.getAndSet(running, Option.none()).pipe(
+    /** Closes the listener (and its connections) for good. */
+    const close = Ref.set(stopped, true).pipe(
+      Effect.zipRight(Ref.getAndSet(running, Option.none())),
       Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (r) => Scope.close(r.scope, Exit.void) }))
     )
 
