@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { promisify } from "node:util"
 import { Effect, Schema } from "effect"
@@ -31,6 +31,8 @@ const WARM_LOADS = 20
 const HEALTH_LOADS = 10
 const ACTIVITY_CALLS = 20
 const LOAD_TIMEOUT_MS = 60_000
+/** A home to keep between runs (created if missing): its indexed history is reused, its daemon stopped at the end. */
+const KEEP_HOME_ENV = "BLCTX_BENCH_UI_HOME"
 
 const msSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 const sorted = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)
@@ -59,7 +61,12 @@ const indexHistory = async (home: string, env: NodeJS.ProcessEnv, socketPath: st
   const codexHome = NodePath.join(home, ".codex")
   const history = makeZipfHistory({ seed: 3 })
   let files = 0
-  let chunks = 0
+  // A kept home may hold the history already (the generator writes the same bytes again).
+  let chunks = (await withClient(socketPath, (c) => c.ContextStatus())).coverage.chunks
+  if (chunks >= TARGET_CHUNKS) {
+    line("history already indexed (kept home)", `${chunks} chunks`)
+    return chunks
+  }
   let perFile = FIRST_GUESS_CHUNKS_PER_FILE
   const start = process.hrtime.bigint()
   while (chunks < TARGET_CHUNKS) {
@@ -205,7 +212,10 @@ export const run_ = async () => {
     line("the viewer's page load", `skipped: ${missing}`)
     return
   }
-  const { home, env, socketPath, dispose } = benchHome("blctx-bench-ui-")
+  const keptHome = process.env[KEEP_HOME_ENV]
+  if (keptHome !== undefined) mkdirSync(keptHome, { recursive: true })
+  const { home, env, socketPath, dispose } =
+    keptHome === undefined ? benchHome("blctx-bench-ui-") : benchHome("", keptHome)
   let browser: Browser | undefined
   try {
     await run(process.execPath, [cli, "install", "codex", "--step", "service_health", "--json"], { env })
@@ -241,8 +251,13 @@ export const run_ = async () => {
     throw error
   } finally {
     await browser?.close().catch(() => undefined)
-    await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
-    dispose()
+    if (keptHome === undefined) {
+      await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
+      dispose()
+    } else {
+      const { pid } = await withClient(socketPath, (c) => c.Ping()).catch(() => ({ pid: 0 }))
+      if (pid > 0) await Effect.runPromise(stopProcess(pid, "30 seconds")).catch(() => undefined)
+    }
   }
 }
 export { run_ as run }
