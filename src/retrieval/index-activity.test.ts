@@ -110,6 +110,32 @@ describe("indexActivity: days", () => {
     )
   )
 
+  it.effect("reads a timestamp written with an offset as the instant it is", () =>
+    withHistoryDb(
+      dir,
+      atNow(
+        Effect.gen(function* () {
+          yield* importOnce(
+            writeTranscript(NodePath.join(dir, "offset.jsonl"), [
+              meta("2026-03-09T22:00:00-05:00", ALPHA),
+              // 04:30 UTC on March 10th: today in New York (00:30), though its text says the 9th.
+              user("2026-03-09T23:30:00-05:00", "asked with an offset"),
+              // 03:59 UTC on March 10th: still March 9th in New York (23:59).
+              user("2026-03-10T03:59:00Z", "asked in UTC")
+            ])
+          )
+          const today = yield* indexActivity(request({ days: 1 }), "America/New_York")
+          expect(today.days).toEqual([{ day: "2026-03-10", messages: 1, chunks: 1, sessions: 1 }])
+          const two = yield* indexActivity(request({ days: 2 }), "America/New_York")
+          expect(two.days.map((d) => [d.day, d.messages])).toEqual([
+            ["2026-03-09", 1],
+            ["2026-03-10", 1]
+          ])
+        })
+      )
+    )
+  )
+
   it("bounds days from 1 to 366 on the schema, 90 when left out", () => {
     expect(request().days).toBe(90)
     expect(request({ days: 366 }).days).toBe(366)

@@ -113,33 +113,55 @@ export const dayRange = (days: number, nowMs: number, timeZone: string) => {
   }
 }
 
-/** A message's time as epoch milliseconds (timestamps are stored as their transcripts wrote them). */
-const EPOCH_MS = "((julianday(m.timestamp) - 2440587.5) * 86400000.0)"
+/**
+ * A message's time as whole epoch milliseconds (timestamps are stored as their transcripts wrote
+ * them), so span edges compare exactly.
+ */
+const EPOCH_MS = "CAST(round((julianday(m.timestamp) - 2440587.5) * 86400000.0) AS INTEGER)"
 
-/** The local-time SQL expression for `ms`: its span's offset added (spans are our own integers). */
-const localMs = (spans: ReadonlyArray<OffsetSpan>) => {
+/** The local day number (days since 1970-01-01 in the zone) of `ms`: its span's offset added (spans are our own integers). */
+const localDay = (spans: ReadonlyArray<OffsetSpan>) => {
   const last = spans[spans.length - 1]?.offset ?? 0
-  if (spans.length <= 1) return `(ms + ${last})`
   const cases = spans.slice(0, -1).map((s) => `WHEN ms < ${s.until} THEN ${s.offset}`)
-  return `(ms + CASE ${cases.join(" ")} ELSE ${last} END)`
+  const offset = cases.length === 0 ? `${last}` : `CASE ${cases.join(" ")} ELSE ${last} END`
+  return `((ms + ${offset}) / 86400000)`
 }
 
-const dayRows = rowsOf(DayActivity)
+/**
+ * A text range that holds every stored timestamp of `[sinceMs, untilMs)`, two days wider on each
+ * side (an offset of up to 14 hours moves a written time's date by one): the time index narrows
+ * the rows by it, and the exact comparison of instants decides.
+ */
+const coarseRange = (sinceMs: number, untilMs: number) => ({
+  from: new Date(sinceMs - 2 * 86_400_000).toISOString().slice(0, 10),
+  to: new Date(untilMs + 2 * 86_400_000).toISOString().slice(0, 10)
+})
+
+const DayRow = Schema.Struct({ day_number: Schema.Int, messages: Schema.Int, chunks: Schema.Int, sessions: Schema.Int })
+const dayRows = rowsOf(DayRow)
+
+/** `YYYY-MM-DD` of a day number (days since 1970-01-01). */
+const dayOf = (dayNumber: number) => new Date(dayNumber * 86_400_000).toISOString().slice(0, 10)
 
 /** Messages, chunks and sessions per local day in `[sinceMs, untilMs)`, days without any left out. */
 const activityByDay = (range: { sinceMs: number; untilMs: number }, timeZone: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const spans = offsetSpans(range.sinceMs, range.untilMs, timeZone)
-    return yield* dayRows(sql`
+    const coarse = coarseRange(range.sinceMs, range.untilMs)
+    const rows = yield* dayRows(sql`
       WITH timed AS (
         SELECT m.id, m.session_id, ${sql.literal(EPOCH_MS)} AS ms FROM messages m
-        WHERE ${sql.literal(EPOCH_MS)} >= ${range.sinceMs} AND ${sql.literal(EPOCH_MS)} < ${range.untilMs})
-      SELECT date(${sql.literal(localMs(spans))} / 1000.0, 'unixepoch') AS day,
+        WHERE m.timestamp >= ${coarse.from} AND m.timestamp < ${coarse.to})
+      SELECT ${sql.literal(localDay(spans))} AS day_number,
              count(*) AS messages,
              coalesce(sum((SELECT count(*) FROM chunks c WHERE c.message_id = timed.id)), 0) AS chunks,
              count(DISTINCT session_id) AS sessions
-      FROM timed GROUP BY day ORDER BY day`)
+      FROM timed WHERE ms >= ${range.sinceMs} AND ms < ${range.untilMs}
+      GROUP BY day_number ORDER BY day_number`)
+    return rows.map(
+      (r): DayActivity => ({ day: dayOf(r.day_number), messages: r.messages, chunks: r.chunks, sessions: r.sessions })
+    )
   })
 
 /**
