@@ -1,4 +1,5 @@
 import * as Os from "node:os"
+import { fileURLToPath } from "node:url"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Duration, Effect, Either, Layer, Logger } from "effect"
@@ -6,6 +7,7 @@ import { IndexingFactoryLive } from "../layers/indexing-factory-live.js"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { NodeSocketBinderLive } from "../layers/node-socket-binder.js"
 import { NodeTranscriptFilesLive } from "../layers/node-transcript-files.js"
+import { NodeUiListenerLive } from "../layers/node-ui-listener.js"
 import { QueryWorkerPoolLive } from "../layers/query-worker-pool.js"
 import { SqliteOpenerLive } from "../layers/sqlite-opener-live.js"
 import { SqliteWriterLockLive } from "../layers/sqlite-writer-lock.js"
@@ -20,12 +22,18 @@ import { ManifestStore } from "../src/ownership/manifest-store.js"
 import { Paths } from "../src/paths/paths.js"
 import type { DaemonArgs } from "../src/service/daemon-args.js"
 import { parseDaemonArgv } from "../src/service/daemon-args.js"
+import { UiAssetFolder } from "../src/ui/server/ui-assets.js"
+
+/** The viewer's page, built by `npm run build` into the package's dist/ui (beside dist/programs). */
+export const PACKAGE_UI_FOLDER = fileURLToPath(new URL("../ui", import.meta.url))
 
 export interface DaemonProgram {
   /** The job kinds blctxd runs besides the indexing ones (import, repair), given its arguments. */
   readonly kinds: (args: DaemonArgs) => ReadonlyArray<RegisteredJobKind>
   /** How the indexing kinds are built (tests compose holds); nothing in the product. */
   readonly indexing?: (args: DaemonArgs) => IndexingKindOptions
+  /** The folder the viewer's page is served from (tests give their own); the package's dist/ui. */
+  readonly uiFolder?: (args: DaemonArgs) => string
 }
 
 /**
@@ -71,6 +79,8 @@ export const runDaemonProgram = (program: DaemonProgram) => {
     SqliteOpenerLive,
     SqliteWriterLockLive,
     NodeSocketBinderLive,
+    NodeUiListenerLive,
+    Layer.succeed(UiAssetFolder, program.uiFolder?.(args) ?? PACKAGE_UI_FOLDER),
     SystemdNotifyReadinessLive,
     IndexingFactoryLive.pipe(Layer.provide(ManifestStore.Default)),
     NodeTranscriptFilesLive,

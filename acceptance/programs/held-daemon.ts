@@ -6,6 +6,7 @@
  * "repair_batch_ms": 60000, "import_file_ms": 600000}`); without the file nothing is held and this
  * is the product's daemon. When a hold begins, `<state home>/blctx/test-held-<hold>` is written
  * with what is held (the file, for an import), so a test waits on that event rather than a delay.
+ * A test may give the viewer's page of its own in `<state home>/blctx/test-ui/` (read at start).
  * The name ends in `daemon.js` as the product's does, since supervisors and tests recognise the
  * daemon by it.
  *
@@ -14,7 +15,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Duration, Effect } from "effect"
-import { runDaemonProgram } from "../../programs/daemon-main.js"
+import { PACKAGE_UI_FOLDER, runDaemonProgram } from "../../programs/daemon-main.js"
 import { registerJobKind } from "../../src/jobs/job-kind.js"
 import { makeMaintenanceKind } from "../../src/jobs/maintenance-kind.js"
 import type { DaemonArgs } from "../../src/service/daemon-args.js"
@@ -46,7 +47,14 @@ const holdFor = (args: DaemonArgs, hold: Hold, what = "") =>
     return Effect.sleep(Duration.millis(ms))
   })
 
+/** The viewer's page from `<state home>/blctx/test-ui/` when a test wrote one there, else the package's. */
+const uiFolder = (args: DaemonArgs) => {
+  const folder = NodePath.join(args["state-home"], "blctx", "test-ui")
+  return Fs.existsSync(folder) ? folder : PACKAGE_UI_FOLDER
+}
+
 runDaemonProgram({
+  uiFolder,
   kinds: (args) => [registerJobKind(makeMaintenanceKind({ holdEachStep: holdFor(args, "maintenance_step_ms") }))],
   indexing: (args) => ({
     import: { holdEachFile: (path) => holdFor(args, "import_file_ms", path) },

@@ -14,6 +14,7 @@ import {
 import { doctorCommand, installCommand, statusCommand, uninstallCommand } from "./install-commands.js"
 import { notesCommand } from "./notes-commands.js"
 import { pingCommand } from "./ping-command.js"
+import { uiCommand } from "./ui-command.js"
 
 /** Every subcommand, in the order `blctx --help` lists them. */
 export const subcommands = [
@@ -32,6 +33,7 @@ export const subcommands = [
   forgetCommand,
   exportCommand,
   importNotesCommand,
+  uiCommand,
   pingCommand
 ] as const
 

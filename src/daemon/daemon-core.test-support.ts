@@ -1,11 +1,13 @@
 import * as Fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { RpcTest } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Deferred, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
+import { NodeUiListenerLive } from "../../layers/node-ui-listener.js"
 import { SqliteOpenerLive } from "../../layers/sqlite-opener-live.js"
 import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
 import { makeFakeEmbedder } from "../../testing/fake-model.js"
@@ -22,6 +24,8 @@ import { DaemonRpcs } from "../rpc/protocol.js"
 import { QueryReadsInProcess } from "../rpc/query-handlers.js"
 import { initializeDatabase } from "../store/identity.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
+import { UiAssetFolder } from "../ui/server/ui-assets.js"
+import { UiServer } from "../ui/server/ui-server.js"
 import { wholeMessageChunking } from "../vectors/import-services.js"
 import { makeDaemonCore } from "./daemon.js"
 import { DaemonConfig } from "./daemon-config.js"
@@ -170,9 +174,21 @@ export const TestDaemonProcess = Layer.succeed(DaemonProcess, {
   requestStop: Effect.void
 })
 
+/** The viewer's server as the daemon has it, on a real loopback listener, without a page to serve. */
+export const InProcessUi = UiServer.Default.pipe(
+  Layer.provide(
+    Layer.mergeAll(
+      NodeUiListenerLive,
+      Layer.succeed(UiAssetFolder, NodePath.join(tmpdir(), "blctx-no-such-page")),
+      NodeFileSystem.layer
+    )
+  )
+)
+
 /** The handlers' layer and everything under it, for `RpcTest.makeClient(DaemonRpcs)`. */
 export const inProcessDaemon = (release: Deferred.Deferred<void>, options: InProcessOptions = {}) =>
   DaemonHandlersLive.pipe(
+    Layer.provideMerge(InProcessUi),
     Layer.provideMerge(makeDaemonCore(inProcessReads(options.vectorReads ?? false))),
     Layer.provide(
       Layer.mergeAll(

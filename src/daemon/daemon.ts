@@ -4,6 +4,8 @@ import { JobStore } from "../jobs/job-store.js"
 import type { Paths } from "../paths/paths.js"
 import type { QueryReads } from "../rpc/query-reads.js"
 import type { StoreError } from "../store/store-error.js"
+import { UiRpcServedLive } from "../ui/server/ui-rpc-served.js"
+import { UiServer } from "../ui/server/ui-server.js"
 import { CaptureDrainLive } from "./capture-drain.js"
 import { DaemonIndexingLive, DaemonJobKindsLive, type IndexingKindOptions } from "./daemon-indexing.js"
 import { DaemonServerLive } from "./daemon-server.js"
@@ -59,7 +61,8 @@ export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<QueryReads, E, RIn>, k
 
 /**
  * blctxd as layers, in the order they start: the installation check and the writer lock; the
- * core (`makeDaemonCore`), with `reads` (the query workers); the handlers; and last the protocol
+ * core (`makeDaemonCore`), with `reads` (the query workers); the viewer's server (idle until the
+ * first `OpenUi`); the handlers, also served to the viewer's page over HTTP; and last the protocol
  * on the private socket, which reports ready. All within the startup bound; everything opened is
  * closed in reverse when the daemon stops.
  */
@@ -70,7 +73,9 @@ export const makeDaemonLive = <RIn>(
   const readers = reads.pipe(Layer.mapError((e) => startupError(`query workers: ${e.message}`, "Run: blctx doctor")))
   return withinStartupLimit(
     DaemonServerLive.pipe(
+      Layer.provide(UiRpcServedLive),
       Layer.provide(DaemonHandlersLive),
+      Layer.provide(UiServer.Default),
       Layer.provide(makeDaemonCore(readers, kinds)),
       Layer.provide(WriterLockHeld)
     )

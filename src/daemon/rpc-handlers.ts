@@ -7,6 +7,7 @@ import { daemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from 
 import { ForwardedReads } from "../rpc/history-protocol.js"
 import { DaemonIdentity, DaemonRpcs, SubmittedJob } from "../rpc/protocol.js"
 import { QueryReads } from "../rpc/query-reads.js"
+import { UiServer } from "../ui/server/ui-server.js"
 import { VERSION } from "../version.js"
 import { AdmissionLive } from "./admission.js"
 import { DaemonConfig } from "./daemon-config.js"
@@ -59,7 +60,7 @@ const forwarded = (reads: QueryReads["Type"]): Forwarded => {
 /**
  * The daemon's answers: jobs go to the job runner, reads to `HistoryReads` (the query workers),
  * authored updates to the writer connection (`notes-handlers.ts`); admission control in front
- * (`admission.ts`).
+ * (`admission.ts`). `OpenUi` starts the viewer's listener (`src/ui/server`).
  */
 const Handlers = DaemonRpcs.toLayer(
   Effect.gen(function* () {
@@ -72,6 +73,7 @@ const Handlers = DaemonRpcs.toLayer(
     const notes = yield* makeNotesHandlers
     const forget = yield* makeForgetHandlers
     const exports = yield* makeExportHandlers
+    const ui = yield* UiServer
     return {
       ...forwarded(reads),
       ...history,
@@ -86,6 +88,7 @@ const Handlers = DaemonRpcs.toLayer(
           ),
           Effect.zipRight(identity)
         ),
+      OpenUi: (request) => ui.open(request),
       SubmitJob: (request) =>
         Effect.gen(function* () {
           const kind = kinds.get(request.kind)

@@ -4,6 +4,7 @@ import { BoundedId } from "../domain/bounded-text.js"
 import { InstallationId } from "../domain/installation-id.js"
 import { JobId, JobView } from "../jobs/job.js"
 import { IndexState, QueryMode } from "../retrieval/contract.js"
+import { OpenUiRequest, OpenUiResponse, UiAlreadyServing, UiListenFailed } from "../ui/server/open-ui-contract.js"
 import { Admission } from "./admission.js"
 import { DaemonStopping } from "./daemon-stopping.js"
 import { DaemonStoreError, InvalidJobParams, JobNotFound, UnknownJobKind } from "./errors.js"
@@ -63,10 +64,20 @@ export const CancelJobs = Rpc.make("CancelJobs", {
 })
 
 /**
+ * Starts the local viewer's HTTP listener on 127.0.0.1 (once per daemon) and mints a one-time
+ * link to it (`blctx ui`). Not offered to agents: the MCP server does not expose it.
+ */
+export const OpenUi = Rpc.make("OpenUi", {
+  payload: OpenUiRequest,
+  success: OpenUiResponse,
+  error: Schema.Union(UiAlreadyServing, UiListenFailed)
+})
+
+/**
  * The daemon's protocol, declared once: served by blctxd, consumed by the CLI, MCP and
  * `blctx/client`. A request that does not decode is refused in a short, redacted message; every
  * procedure passes admission control, so any may answer `DaemonBusy`.
  */
 export class DaemonRpcs extends withShortRequestErrors(
-  RpcGroup.make(Ping, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs, NotesRpcs, ForgetRpcs, ExportRpcs)
+  RpcGroup.make(Ping, OpenUi, SubmitJob, JobStatus, CancelJobs).merge(HistoryRpcs, NotesRpcs, ForgetRpcs, ExportRpcs)
 ).middleware(Admission) {}
