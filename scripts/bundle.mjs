@@ -1,6 +1,6 @@
 // Bundles the command-line entry points into single files: Node starts one pre-linked module
 // far faster than the hundreds of ESM files behind `effect`, and a CLI is started for every use.
-import { rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { build } from "esbuild"
 import { hookBundleViolations } from "../dist/src/capture/hook-import-policy.js"
 import { fastPathViolations } from "../dist/src/cli/fast-path-import-policy.js"
@@ -126,3 +126,21 @@ await build({
   outExtension: { ".js": ".js" },
   outdir: "dist/test-programs"
 })
+
+// The viewer's page (`blctx ui`), served by the daemon from dist/ui/: its browser code in one
+// minified file, beside the page and its style sheet. Built from the TypeScript sources, as a
+// browser bundle: a Node builtin reached from the page's imports fails the build here.
+rmSync("dist/ui", { recursive: true, force: true })
+mkdirSync("dist/ui", { recursive: true })
+await build({
+  bundle: true,
+  platform: "browser",
+  target: "es2022",
+  format: "iife",
+  minify: true,
+  sourcemap: true,
+  logLevel: "warning",
+  entryPoints: { app: "src/ui/page/main.ts" },
+  outdir: "dist/ui"
+})
+for (const file of ["index.html", "app.css"]) copyFileSync(`src/ui/page/${file}`, `dist/ui/${file}`)

@@ -12,8 +12,9 @@ import { type Rpc, RpcClient, type RpcClientError, type RpcGroup, RpcSerializati
 import { Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { Paths } from "../paths/paths.js"
 import { DaemonStopping } from "./daemon-stopping.js"
-import { type DaemonBusy, DaemonUnavailable, notAnswering } from "./errors.js"
+import { type DaemonBusy, DaemonUnavailable } from "./errors.js"
 import { CALL_DEADLINE_MS } from "./not-answering.js"
+import { notAnswering } from "./not-answering-error.js"
 import { DaemonRpcs } from "./protocol.js"
 import { socketPathIn } from "./socket-location.js"
 

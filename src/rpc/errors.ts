@@ -1,5 +1,4 @@
 import { Schema } from "effect"
-import { notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "./not-answering.js"
 
 /**
  * The daemon could not answer: not running, not reachable, or running but silent by the deadline
@@ -17,17 +16,6 @@ export class DaemonUnavailable extends Schema.TaggedError<DaemonUnavailable>()("
   override get message() {
     return `blctx daemon at ${this.socket} is unavailable: ${this.reason}. ${this.remediation}`
   }
-}
-
-/** Connected (or queued by the kernel) but no answer by the deadline: the process is there, silent. */
-export const notAnswering = (socket: string) => {
-  const pid = recordedPidBeside(socket)
-  return new DaemonUnavailable({
-    socket,
-    reason: notAnsweringReason(pid),
-    remediation: notAnsweringRemediation(pid),
-    not_answering: true
-  })
 }
 
 /**
