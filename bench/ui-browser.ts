@@ -24,11 +24,7 @@ export interface BrowserRequest {
 }
 export interface BrowserPage {
   goto(url: string, options?: { readonly waitUntil?: "commit" | "load"; readonly timeout?: number }): Promise<unknown>
-  waitForFunction(
-    expression: string,
-    arg?: unknown,
-    options?: { readonly timeout?: number; readonly polling?: number }
-  ): Promise<unknown>
+  waitForSelector(selector: string, options?: { readonly timeout?: number }): Promise<unknown>
   evaluate<T>(expression: string): Promise<T>
   addInitScript(script: { readonly content: string }): Promise<void>
   on(event: "requestfinished", listener: (request: BrowserRequest) => void): void
@@ -96,8 +92,12 @@ export const READY_PROBE = `(() => {
   new MutationObserver(mark).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-ready"] })
 })()`
 
-/** Waits until the page said it rendered its first view; returns the time since navigation start, in ms. */
+/**
+ * Waits until the page said it rendered its first view; returns the time since navigation start,
+ * in ms, as the probe recorded it. (A selector wait, not `waitForFunction`: the page's CSP has no
+ * 'unsafe-eval', which a string predicate needs.)
+ */
 export const readyAfter = async (page: BrowserPage, timeoutMs: number): Promise<number> => {
-  await page.waitForFunction("window.__blctxReadyAt !== undefined", undefined, { timeout: timeoutMs, polling: 10 })
+  await page.waitForSelector('body[data-ready="1"]', { timeout: timeoutMs })
   return page.evaluate<number>("window.__blctxReadyAt")
 }

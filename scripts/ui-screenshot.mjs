@@ -3,10 +3,14 @@
 // in a throwaway home, `blctx ui --no-open`, and Debian's chromium (playwright-core from
 // test-tools) at 1280x800 on one search. Run after `npm run build`:
 //   node scripts/ui-screenshot.mjs [OUT.png] [HASH_ROUTE]
-// Nothing of this machine appears in it: the home is a fresh folder named like a person's
-// (`/tmp/…/home/dev`), and the history's own paths are invented.
+// The page shows paths under the home (transcripts, the model folder). BLCTX_SCREENSHOT_HOME
+// names an empty home to use instead of a temporary one; docs/ui.png was made as root in a
+// private mount namespace, so that it reads /home/dev like the invented projects and nothing of
+// the machine shows:
+//   unshare --mount --propagation private sh -c \
+//     'mount -t tmpfs tmpfs /home && BLCTX_SCREENSHOT_HOME=/home/dev node scripts/ui-screenshot.mjs'
 import { execFile } from "node:child_process"
-import { cpSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
@@ -19,13 +23,15 @@ const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), 
 const cli = NodePath.join(root, "dist", "bin", "blctx.mjs")
 const fixtures = NodePath.join(root, "fixtures", "recall-history")
 const out = NodePath.resolve(process.argv[2] ?? NodePath.join(root, "docs", "ui.png"))
-const view = process.argv[3] ?? "#/search?q=retry%20backoff"
+const view = process.argv[3] ?? "#/search?q=retry"
 /** The README shows it; a larger file only weighs on every clone. */
 const MAX_BYTES = 200 * 1024
 
-const scratch = mkdtempSync(NodePath.join(tmpdir(), "blctx-screenshot-"))
-const home = NodePath.join(scratch, "home", "dev")
+const chosen = process.env.BLCTX_SCREENSHOT_HOME
+const scratch = chosen ?? mkdtempSync(NodePath.join(tmpdir(), "blctx-screenshot-"))
+const home = chosen ?? NodePath.join(scratch, "home", "dev")
 mkdirSync(home, { recursive: true })
+if (readdirSync(home).length > 0) throw new Error(`${home} is not empty: the screenshot needs a fresh home`)
 const { env } = benchHome("", home)
 env.CLAUDE_CONFIG_DIR = ""
 env.GEMINI_CLI_HOME = ""
