@@ -105,12 +105,29 @@ const byteCounter = (page: BrowserPage) => {
   }
 }
 
+/** Where a load's time went, by the page's own timings (ms since navigation start). */
+const PHASES = `(() => {
+  const nav = performance.getEntriesByType("navigation")[0]
+  const rpc = performance.getEntriesByType("resource").filter((e) => new URL(e.name).pathname === "/rpc")
+  return {
+    domContentLoaded: nav ? nav.domContentLoadedEventEnd : 0,
+    firstRpcStart: rpc.length ? Math.min(...rpc.map((e) => e.startTime)) : 0,
+    lastRpcEnd: rpc.length ? Math.max(...rpc.map((e) => e.responseEnd)) : 0
+  }
+})()`
+interface Phases {
+  readonly domContentLoaded: number
+  readonly firstRpcStart: number
+  readonly lastRpcEnd: number
+}
+
 interface Load {
   /** From navigation start to `data-ready="1"`, as the page's own clock says. */
   readonly inPage: number
   /** The same from here: `goto` called to the ready flag seen. */
   readonly wall: number
   readonly bytes: { readonly page: number; readonly rpc: number; readonly requests: number }
+  readonly phases: Phases
 }
 
 /** One navigation to `url`, from a blank page, timed to the ready flag. */
@@ -121,7 +138,8 @@ const load = async (page: BrowserPage, bytes: ReturnType<typeof byteCounter>, ur
   await page.goto(url, { waitUntil: "commit", timeout: LOAD_TIMEOUT_MS })
   const inPage = await readyAfter(page, LOAD_TIMEOUT_MS)
   const wall = msSince(start)
-  return { inPage, wall, bytes: await bytes.settle() }
+  const phases = await page.evaluate<Phases>(PHASES)
+  return { inPage, wall, bytes: await bytes.settle(), phases }
 }
 
 const loadFigures = (name: string, loads: ReadonlyArray<Load>) => {
@@ -131,6 +149,11 @@ const loadFigures = (name: string, loads: ReadonlyArray<Load>) => {
   const goal = { name: "the 1 s goal", value: GOAL_MS }
   figure(`${name} p50, 100k chunks`, p50, "ms", { reference: goal, goal: "< 1 s" })
   figure(`${name} p95, 100k chunks`, p95, "ms", { reference: goal, goal: "< 1 s" })
+  const median = (f: (p: Phases) => number) => percentile(sorted(loads.map((l) => f(l.phases))), 50).toFixed(0)
+  line(
+    `  ${name}, where the time went (p50)`,
+    `DOMContentLoaded ${median((p) => p.domContentLoaded)} ms, RPC from ${median((p) => p.firstRpcStart)} to ${median((p) => p.lastRpcEnd)} ms, ready ${p50.toFixed(0)} ms`
+  )
   const wall = sorted(loads.map((l) => l.wall))
   line(
     `  ${name}, seen from the driver p50 / p95`,
@@ -150,7 +173,10 @@ const measurePage = async (browser: Browser, link: { readonly url: string }) => 
       reference: { name: "the 1 s goal", value: GOAL_MS },
       goal: "< 1 s"
     })
-    line("  cold load, seen from the driver", `${cold.wall.toFixed(0)} ms`)
+    line(
+      "  cold load, seen from the driver; where the time went",
+      `${cold.wall.toFixed(0)} ms; DOMContentLoaded ${cold.phases.domContentLoaded.toFixed(0)} ms, RPC from ${cold.phases.firstRpcStart.toFixed(0)} to ${cold.phases.lastRpcEnd.toFixed(0)} ms`
+    )
     figure("page transferred, first view (document and assets)", cold.bytes.page / 1024, "KiB")
     line("  the first view's RPC answers", `${kib(cold.bytes.rpc)} in ${cold.bytes.requests} requests in all`)
     const origin = new URL(link.url).origin
