@@ -93,9 +93,8 @@ export const rssOf = (pid: number): number => {
   return kb * 1024
 }
 
-/** A throwaway HOME for a benchmark, with every XDG and Codex location under it. */
-export const benchHome = (prefix: string) => {
-  const home = mkdtempSync(NodePath.join(tmpdir(), prefix))
+/** A throwaway HOME for a benchmark, with every XDG and Codex location under it (or that of `home`, kept). */
+export const benchHome = (prefix: string, home = mkdtempSync(NodePath.join(tmpdir(), prefix))) => {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOME: home,

@@ -21,7 +21,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   { name: "mcp", run: () => import("./mcp.bench.js").then((m) => m.run()) },
   { name: "hooks", run: () => import("./hooks.bench.js").then((m) => m.run()) },
   { name: "cli", run: () => import("./cli.bench.js").then((m) => m.run()) },
-  { name: "recall", run: () => import("./recall/recall.bench.js").then((m) => m.run()) }
+  { name: "recall", run: () => import("./recall/recall.bench.js").then((m) => m.run()) },
+  { name: "ui", run: () => import("./ui.bench.js").then((m) => m.run()) }
 ]
 
 const only = process.argv.slice(2)

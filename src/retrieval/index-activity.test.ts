@@ -110,6 +110,32 @@ describe("indexActivity: days", () => {
     )
   )
 
+  it.effect("reads a timestamp written with an offset as the instant it is", () =>
+    withHistoryDb(
+      dir,
+      atNow(
+        Effect.gen(function* () {
+          yield* importOnce(
+            writeTranscript(NodePath.join(dir, "offset.jsonl"), [
+              meta("2026-03-09T22:00:00-05:00", ALPHA),
+              // 04:30 UTC on March 10th: today in New York (00:30), though its text says the 9th.
+              user("2026-03-09T23:30:00-05:00", "asked with an offset"),
+              // 03:59 UTC on March 10th: still March 9th in New York (23:59).
+              user("2026-03-10T03:59:00Z", "asked in UTC")
+            ])
+          )
+          const today = yield* indexActivity(request({ days: 1 }), "America/New_York")
+          expect(today.days).toEqual([{ day: "2026-03-10", messages: 1, chunks: 1, sessions: 1 }])
+          const two = yield* indexActivity(request({ days: 2 }), "America/New_York")
+          expect(two.days.map((d) => [d.day, d.messages])).toEqual([
+            ["2026-03-09", 1],
+            ["2026-03-10", 1]
+          ])
+        })
+      )
+    )
+  )
+
   it("bounds days from 1 to 366 on the schema, 90 when left out", () => {
     expect(request().days).toBe(90)
     expect(request({ days: 366 }).days).toBe(366)
@@ -129,6 +155,25 @@ describe("indexActivity: days", () => {
     ])
     expect(offsetSpans(from, until, "UTC")).toEqual([{ from, until, offset: 0 }])
   })
+})
+
+/** A `source_files` row of `state`, as the importer writes one (its counts do not matter here). */
+const sourceFile = (path: string, state: string, session: string | null) => ({
+  path,
+  session_id: session,
+  size: 10,
+  mtime_ms: 1,
+  ino: 1,
+  indexed_bytes: 0,
+  prefix_sha256: "",
+  resume_byte: 0,
+  resume_line: 0,
+  resume_turn: 0,
+  records: 0,
+  unclassified: 0,
+  parse_errors: 0,
+  state,
+  note: null
 })
 
 /** An import job as the job store keeps it, with the problems its checkpoint names. */
@@ -170,24 +215,12 @@ describe("indexActivity: skipped files", () => {
           const locked = "/home/dev/.codex/sessions/locked.jsonl"
           const fixed = "/home/dev/.codex/sessions/fixed.jsonl"
           const gone = "/home/dev/.codex/sessions/gone.jsonl"
+          const partly = "/home/dev/.codex/sessions/partly.jsonl"
           // Alpha was skipped after interrupted imports (an import_retries row), at NOW.
           yield* recordSkipped(alpha, Option.none(), "the import was interrupted 2 times; skipped")
           // A conflict: another file claims beta's session.
           yield* sql`INSERT INTO source_files ${sql.insert({
-            path: "/home/dev/.codex/sessions/beta-copy.jsonl",
-            session_id: BETA,
-            size: 10,
-            mtime_ms: 1,
-            ino: 1,
-            indexed_bytes: 0,
-            prefix_sha256: "",
-            resume_byte: 0,
-            resume_line: 0,
-            resume_turn: 0,
-            records: 0,
-            unclassified: 0,
-            parse_errors: 0,
-            state: "conflict",
+            ...sourceFile("/home/dev/.codex/sessions/beta-copy.jsonl", "conflict", BETA),
             note: "session already imported from another file",
             imported_at: "2026-03-05T08:00:00.000Z"
           })}`
@@ -204,12 +237,20 @@ describe("indexActivity: skipped files", () => {
               { path: gone, problem: "the file was removed before it was read" }
             ]
           })
+          // Partly read by job-2 (lines it could not parse): imported, so not a skipped file.
+          yield* sql`INSERT INTO source_files ${sql.insert({
+            ...sourceFile(partly, "indexed", null),
+            imported_at: "2026-03-04T08:00:00.500Z"
+          })}`
           yield* importJob({
             id: "job-2",
-            paths: [locked, fixed],
+            paths: [locked, fixed, partly],
             state: "partial",
             at: "2026-03-04T08:00:00.000Z",
-            problems: [{ path: locked, problem: "permission denied (EACCES) on read" }]
+            problems: [
+              { path: locked, problem: "permission denied (EACCES) on read" },
+              { path: partly, problem: "2 lines could not be read" }
+            ]
           })
           yield* importJob({ id: "job-3", paths: [fixed], state: "completed", at: "2026-03-06T08:00:00.000Z" })
 

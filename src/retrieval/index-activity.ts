@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import type { NumberBound } from "../domain/read-bounds.js"
 import { boundedWithFallback } from "../domain/read-bounds-schema.js"
-import { countOf, rowsOf } from "../sql/sql-rows.js"
+import { rowsOf } from "../sql/sql-rows.js"
 import { dayIn, offsetAt, plusDays, startOf } from "./time-phrases.js"
 
 /**
@@ -113,51 +113,85 @@ export const dayRange = (days: number, nowMs: number, timeZone: string) => {
   }
 }
 
-/** A message's time as epoch milliseconds (timestamps are stored as their transcripts wrote them). */
-const EPOCH_MS = "((julianday(m.timestamp) - 2440587.5) * 86400000.0)"
+/**
+ * A message's time as whole epoch milliseconds (timestamps are stored as their transcripts wrote
+ * them), so span edges compare exactly.
+ */
+const EPOCH_MS = "CAST(round((julianday(m.timestamp) - 2440587.5) * 86400000.0) AS INTEGER)"
 
-/** The local-time SQL expression for `ms`: its span's offset added (spans are our own integers). */
-const localMs = (spans: ReadonlyArray<OffsetSpan>) => {
+/** The local day number (days since 1970-01-01 in the zone) of `ms`: its span's offset added (spans are our own integers). */
+const localDay = (spans: ReadonlyArray<OffsetSpan>) => {
   const last = spans[spans.length - 1]?.offset ?? 0
-  if (spans.length <= 1) return `(ms + ${last})`
   const cases = spans.slice(0, -1).map((s) => `WHEN ms < ${s.until} THEN ${s.offset}`)
-  return `(ms + CASE ${cases.join(" ")} ELSE ${last} END)`
+  const offset = cases.length === 0 ? `${last}` : `CASE ${cases.join(" ")} ELSE ${last} END`
+  return `((ms + ${offset}) / 86400000)`
 }
 
-const dayRows = rowsOf(DayActivity)
+/**
+ * A text range that holds every stored timestamp of `[sinceMs, untilMs)`, two days wider on each
+ * side (an offset of up to 14 hours moves a written time's date by one): the time index narrows
+ * the rows by it, and the exact comparison of instants decides.
+ */
+const coarseRange = (sinceMs: number, untilMs: number) => ({
+  from: new Date(sinceMs - 2 * 86_400_000).toISOString().slice(0, 10),
+  to: new Date(untilMs + 2 * 86_400_000).toISOString().slice(0, 10)
+})
+
+const DayRow = Schema.Struct({ day_number: Schema.Int, messages: Schema.Int, chunks: Schema.Int, sessions: Schema.Int })
+const dayRows = rowsOf(DayRow)
+
+/** `YYYY-MM-DD` of a day number (days since 1970-01-01). */
+const dayOf = (dayNumber: number) => new Date(dayNumber * 86_400_000).toISOString().slice(0, 10)
 
 /** Messages, chunks and sessions per local day in `[sinceMs, untilMs)`, days without any left out. */
 const activityByDay = (range: { sinceMs: number; untilMs: number }, timeZone: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const spans = offsetSpans(range.sinceMs, range.untilMs, timeZone)
-    return yield* dayRows(sql`
+    const coarse = coarseRange(range.sinceMs, range.untilMs)
+    const rows = yield* dayRows(sql`
       WITH timed AS (
         SELECT m.id, m.session_id, ${sql.literal(EPOCH_MS)} AS ms FROM messages m
-        WHERE ${sql.literal(EPOCH_MS)} >= ${range.sinceMs} AND ${sql.literal(EPOCH_MS)} < ${range.untilMs})
-      SELECT date(${sql.literal(localMs(spans))} / 1000.0, 'unixepoch') AS day,
+        WHERE m.timestamp >= ${coarse.from} AND m.timestamp < ${coarse.to})
+      SELECT ${sql.literal(localDay(spans))} AS day_number,
              count(*) AS messages,
              coalesce(sum((SELECT count(*) FROM chunks c WHERE c.message_id = timed.id)), 0) AS chunks,
              count(DISTINCT session_id) AS sessions
-      FROM timed GROUP BY day ORDER BY day`)
+      FROM timed WHERE ms >= ${range.sinceMs} AND ms < ${range.untilMs}
+      GROUP BY day_number ORDER BY day_number`)
+    return rows.map(
+      (r): DayActivity => ({ day: dayOf(r.day_number), messages: r.messages, chunks: r.chunks, sessions: r.sessions })
+    )
   })
 
 /**
  * Every durable record of a file the importer did not store, one row per record: files skipped
  * after repeated interruptions (`import_retries`, retried by the daemon), files refused because
  * another file claims their session (`source_files` conflicts), and the files import jobs named
- * as not imported (unreadable, refused, changed while read, missing; the first few of each job,
- * in its checkpoint) unless a later finished import took the file without naming it again.
+ * as not imported (unreadable, refused, changed while read, missing: the first few of each job,
+ * in its checkpoint). A named file is left out once it was stored after that job started (a file
+ * read with some unreadable lines is named too, but imported), or a later finished import took
+ * it without naming it again. Only jobs that did not complete can name a skipped file (each
+ * skip makes the job partial), so completed jobs, the most, are not read: the state index finds
+ * the others without stepping over each row's params (stored before its state and checkpoint).
  */
 const SKIP_RECORDS = `
   WITH import_jobs AS (
-    SELECT seq, checkpoint, coalesce(finished_at, updated_at) AS at FROM jobs
-    WHERE kind = 'import' AND checkpoint IS NOT NULL AND json_valid(checkpoint)),
+    SELECT seq, checkpoint, coalesce(started_at, submitted_at) AS started, coalesce(finished_at, updated_at) AS at
+    FROM jobs WHERE state IN ('partial', 'failed', 'cancelled', 'superseded', 'running') AND kind = 'import'
+      AND checkpoint IS NOT NULL AND json_valid(checkpoint)),
   named AS (
-    SELECT j.seq, json_extract(p.value, '$.path') AS path, json_extract(p.value, '$.problem') AS reason, j.at
+    SELECT j.seq, j.started, j.at,
+           json_extract(p.value, '$.path') AS path, json_extract(p.value, '$.problem') AS reason
     FROM import_jobs j, json_each(j.checkpoint, '$.problems') p),
-  latest_named AS (
-    SELECT path, reason, at, seq, row_number() OVER (PARTITION BY path ORDER BY seq DESC) AS n FROM named),
+  latest_named AS MATERIALIZED (
+    SELECT path, reason, at, started, seq, row_number() OVER (PARTITION BY path ORDER BY seq DESC) AS n FROM named),
+  taken_later AS MATERIALIZED (
+    SELECT q.value AS path, max(k.seq) AS seq FROM jobs k, json_each(k.params, '$.paths') q
+    WHERE k.kind = 'import' AND k.state IN ('completed', 'partial') AND json_valid(k.params)
+      AND k.seq > (SELECT coalesce(min(seq), 9e18) FROM latest_named WHERE n = 1)
+      AND q.value IN (SELECT path FROM latest_named WHERE n = 1)
+    GROUP BY q.value),
   records AS (
     SELECT path, reason, skipped_at AS at FROM import_retries
     UNION ALL
@@ -165,21 +199,21 @@ const SKIP_RECORDS = `
     WHERE state = 'conflict'
     UNION ALL
     SELECT l.path, l.reason, l.at FROM latest_named l
-    WHERE l.n = 1 AND l.path IS NOT NULL AND l.reason IS NOT NULL AND NOT EXISTS (
-      SELECT 1 FROM jobs k, json_each(k.params, '$.paths') q
-      WHERE k.kind = 'import' AND k.seq > l.seq AND k.state IN ('completed', 'partial') AND json_valid(k.params)
-        AND q.value = l.path)),
+    WHERE l.n = 1 AND l.path IS NOT NULL AND l.reason IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM taken_later t WHERE t.path = l.path AND t.seq > l.seq)
+      AND NOT EXISTS (SELECT 1 FROM source_files f WHERE f.path = l.path AND f.imported_at >= l.started)),
   newest AS (
     SELECT path, reason, at, row_number() OVER (PARTITION BY path ORDER BY at DESC) AS n FROM records)`
 
-const skippedRows = rowsOf(SkippedFile)
+const SkippedRow = Schema.Struct({ ...SkippedFile.fields, total: Schema.Int })
+const skippedRows = rowsOf(SkippedRow)
 
-/** The newest `limit` skipped files (the latest record of each path) and how many there are. */
+/** The newest `limit` skipped files (the latest record of each path) and how many there are, in one pass. */
 const skippedFiles = (limit: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const listed = yield* skippedRows(sql`${sql.literal(SKIP_RECORDS)}
-      SELECT s.path, s.reason, s.at,
+    const rows = yield* skippedRows(sql`${sql.literal(SKIP_RECORDS)}
+      SELECT s.path, s.reason, s.at, count(*) OVER () AS total,
              coalesce(
                (SELECT m.agent FROM source_files f JOIN messages m ON m.source_file_id = f.id
                 WHERE f.path = s.path AND m.agent IS NOT NULL LIMIT 1),
@@ -187,8 +221,10 @@ const skippedFiles = (limit: number) =>
                (SELECT m.agent FROM source_files f JOIN messages m ON m.session_id = f.session_id
                 WHERE f.path = s.path AND f.session_id IS NOT NULL AND m.agent IS NOT NULL LIMIT 1)) AS agent
       FROM newest s WHERE s.n = 1 ORDER BY s.at DESC, s.path LIMIT ${limit}`)
-    const total = yield* countOf(sql`${sql.literal(SKIP_RECORDS)} SELECT count(*) AS n FROM newest WHERE n = 1`)
-    return { listed, total }
+    return {
+      listed: rows.map(({ total: _, ...file }): SkippedFile => file),
+      total: rows[0]?.total ?? 0
+    }
   })
 
 /** `IndexActivity`: the days of the request in `timeZone` (the daemon's), and the skipped files. */
