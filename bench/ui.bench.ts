@@ -34,6 +34,9 @@ const LOAD_TIMEOUT_MS = 60_000
 /** A home to keep between runs (created if missing): its indexed history is reused, its daemon stopped at the end. */
 const KEEP_HOME_ENV = "BLCTX_BENCH_UI_HOME"
 
+/** A week before today (UTC midnight): the history's first record. */
+const HISTORY_START = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 7 * 86_400_000
+
 const msSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 const sorted = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`
@@ -59,7 +62,8 @@ const withClient = <A, E>(
  */
 const indexHistory = async (home: string, env: NodeJS.ProcessEnv, socketPath: string) => {
   const codexHome = NodePath.join(home, ".codex")
-  const history = makeZipfHistory({ seed: 3 })
+  // Its last week, so the health view's 90 days hold all of it (about six days at a second a record).
+  const history = makeZipfHistory({ seed: 3, start: HISTORY_START })
   let files = 0
   // A kept home may hold the history already (the generator writes the same bytes again).
   let chunks = (await withClient(socketPath, (c) => c.ContextStatus())).coverage.chunks

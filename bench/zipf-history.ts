@@ -29,6 +29,8 @@ export interface ZipfHistoryOptions {
   /** The Zipf exponent (default 1.05) and Mandelbrot's offset (default 2.7). */
   readonly exponent?: number
   readonly offset?: number
+  /** When the first record is written (epoch ms; default 2026-01-01), each later one a second after. */
+  readonly start?: number
 }
 
 /** A log-normal draw of median `median`, clamped to [min, max]. */
@@ -134,7 +136,8 @@ export const makeZipfHistory = (options: ZipfHistoryOptions = {}) => {
     return out.join(" ").replace(/\n\n /g, "\n\n")
   }
 
-  let clock = { value: Date.UTC(2026, 0, 1) }
+  const start = options.start ?? Date.UTC(2026, 0, 1)
+  let clock = { value: start }
 
   /**
    * Writes `files` rollout files of `turnsPerFile` turns, sessions `firstSession`…, file
@@ -179,7 +182,7 @@ export const makeZipfHistory = (options: ZipfHistoryOptions = {}) => {
     queries,
     /** Restarts the timestamps (so a new run writes the same bytes). */
     reset: () => {
-      clock = { value: Date.UTC(2026, 0, 1) }
+      clock = { value: start }
     }
   }
 }
