@@ -8,3 +8,7 @@
  */
 export const AGENT_NAMES = ["codex", "claude", "gemini"] as const
 export type AgentName = (typeof AGENT_NAMES)[number]
+
+/** What the installer registers with each agent, one step and one manifest list per concern. */
+export const AGENT_CONCERNS = ["mcp", "skills", "hooks"] as const
+export type AgentConcern = (typeof AGENT_CONCERNS)[number]

@@ -1,9 +1,7 @@
 import { Schema } from "effect"
-import { AGENT_NAMES, type AgentName } from "./agent-names.js"
+import { AGENT_CONCERNS, AGENT_NAMES, type AgentConcern, type AgentName } from "./agent-names.js"
 
-/** What the installer registers with each agent, one step per concern (`codex_mcp`, `claude_hooks`). */
-export const AGENT_CONCERNS = ["mcp", "skills", "hooks"] as const
-export type AgentConcern = (typeof AGENT_CONCERNS)[number]
+export { AGENT_CONCERNS, type AgentConcern }
 /** An agent's step for one concern: `<agent>_<concern>`. */
 export type AgentStepId<A extends AgentName = AgentName, C extends AgentConcern = AgentConcern> = `${A}_${C}`
 

@@ -1,4 +1,4 @@
-import { AGENT_NAMES, type AgentName } from "../domain/agent-names.js"
+import { AGENT_CONCERNS, AGENT_NAMES, type AgentConcern, type AgentName } from "../domain/agent-names.js"
 
 /**
  * The names installation.json gives each agent's records, derived from the agent's name: its
@@ -8,16 +8,14 @@ import { AGENT_NAMES, type AgentName } from "../domain/agent-names.js"
  * with (`hooks_file`, `choices.hooks`): installation.json never changes. Plain data, so the hook
  * handler reads the manifest by these names without loading effect.
  */
-export const AGENT_CONCERN_KEYS = ["mcp", "skills", "hooks"] as const
-export type AgentConcernKey = (typeof AGENT_CONCERN_KEYS)[number]
 
 /** The manifest key holding one agent's records of one kind: `claude_hooks`. */
-export type RecordsKey<A extends AgentName = AgentName, C extends AgentConcernKey = AgentConcernKey> = `${A}_${C}`
+export type RecordsKey<A extends AgentName = AgentName, C extends AgentConcern = AgentConcern> = `${A}_${C}`
 export type HomeField<A extends AgentName = AgentName> = `${A}_home`
 export type HooksFileField<A extends AgentName = AgentName> = A extends "codex" ? "hooks_file" : "settings_file"
 export type HooksChoiceKey<A extends AgentName = AgentName> = A extends "codex" ? "hooks" : `${A}_hooks`
 
-export const recordsKey = <A extends AgentName, C extends AgentConcernKey>(agent: A, concern: C): RecordsKey<A, C> =>
+export const recordsKey = <A extends AgentName, C extends AgentConcern>(agent: A, concern: C): RecordsKey<A, C> =>
   `${agent}_${concern}`
 
 export const homeField = <A extends AgentName>(agent: A): HomeField<A> => `${agent}_home`
@@ -30,5 +28,5 @@ export const hooksChoiceKey = <A extends AgentName>(agent: A): HooksChoiceKey<A>
 
 /** Every records key, in the manifest's order: each agent's MCP, skills and hooks lists. */
 export const RECORDS_KEYS: ReadonlyArray<RecordsKey> = AGENT_NAMES.flatMap((agent) =>
-  AGENT_CONCERN_KEYS.map((concern) => recordsKey(agent, concern))
+  AGENT_CONCERNS.map((concern) => recordsKey(agent, concern))
 )

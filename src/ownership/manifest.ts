@@ -1,8 +1,7 @@
 import { Schema } from "effect"
-import { AGENT_NAMES, type AgentName } from "../domain/agent-names.js"
+import { AGENT_CONCERNS, AGENT_NAMES, type AgentName } from "../domain/agent-names.js"
 import { InstallationId } from "../domain/installation-id.js"
 import {
-  AGENT_CONCERN_KEYS,
   type HomeField,
   type HooksChoiceKey,
   type HooksFileField,
@@ -95,7 +94,7 @@ type AgentRecordFields = {
 const agentRecordFields = Object.fromEntries(
   AGENT_NAMES.flatMap((agent) => {
     const records = agentRecords(homeField(agent), hooksFileField(agent))
-    return AGENT_CONCERN_KEYS.map((concern) => [recordsKey(agent, concern), records[concern]])
+    return AGENT_CONCERNS.map((concern) => [recordsKey(agent, concern), records[concern]])
   })
 ) as unknown as AgentRecordFields
 
