@@ -74,11 +74,7 @@ const ALLOWED: Readonly<Record<string, { readonly agents: ReadonlyArray<AgentNam
   },
   "src/paths/resolve-paths.ts": {
     agents: ALL,
-    why: "each agent's home comes from its own variable (CODEX_HOME, CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME), resolved once for every module"
-  },
-  "src/paths/paths.ts": {
-    agents: ["codex", "claude"],
-    why: "the environment variables Paths reads (see resolve-paths.ts)"
+    why: "each agent's home comes from its own variable (PATH_VARIABLES) by its own rule, resolved once for every module"
   },
   "src/ownership/manifest-keys.ts": {
     agents: ["codex"],
