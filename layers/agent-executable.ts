@@ -18,7 +18,7 @@ export const isExecutableFile = (path: string) => {
  * (which mean "the current directory") are skipped: an installer never runs a program that
  * depends on where it was started.
  */
-export const findOnPath = (pathVariable: string, name = "codex") => {
+export const findOnPath = (pathVariable: string, name: string) => {
   const searched = pathVariable.split(NodePath.delimiter).filter((d) => d !== "" && NodePath.isAbsolute(d))
   const found = searched.map((d) => NodePath.join(d, name)).find(isExecutableFile)
   return { found: Option.fromNullable(found), searched }

@@ -13,7 +13,7 @@ import {
   type ClaudeStdioServer,
   parseMcpGet
 } from "../src/claude/claude-cli.js"
-import { shareClaudeAnswers } from "../src/installer/shared-answers.js"
+import { shareMcpAnswers } from "../src/installer/shared-answers.js"
 import { Paths } from "../src/paths/paths.js"
 import { findOnPath, isExecutableFile } from "./agent-executable.js"
 import { type CommandResult, runCommand } from "./daemon-process-table.js"
@@ -159,6 +159,6 @@ export const ClaudeCliEveryCall = makeClaudeCliLive.pipe(
  * The live Claude Code CLI with Node's process launcher, for one command: one `mcp get` per home
  * and name serves every step (src/installer/shared-answers.ts). Needs `Paths`.
  */
-export const ClaudeCliLive = Layer.effect(ClaudeCli, Effect.flatMap(ClaudeCli, shareClaudeAnswers)).pipe(
+export const ClaudeCliLive = Layer.effect(ClaudeCli, Effect.flatMap(ClaudeCli, shareMcpAnswers)).pipe(
   Layer.provide(ClaudeCliEveryCall)
 )

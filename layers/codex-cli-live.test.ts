@@ -115,7 +115,10 @@ describe("codex-cli-live helpers", () => {
     Fs.mkdirSync(b)
     Fs.writeFileSync(NodePath.join(a, "codex"), "not executable", { mode: 0o644 })
     Fs.writeFileSync(NodePath.join(b, "codex"), "#!/bin/sh\n", { mode: 0o755 })
-    expect(findOnPath(`.:${a}:${b}`)).toEqual({ found: Option.some(NodePath.join(b, "codex")), searched: [a, b] })
+    expect(findOnPath(`.:${a}:${b}`, "codex")).toEqual({
+      found: Option.some(NodePath.join(b, "codex")),
+      searched: [a, b]
+    })
   })
 
   it("codexErrorText keeps codex's error and causes on one line", () => {

@@ -11,7 +11,7 @@ import {
   McpServerNames,
   type StdioServer
 } from "../src/codex/codex-cli.js"
-import { shareCodexAnswers } from "../src/installer/shared-answers.js"
+import { shareMcpAnswers } from "../src/installer/shared-answers.js"
 import { Paths } from "../src/paths/paths.js"
 import { makeCodexLauncher } from "./codex-launcher.js"
 import { type CommandResult, runCommand } from "./daemon-process-table.js"
@@ -108,7 +108,7 @@ export const makeCodexCliLive = Layer.effect(
 )
 
 /** The live Codex CLI with Node's process launcher; needs `Paths`. */
-export const CodexCliLive = Layer.effect(CodexCli, Effect.flatMap(CodexCli, shareCodexAnswers)).pipe(
+export const CodexCliLive = Layer.effect(CodexCli, Effect.flatMap(CodexCli, shareMcpAnswers)).pipe(
   // One `mcp get` per home and name for the whole command: steps share its answer (src/installer/shared-answers.ts).
   Layer.provide(makeCodexCliLive),
   Layer.provide(NodeCommandExecutor.layer),

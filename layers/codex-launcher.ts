@@ -21,7 +21,7 @@ export const makeCodexLauncher = Effect.gen(function* () {
 
   /** The codex executable on PATH. */
   const locate = Effect.suspend(() => {
-    const { found, searched } = findOnPath(pathVariable)
+    const { found, searched } = findOnPath(pathVariable, "codex")
     return Option.match(found, {
       onNone: () => Effect.fail(new CodexNotFound({ searched })),
       onSome: Effect.succeed

@@ -14,7 +14,7 @@ import {
   geminiCliHome,
   parseMcpList
 } from "../src/gemini/gemini-cli.js"
-import { shareGeminiAnswers } from "../src/installer/shared-answers.js"
+import { shareMcpAnswers } from "../src/installer/shared-answers.js"
 import { Paths } from "../src/paths/paths.js"
 import { findOnPath, isExecutableFile } from "./agent-executable.js"
 import { claudeErrorText } from "./claude-cli-live.js"
@@ -137,6 +137,6 @@ export const GeminiCliEveryCall = makeGeminiCliLive.pipe(
 )
 
 /** The live Gemini CLI for one command: one `mcp list` per home and name serves every step. Needs `Paths`. */
-export const GeminiCliLive = Layer.effect(GeminiCli, Effect.flatMap(GeminiCli, shareGeminiAnswers)).pipe(
+export const GeminiCliLive = Layer.effect(GeminiCli, Effect.flatMap(GeminiCli, shareMcpAnswers)).pipe(
   Layer.provide(GeminiCliEveryCall)
 )

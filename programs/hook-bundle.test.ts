@@ -30,14 +30,16 @@ describe("the hook handler's bundle", () => {
     const inputs = Object.keys(metafile.inputs)
     // The check sees packages at all: valibot is in the graph.
     expect(inputs.some((i) => i.includes("node_modules/valibot/"))).toBe(true)
-    // The capture logic, the program, valibot, and the logic's file system: the one adapter it wires in.
+    // The capture logic, the program, valibot, the logic's file system (the one adapter it wires
+    // in), and the plain data naming the agents and their manifest keys.
+    const besideCapture = ["layers/node-hook-fs.ts", "src/domain/agent-names.ts", "src/ownership/manifest-keys.ts"]
     expect(
       inputs.filter(
         (i) =>
           !i.startsWith("src/capture/") &&
           !i.startsWith("programs/") &&
           !i.includes("node_modules/valibot/") &&
-          i !== "layers/node-hook-fs.ts"
+          !besideCapture.includes(i)
       )
     ).toEqual([])
     expect(inputs).toContain("layers/node-hook-fs.ts")

@@ -1,4 +1,5 @@
 import * as v from "valibot"
+import { AGENT_NAMES, type AgentName } from "../domain/agent-names.js"
 import { HOOK_EVENTS, MAX_EVENT_SESSION_ID_CHARS, MAX_HOOK_PATH_CHARS } from "./hook-event.js"
 
 /**
@@ -9,9 +10,9 @@ import { HOOK_EVENTS, MAX_EVENT_SESSION_ID_CHARS, MAX_HOOK_PATH_CHARS } from "./
  */
 export const CAPTURE_RECORD_VERSION = 1
 
-/** The agents whose hooks blctx registers: `codex_hooks`, `claude_hooks` and `gemini_hooks` in the manifest. */
-export const CAPTURE_AGENTS = ["codex", "claude", "gemini"] as const
-export type CaptureAgent = (typeof CAPTURE_AGENTS)[number]
+/** The agents whose hooks blctx registers (`<agent>_hooks` in the manifest): every agent it knows. */
+export const CAPTURE_AGENTS = AGENT_NAMES
+export type CaptureAgent = AgentName
 
 const Uuid = v.pipe(v.string(), v.uuid())
 const Absolute = v.pipe(

@@ -1,5 +1,6 @@
 import * as NodePath from "node:path"
-import type { CaptureAgent } from "./capture-record.js"
+import { homeField, recordsKey } from "../ownership/manifest-keys.js"
+import { CAPTURE_AGENTS, type CaptureAgent } from "./capture-record.js"
 import type { HookFs } from "./hook-fs.js"
 import { privateDirState } from "./private-dir.js"
 
@@ -46,11 +47,7 @@ const REGISTRATIONS: ReadonlyArray<{
   readonly agent: CaptureAgent
   readonly records: string
   readonly homeKey: string
-}> = [
-  { agent: "codex", records: "codex_hooks", homeKey: "codex_home" },
-  { agent: "claude", records: "claude_hooks", homeKey: "claude_home" },
-  { agent: "gemini", records: "gemini_hooks", homeKey: "gemini_home" }
-]
+}> = CAPTURE_AGENTS.map((agent) => ({ agent, records: recordsKey(agent, "hooks"), homeKey: homeField(agent) }))
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)

@@ -1,13 +1,13 @@
 import { Args, Command, type HelpDoc, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import type { ReportCommand } from "../domain/report.js"
-import { AGENT_TARGETS, type AgentTarget, STEP_IDS, type StepId, targetOfStep } from "../domain/step-id.js"
+import { AGENT_TARGETS, type AgentTarget, agentStepId, STEP_IDS, type StepId, targetOfStep } from "../domain/step-id.js"
 import { type RunRequest, runSteps, validateRequest } from "../installer/engine.js"
 import type { HooksChoice } from "../installer/step.js"
 import { readAnsweredHooks } from "../installer/steps/hooks-manifest.js"
 import { checklistFor, readInstalledTargets } from "../installer/steps/registry.js"
 import type { HooksDecision } from "../ownership/manifest.js"
-import { agentLabel } from "../transcripts/formats/registry.js"
+import { agentChoices, agentLabel } from "../transcripts/formats/registry.js"
 import { choiceOption } from "./checked-options.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
@@ -31,7 +31,7 @@ const hooks = Options.boolean("hooks").pipe(
 )
 const noHooks = Options.boolean("no-hooks").pipe(
   Options.withDescription(
-    "Do not install the optional agent hooks; the choice is remembered and the hooks step (codex_hooks, claude_hooks, gemini_hooks) then passes."
+    `Do not install the optional agent hooks; the choice is remembered and the hooks step (${AGENT_TARGETS.map((t) => agentStepId(t, "hooks")).join(", ")}) then passes.`
   )
 )
 const purge = Options.boolean("purge").pipe(
@@ -77,7 +77,7 @@ const targetsOf = (named: Option.Option<AgentTarget>, step: StepId | null) =>
     const owner = step === null ? undefined : targetOfStep(step)
     if (owner !== undefined) return [owner]
     const installed = yield* readInstalledTargets
-    return installed.length > 0 ? installed : (["codex"] as const)
+    return installed.length > 0 ? installed : [AGENT_TARGETS[0]]
   })
 
 const runChecklist = (
@@ -105,7 +105,7 @@ const selected = (o: Option.Option<StepId>) => Option.getOrNull(o)
 export const installCommand = Command.make(
   "install",
   {
-    target: target("The agent to set blctx up for: codex, claude (Claude Code) or gemini (Gemini CLI)."),
+    target: target(`The agent to set blctx up for: ${agentChoices({ glossed: true })}.`),
     step: step("Run only this step, after the steps it needs (its prerequisites)."),
     noHistory: noHistory(`Skip the history steps (${HISTORY_STEPS}): nothing is indexed.`),
     hooks,
@@ -158,7 +158,7 @@ export const statusCommand = verifyCommand(
     "Verifies every step as install left it and prints the checklist. It only looks: it never installs, starts, repairs, downloads or removes anything. Exit 0 when every selected check passed, 1 otherwise."
   ),
   {
-    target: "The agent whose setup to check: codex, claude or gemini. Without it, every installed one.",
+    target: `The agent whose setup to check: ${agentChoices()}. Without it, every installed one.`,
     step: "Check only this step; the steps it needs are not checked with it.",
     noHistory: `Leave out the history checks (${HISTORY_STEPS}).`
   }
@@ -171,7 +171,7 @@ export const doctorCommand = verifyCommand(
     "Runs the checks of status and deeper diagnoses where a step has them, and gives a remediation (what to run or change) for every step that fails. Like status, it never changes anything. Exit 0 when every selected check passed, 1 otherwise."
   ),
   {
-    target: "The agent whose setup to diagnose: codex, claude or gemini. Without it, every installed one.",
+    target: `The agent whose setup to diagnose: ${agentChoices()}. Without it, every installed one.`,
     step: "Diagnose only this step; the steps it needs are not diagnosed with it.",
     noHistory: `Leave out the history diagnoses (${HISTORY_STEPS}).`
   }
@@ -181,7 +181,7 @@ export const uninstallCommand = Command.make(
   "uninstall",
   {
     target: target(
-      "The agent to remove blctx from: codex, claude or gemini. What the others still use (data, daemon, model) stays."
+      `The agent to remove blctx from: ${agentChoices()}. What the others still use (data, daemon, model) stays.`
     ),
     purge
   },

@@ -1,8 +1,9 @@
 import { Effect, Option } from "effect"
 import { spoolEntryKind } from "../capture/capture-drain.js"
 import { spoolDirIn } from "../capture/capture-paths.js"
-import type { CaptureAgent } from "../capture/capture-record.js"
+import { CAPTURE_AGENTS, type CaptureAgent } from "../capture/capture-record.js"
 import { SafeFs } from "../fs/safe-fs.js"
+import { recordsKey } from "../ownership/manifest-keys.js"
 import { ManifestStore } from "../ownership/manifest-store.js"
 import { Paths } from "../paths/paths.js"
 
@@ -19,18 +20,17 @@ export const makeCaptureFacts = Effect.gen(function* () {
     Effect.map((m) =>
       Option.match(m, {
         onNone: () => [] as ReadonlyArray<{ readonly generation: string; readonly agent: CaptureAgent }>,
-        onSome: (m) => [
-          ...(m.codex_hooks ?? []).map((h) => ({ generation: h.generation, agent: "codex" as const })),
-          ...(m.claude_hooks ?? []).map((h) => ({ generation: h.generation, agent: "claude" as const })),
-          ...(m.gemini_hooks ?? []).map((h) => ({ generation: h.generation, agent: "gemini" as const }))
-        ]
+        onSome: (m) =>
+          CAPTURE_AGENTS.flatMap((agent) =>
+            (m[recordsKey(agent, "hooks")] ?? []).map((h) => ({ generation: h.generation, agent }))
+          )
       })
     )
   )
   return {
     spoolDir,
     /**
-     * The generation of every hook registration in the manifest (codex_hooks, claude_hooks, then gemini_hooks),
+     * The generation of every hook registration in the manifest (each agent's `<agent>_hooks`, in AGENT_NAMES order),
      * with the agent it is for (none: no hooks installed).
      */
     hookGenerations,

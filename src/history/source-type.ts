@@ -1,3 +1,5 @@
+import { AGENT_NAMES, type AgentName } from "../domain/agent-names.js"
+
 /**
  * What kind of source a stored message came from: `messages.source_type`. An open set: storage
  * has no CHECK on it (since migration 4), so a new transcript format or a new kind of note adds
@@ -11,13 +13,12 @@
  * A value is lowercase letters, digits and `_`, starting with a letter, at most 64 characters;
  * agent names (`messages.agent`: `codex`, `claude`, `gemini`) follow the same rule.
  */
+export type KnownSourceType = `${AgentName}_transcript` | "authored_update"
+/** Each agent's transcripts (`<agent>_transcript`, its format's `sourceType`), then notes. */
 export const KNOWN_SOURCE_TYPES = [
-  "codex_transcript",
-  "claude_transcript",
-  "gemini_transcript",
+  ...AGENT_NAMES.map((agent) => `${agent}_transcript` as const),
   "authored_update"
-] as const
-export type KnownSourceType = (typeof KNOWN_SOURCE_TYPES)[number]
+] as unknown as readonly [KnownSourceType, ...Array<KnownSourceType>]
 
 /** The shape of a source type or agent name (registered formats are checked against it). */
 export const SOURCE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/

@@ -1,9 +1,12 @@
 import { Cause, type Context, Data, Deferred, Effect, Either, Option } from "effect"
 import { Check, ExitCode, Report, type ReportCommand } from "../domain/report.js"
-import { type AgentTarget, displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
+import { AGENT_TARGETS, type AgentTarget, displayIndex, HISTORY_STEP_IDS, type StepId } from "../domain/step-id.js"
 import { checklistHeading } from "./render-text.js"
 import { Renderer } from "./renderer.js"
 import { type HooksChoice, type Step, StepFailure, type StepOutcome, type StepRun } from "./step.js"
+
+/** A request that names no target is for the first agent (Codex, the one blctx began with). */
+const DEFAULT_TARGETS: ReadonlyArray<AgentTarget> = [AGENT_TARGETS[0]]
 
 export interface RunRequest {
   readonly command: ReportCommand
@@ -204,7 +207,7 @@ export const runSteps = <R>(
     yield* renderer.begin(
       request.command,
       selected.map((s) => ({ id: s.id, title: s.title })),
-      checklistHeading(request.command, request.targets ?? ["codex"], request.targetNamed ?? true)
+      checklistHeading(request.command, request.targets ?? DEFAULT_TARGETS, request.targetNamed ?? true)
     )
     const checkOf = (step: Step<R>, prerequisites: ReadonlyMap<StepId, Check>) =>
       Effect.gen(function* () {
@@ -246,10 +249,10 @@ export const runSteps = <R>(
       return c === undefined ? [] : [c]
     })
     const allGood = checks.every((c) => c.status === "passed" || c.status === "skipped")
-    const targets = request.targets ?? ["codex"]
+    const targets = request.targets ?? DEFAULT_TARGETS
     const report = new Report({
       command: request.command,
-      target: targets.length === 1 ? (targets[0] ?? "codex") : "all",
+      target: targets.length === 1 ? (targets[0] ?? AGENT_TARGETS[0]) : "all",
       targets: [...targets],
       ready: request.selected === null && request.command !== "uninstall" && allGood,
       exit_code: allGood ? ExitCode.ok : ExitCode.failed,

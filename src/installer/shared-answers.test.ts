@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Option } from "effect"
 import type { ClaudeCliShape, ClaudeMcpServer } from "../claude/claude-cli.js"
-import { shareAnswers, shareClaudeAnswers } from "./shared-answers.js"
+import { shareAnswers, shareMcpAnswers } from "./shared-answers.js"
 
 describe("shareAnswers", () => {
   it.effect("asks once per home and name, also for askers that come while the first is still waiting", () =>
@@ -48,7 +48,7 @@ describe("shareAnswers", () => {
         addMcpServer: (home) => Effect.sync(() => void calls.push(`add ${home}`)),
         removeMcpServer: (home) => Effect.sync(() => void calls.push(`remove ${home}`))
       }
-      const shared = yield* shareClaudeAnswers(cli)
+      const shared = yield* shareMcpAnswers(cli)
       yield* shared.getMcpServer("a", "n")
       yield* shared.getMcpServer("b", "n")
       yield* shared.getMcpServer("a", "n")

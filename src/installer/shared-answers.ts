@@ -1,7 +1,4 @@
 import { Effect, SynchronizedRef } from "effect"
-import { ClaudeCli, type ClaudeCliShape } from "../claude/claude-cli.js"
-import { CodexCli, type CodexCliShape } from "../codex/codex-cli.js"
-import { GeminiCli, type GeminiCliShape } from "../gemini/gemini-cli.js"
 
 /**
  * One answer per question for the length of a command. `blctx status` asks an agent's CLI the same
@@ -36,26 +33,26 @@ export const shareAnswers = <A, E>(ask: (home: string, name: string) => Effect.E
     return { read, forget } as const
   })
 
-/** `mcp get` asked once per home and name, until blctx adds or removes there through the same CLI. */
-const withSharedAnswers = <A, E, S, AddA, AddE, RemoveA, RemoveE>(cli: {
-  readonly getMcpServer: (home: string, name: string) => Effect.Effect<A, E>
-  readonly addMcpServer: (home: string, server: S) => Effect.Effect<AddA, AddE>
-  readonly removeMcpServer: (home: string, name: string) => Effect.Effect<RemoveA, RemoveE>
-}) =>
-  Effect.map(shareAnswers(cli.getMcpServer), ({ read, forget }) => ({
-    getMcpServer: read,
-    addMcpServer: (home: string, server: S) => Effect.ensuring(cli.addMcpServer(home, server), forget(home)),
-    removeMcpServer: (home: string, name: string) => Effect.ensuring(cli.removeMcpServer(home, name), forget(home))
-  }))
+/** An agent CLI port's MCP methods, whatever its entries and errors (`never`: any server type fits). */
+interface McpMethods {
+  readonly getMcpServer: (home: string, name: string) => Effect.Effect<unknown, unknown>
+  readonly addMcpServer: (home: string, server: never) => Effect.Effect<unknown, unknown>
+  readonly removeMcpServer: (home: string, name: string) => Effect.Effect<unknown, unknown>
+}
 
-/** Claude Code's CLI asking `claude mcp get` once per home and name, until blctx adds or removes there. */
-export const shareClaudeAnswers = (cli: ClaudeCliShape) =>
-  Effect.map(withSharedAnswers(cli), (shared) => ClaudeCli.of({ locate: cli.locate, ...shared }))
-
-/** The Codex CLI asking `codex mcp get` once per home and name, until blctx adds or removes there. */
-export const shareCodexAnswers = (cli: CodexCliShape) =>
-  Effect.map(withSharedAnswers(cli), (shared) => CodexCli.of({ locate: cli.locate, ...shared }))
-
-/** Gemini CLI asking `gemini mcp list` once per home and name, until blctx adds or removes there. */
-export const shareGeminiAnswers = (cli: GeminiCliShape) =>
-  Effect.map(withSharedAnswers(cli), (shared) => GeminiCli.of({ locate: cli.locate, ...shared }))
+/**
+ * An agent's CLI port asking `mcp get` (or its agent's listing) once per home and name, until
+ * blctx adds or removes there through the same CLI. The port keeps its type: each method is
+ * wrapped with its own signature, which the cast restates.
+ */
+export const shareMcpAnswers = <C extends McpMethods>(cli: C): Effect.Effect<C> =>
+  Effect.map(
+    shareAnswers(cli.getMcpServer),
+    ({ read, forget }) =>
+      ({
+        ...cli,
+        getMcpServer: read,
+        addMcpServer: (home: string, server: never) => Effect.ensuring(cli.addMcpServer(home, server), forget(home)),
+        removeMcpServer: (home: string, name: string) => Effect.ensuring(cli.removeMcpServer(home, name), forget(home))
+      }) as unknown as C
+  )

@@ -1,5 +1,16 @@
 import { Schema } from "effect"
+import { AGENT_CONCERNS, AGENT_NAMES, type AgentName } from "../domain/agent-names.js"
 import { InstallationId } from "../domain/installation-id.js"
+import {
+  type HomeField,
+  type HooksChoiceKey,
+  type HooksFileField,
+  homeField,
+  hooksChoiceKey,
+  hooksFileField,
+  type RecordsKey,
+  recordsKey
+} from "./manifest-keys.js"
 
 /** The manifest format this build reads and writes. */
 export const MANIFEST_VERSION = 1
@@ -68,19 +79,32 @@ const agentRecords = <H extends string, F extends string>(home: H, hooksFile: F)
   )
 })
 
-/** Codex: `codex mcp add` registrations, skills under $CODEX_HOME/skills, hooks in its hooks.json. */
-const codex = agentRecords("codex_home", "hooks_file")
 /**
- * Claude Code: registrations at user scope (`claude mcp add --scope user`), where `claude_home` is
- * CLAUDE_CONFIG_DIR at registration (default `~/.claude`); hooks merged into its settings.json.
+ * Each agent's lists of records, under the names manifest-keys.ts derives from its name. Codex:
+ * `codex mcp add` registrations, skills under $CODEX_HOME/skills, hooks in its hooks.json. Claude
+ * Code: registrations at user scope, where `claude_home` is CLAUDE_CONFIG_DIR at registration
+ * (default `~/.claude`); hooks merged into its settings.json. Gemini CLI: registrations at user
+ * scope, where `gemini_home` is its folder at registration (`$GEMINI_CLI_HOME/.gemini`, default
+ * `~/.gemini`); skills under it; hooks merged into its settings.json.
  */
-const claude = agentRecords("claude_home", "settings_file")
-/**
- * Gemini CLI: registrations at user scope (`gemini mcp add --scope user`), where `gemini_home` is
- * its folder at registration (`$GEMINI_CLI_HOME/.gemini`, default `~/.gemini`); skills under it;
- * hooks merged into its settings.json.
- */
-const gemini = agentRecords("gemini_home", "settings_file")
+type AgentRecords<A extends AgentName> = ReturnType<typeof agentRecords<HomeField<A>, HooksFileField<A>>>
+type AgentRecordFields = {
+  readonly [K in RecordsKey]: K extends RecordsKey<infer A, infer C> ? AgentRecords<A>[C] : never
+}
+const agentRecordFields = Object.fromEntries(
+  AGENT_NAMES.flatMap((agent) => {
+    const records = agentRecords(homeField(agent), hooksFileField(agent))
+    return AGENT_CONCERNS.map((concern) => [recordsKey(agent, concern), records[concern]])
+  })
+) as unknown as AgentRecordFields
+
+/** The person's choice about each agent's hooks, under its key (`hooks` for Codex's, `claude_hooks`). */
+type HooksChoiceFields = {
+  readonly [A in AgentName as HooksChoiceKey<A>]: Schema.optional<typeof HooksDecision>
+}
+const hooksChoiceFields = Object.fromEntries(
+  AGENT_NAMES.map((agent) => [hooksChoiceKey(agent), Schema.optional(HooksDecision)])
+) as unknown as HooksChoiceFields
 
 /**
  * `installation.json`: what blctx owns on this machine. Only paths listed here are ever
@@ -101,28 +125,13 @@ export class Manifest extends Schema.Class<Manifest>("Manifest")({
    * for Codex's, `claude_hooks` for Claude Code's, `gemini_hooks` for Gemini CLI's, each agent's
    * choice its own.
    */
-  choices: Schema.optionalWith(
-    Schema.Struct({
-      hooks: Schema.optional(HooksDecision),
-      claude_hooks: Schema.optional(HooksDecision),
-      gemini_hooks: Schema.optional(HooksDecision)
-    }),
-    { default: () => ({}) }
-  ),
+  choices: Schema.optionalWith(Schema.Struct(hooksChoiceFields), { default: () => ({}) }),
   /**
    * What blctx registered with each agent (its MCP server, one per agent home; its skill; its
    * hooks). Recorded before the registration is written, so an interrupted install is retried as
    * blctx's own.
    */
-  codex_mcp: codex.mcp,
-  codex_skills: codex.skills,
-  codex_hooks: codex.hooks,
-  claude_mcp: claude.mcp,
-  claude_skills: claude.skills,
-  claude_hooks: claude.hooks,
-  gemini_mcp: gemini.mcp,
-  gemini_skills: gemini.skills,
-  gemini_hooks: gemini.hooks
+  ...agentRecordFields
 }) {}
 
 /** Only the version field, read first so an unknown version is reported as such, not as corruption. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { resolvePaths } from "./paths.js"
+import { ConfigProvider, Effect } from "effect"
+import { Paths, resolvePaths } from "./paths.js"
+import { resolvePathsFromEnv } from "./resolve-paths.js"
 
 describe("resolvePaths", () => {
   it("defaults every XDG home under HOME and CODEX_HOME to ~/.codex", () => {
@@ -46,4 +48,24 @@ describe("resolvePaths", () => {
   it("normalises absolute overrides", () => {
     expect(resolvePaths({ home: "/h", XDG_CACHE_HOME: "/srv//cache/./x/" }).cacheDir).toBe("/srv/cache/x/blctx")
   })
+})
+
+describe("Paths", () => {
+  it.effect("reads every variable resolvePathsFromEnv reads: the same environment gives the same paths", () =>
+    Effect.gen(function* () {
+      const env = {
+        HOME: "/home/ada",
+        XDG_STATE_HOME: "/srv/state",
+        CODEX_HOME: "/srv/codex",
+        CLAUDE_CONFIG_DIR: "/srv/claude",
+        GEMINI_CLI_HOME: "/srv/gemini-user"
+      }
+      const paths = yield* Paths.pipe(
+        Effect.provide(Paths.Default),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+      )
+      expect({ ...paths }).toEqual(resolvePathsFromEnv(env))
+      expect(paths.geminiHome).toBe("/srv/gemini-user/.gemini")
+    })
+  )
 })

@@ -1,6 +1,6 @@
 import * as NodePath from "node:path"
 import { Config, Effect, Layer, Option } from "effect"
-import { type PathInputs, resolvePaths } from "./resolve-paths.js"
+import { PATH_VARIABLES, type PathInputs, resolvePaths } from "./resolve-paths.js"
 
 export { APP_DIR, type PathInputs, type ResolvedPaths, resolvePaths } from "./resolve-paths.js"
 
@@ -12,15 +12,10 @@ export class Paths extends Effect.Service<Paths>()("blctx/Paths", {
     const home = yield* Config.string("HOME").pipe(
       Config.validate({ message: "HOME must be an absolute path", validation: (h) => NodePath.isAbsolute(h) })
     )
-    return resolvePaths({
-      home,
-      XDG_DATA_HOME: yield* optionalEnv("XDG_DATA_HOME"),
-      XDG_CONFIG_HOME: yield* optionalEnv("XDG_CONFIG_HOME"),
-      XDG_CACHE_HOME: yield* optionalEnv("XDG_CACHE_HOME"),
-      XDG_STATE_HOME: yield* optionalEnv("XDG_STATE_HOME"),
-      CODEX_HOME: yield* optionalEnv("CODEX_HOME"),
-      CLAUDE_CONFIG_DIR: yield* optionalEnv("CLAUDE_CONFIG_DIR")
-    })
+    const variables = yield* Effect.forEach(PATH_VARIABLES, (name) =>
+      Effect.map(optionalEnv(name), (value) => [name, value] as const)
+    )
+    return resolvePaths({ home, ...Object.fromEntries(variables) })
   })
 }) {
   /** A Paths layer from explicit inputs (tests, and the daemon which takes its roots as arguments). */

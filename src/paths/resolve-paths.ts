@@ -35,17 +35,23 @@ export const APP_DIR = "blctx"
 const absoluteOr = (value: string | undefined, fallback: string): string =>
   value !== undefined && value !== "" && NodePath.isAbsolute(value) ? NodePath.normalize(value) : fallback
 
-export interface PathInputs {
-  readonly home: string
-  readonly XDG_DATA_HOME?: string | undefined
-  readonly XDG_CONFIG_HOME?: string | undefined
-  readonly XDG_CACHE_HOME?: string | undefined
-  readonly XDG_STATE_HOME?: string | undefined
-  readonly CODEX_HOME?: string | undefined
-  readonly CLAUDE_CONFIG_DIR?: string | undefined
-  /** Gemini CLI's stand-in for HOME: its folder is `.gemini` under it. */
-  readonly GEMINI_CLI_HOME?: string | undefined
-}
+/**
+ * The environment variables the paths come from besides HOME, listed once: the Paths service and
+ * resolvePathsFromEnv both read exactly these. `GEMINI_CLI_HOME` is Gemini CLI's stand-in for
+ * HOME: its folder is `.gemini` under it.
+ */
+export const PATH_VARIABLES = [
+  "XDG_DATA_HOME",
+  "XDG_CONFIG_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_STATE_HOME",
+  "CODEX_HOME",
+  "CLAUDE_CONFIG_DIR",
+  "GEMINI_CLI_HOME"
+] as const
+export type PathVariable = (typeof PATH_VARIABLES)[number]
+
+export type PathInputs = { readonly home: string } & { readonly [V in PathVariable]?: string | undefined }
 
 /** Pure resolution, so the rules are testable without touching the environment. */
 export const resolvePaths = (input: PathInputs): ResolvedPaths => {
@@ -82,14 +88,5 @@ export const resolvePaths = (input: PathInputs): ResolvedPaths => {
 export const resolvePathsFromEnv = (env: NodeJS.ProcessEnv): ResolvedPaths | undefined => {
   const home = env.HOME
   if (home === undefined || !NodePath.isAbsolute(home)) return undefined
-  return resolvePaths({
-    home,
-    XDG_DATA_HOME: env.XDG_DATA_HOME,
-    XDG_CONFIG_HOME: env.XDG_CONFIG_HOME,
-    XDG_CACHE_HOME: env.XDG_CACHE_HOME,
-    XDG_STATE_HOME: env.XDG_STATE_HOME,
-    CODEX_HOME: env.CODEX_HOME,
-    CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR,
-    GEMINI_CLI_HOME: env.GEMINI_CLI_HOME
-  })
+  return resolvePaths({ home, ...Object.fromEntries(PATH_VARIABLES.map((name) => [name, env[name]])) })
 }

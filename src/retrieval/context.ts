@@ -5,6 +5,7 @@ import { described } from "../domain/field-description.js"
 import { CONTEXT_BOUNDS, rangeWords } from "../domain/read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { firstRowOf, rowsOf } from "../sql/sql-rows.js"
+import { agentChoices } from "../transcripts/formats/registry.js"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import { RESPONSE_TEXT_BUDGET, ResultAgent, SourceLocation, SourceType, sourceLocationOf } from "./contract.js"
 import { NOTE_REVISIONS } from "./current-revision.js"
@@ -83,7 +84,7 @@ export const ContextRequest = Schema.Struct({
   agent: Schema.optional(
     described(
       AgentFilter,
-      "Answer only when the result comes from this agent's history (codex, claude or gemini), or is a note no other agent's session wrote; otherwise fail saying whose it is."
+      `Answer only when the result comes from this agent's history (${agentChoices()}), or is a note no other agent's session wrote; otherwise fail saying whose it is.`
     )
   )
 })

@@ -4,6 +4,7 @@ import { described } from "../domain/field-description.js"
 import { rangeWords, SEARCH_BOUNDS } from "../domain/read-bounds.js"
 import { boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
+import { agentChoices, agentLabelChoices, transcriptSourceTypes } from "../transcripts/formats/registry.js"
 import { AgentFilter, KNOWN_AGENTS } from "./agent-filter.js"
 
 /** Every response caps the text it returns at this many characters and says when it did. */
@@ -162,13 +163,13 @@ export const SearchFilters = Schema.Struct({
   source_type: Schema.optional(
     described(
       SourceType,
-      "Only this kind of text: codex_transcript, claude_transcript or gemini_transcript (messages read from your Codex, Claude Code or Gemini CLI transcripts) or authored_update (notes written for blctx rather than read from a transcript)."
+      `Only this kind of text: ${transcriptSourceTypes()} (messages read from your ${agentLabelChoices()} transcripts) or authored_update (notes written for blctx rather than read from a transcript).`
     )
   ),
   agent: Schema.optional(
     described(
       AgentFilter,
-      "Only results of this agent: codex, claude (Claude Code) or gemini (Gemini CLI). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
+      `Only results of this agent: ${agentChoices({ glossed: true })}. Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
     )
   )
 })

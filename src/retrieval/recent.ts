@@ -6,6 +6,7 @@ import { RECENT_BOUNDS, rangeWords } from "../domain/read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { countOf, rowsOf } from "../sql/sql-rows.js"
+import { agentChoices } from "../transcripts/formats/registry.js"
 import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
 import {
   ProjectField,
@@ -63,7 +64,7 @@ export const RecentRequest = Schema.Struct({
   agent: Schema.optional(
     described(
       AgentFilter,
-      "Only turns of this agent: codex, claude (Claude Code) or gemini (Gemini CLI). Notes written for blctx stay unless their session belongs to another agent. Default: every agent."
+      `Only turns of this agent: ${agentChoices({ glossed: true })}. Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
     )
   ),
   limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many turns to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),

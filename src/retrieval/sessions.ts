@@ -4,6 +4,7 @@ import { described } from "../domain/field-description.js"
 import { RECENT_BOUNDS, rangeWords } from "../domain/read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { redactSecrets } from "../redaction/redact.js"
+import { agentChoices } from "../transcripts/formats/registry.js"
 import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import { CURRENT_REVISION } from "./current-revision.js"
 import { invalidQuery } from "./invalid-query.js"
@@ -20,10 +21,7 @@ export const SessionsRequest = Schema.Struct({
     )
   ),
   agent: Schema.optional(
-    described(
-      AgentFilter,
-      "Only sessions of this agent: codex, claude (Claude Code) or gemini (Gemini CLI). Default: every agent."
-    )
+    described(AgentFilter, `Only sessions of this agent: ${agentChoices({ glossed: true })}. Default: every agent.`)
   ),
   limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many sessions to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),
   offset: boundedWithFallback(

@@ -1,6 +1,5 @@
 import { DateTime, Effect } from "effect"
 import type { ResolvedPaths } from "../paths/paths.js"
-import { codexFormat } from "./formats/codex-format.js"
 import { TRANSCRIPT_FORMATS } from "./formats/registry.js"
 import type { FoundSession, TranscriptFormat } from "./formats/transcript-format.js"
 
@@ -123,10 +122,3 @@ export const discoverTranscripts = Effect.fn("Transcripts.discover")(function* (
   }
   return discovery
 })
-
-/**
- * Codex session files under one `CODEX_HOME`. Kept for `blctx index`, which should move to
- * `discoverTranscripts(defaultTargets(paths))` (or `targetsUnder(root)` for `--root`) so that
- * every registered format's sessions are indexed.
- */
-export const discoverSessions = (codexHome: string) => discoverTranscripts([{ format: codexFormat, home: codexHome }])

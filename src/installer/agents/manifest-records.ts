@@ -1,19 +1,11 @@
 import type { Manifest } from "../../ownership/manifest.js"
+import type { RecordsKey } from "../../ownership/manifest-keys.js"
 
 /** The manifest's fields, as the Manifest constructor takes them. */
 export type ManifestFields = ConstructorParameters<typeof Manifest>[0]
 
-/** The manifest keys that hold one agent's registrations of one kind. */
-export type RecordsKey =
-  | "codex_mcp"
-  | "codex_skills"
-  | "codex_hooks"
-  | "claude_mcp"
-  | "claude_skills"
-  | "claude_hooks"
-  | "gemini_mcp"
-  | "gemini_skills"
-  | "gemini_hooks"
+/** The manifest keys that hold one agent's registrations of one kind (`codex_mcp`, `claude_hooks`). */
+export type { RecordsKey }
 
 /**
  * One agent's list of registrations of one kind, seen under neutral field names (`home`, `file`),

@@ -23,7 +23,7 @@ export const fault = (text: string): HookFinding => ({ text, kind: "fault" })
  * What capture has not done yet or did wrong, each a phrase a person can act on; empty when every
  * event type has arrived, captured content is indexed and nothing is pending or failed.
  */
-export const captureFindings = (c: CaptureStatus, agent = "Codex"): ReadonlyArray<HookFinding> => {
+export const captureFindings = (c: CaptureStatus, agent: string): ReadonlyArray<HookFinding> => {
   const silent = HOOK_EVENTS.filter((event) => c.events[event] === 0)
   return [
     ...(silent.length > 0 ? [waiting(`no ${orList(silent)} event has arrived`)] : []),

@@ -253,6 +253,13 @@ export const recordedMcpSource = <M>(agent: AgentIntegration<M>) =>
   })
 
 /**
+ * Where mcp_health reads an agent's registration: Codex's and Claude Code's own readers (they
+ * predate the record's CLI adapter and keep their exact messages), every other agent's through it.
+ */
+export const mcpSourceOf = <M>(agent: AgentIntegration<M>) =>
+  agent.target === "codex" ? codexMcpSource : agent.target === "claude" ? claudeMcpSource : recordedMcpSource(agent)
+
+/**
  * Launches the exact command each target's agent has registered as `base-layer-context`,
  * initialises MCP over stdio, requires every tool and calls `context_status`. Nothing to
  * install or remove: install is verify, uninstall says so.

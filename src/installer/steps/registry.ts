@@ -4,7 +4,7 @@ import { AGENT_TARGETS, type AgentTarget, displayIndex, SHARED_STEP_IDS } from "
 import type { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import type { AgentIntegration } from "../agents/agent-integration.js"
-import { AGENTS } from "../agents/agents.js"
+import { AGENTS, agentOf } from "../agents/agents.js"
 import type { Step } from "../step.js"
 import { backgroundServiceStep } from "./background-service.js"
 import { dataDirectoryStep } from "./data-directory.js"
@@ -12,7 +12,7 @@ import { embeddingModelStep } from "./embedding-model.js"
 import { historyIndexStep } from "./history-index.js"
 import { historyRetrievalStep } from "./history-retrieval.js"
 import { hooksStep } from "./hooks-step.js"
-import { claudeMcpSource, codexMcpSource, makeMcpHealthStep, recordedMcpSource } from "./mcp-health.js"
+import { makeMcpHealthStep, mcpSourceOf } from "./mcp-health.js"
 import { mcpStep } from "./mcp-step.js"
 import { serviceHealthStep } from "./service-health.js"
 import { sessionDiscoveryStep } from "./session-discovery.js"
@@ -23,11 +23,10 @@ const agentSteps = <M, S, H>(agent: AgentIntegration<M, S, H>) =>
   [mcpStep(agent), skillsStep(agent), hooksStep(agent)] as const
 
 /** Each target's own steps (what it registers with its agent), and where mcp_health reads its registration. */
-const targetSteps = {
-  codex: { steps: agentSteps(AGENTS.codex), mcpSource: codexMcpSource },
-  claude: { steps: agentSteps(AGENTS.claude), mcpSource: claudeMcpSource },
-  gemini: { steps: agentSteps(AGENTS.gemini), mcpSource: recordedMcpSource(AGENTS.gemini) }
-} as const
+const targetSteps = (target: AgentTarget) => {
+  const agent = agentOf(target)
+  return { steps: agentSteps(agent), mcpSource: mcpSourceOf(agent) }
+}
 
 /**
  * The checklist for some targets (one for install and uninstall, every installed one for a
@@ -37,9 +36,9 @@ const targetSteps = {
 export const stepsFor = (targets: ReadonlyArray<AgentTarget>) =>
   Effect.gen(function* () {
     const own: Array<Step> = []
-    for (const target of targets) for (const step of targetSteps[target].steps) own.push(yield* step)
+    for (const target of targets) for (const step of targetSteps(target).steps) own.push(yield* step)
     const sources = []
-    for (const target of targets) sources.push(yield* targetSteps[target].mcpSource)
+    for (const target of targets) sources.push(yield* targetSteps(target).mcpSource)
     const steps: ReadonlyArray<Step> = [
       yield* dataDirectoryStep,
       yield* backgroundServiceStep,
@@ -54,8 +53,8 @@ export const stepsFor = (targets: ReadonlyArray<AgentTarget>) =>
     return [...steps].sort((a, b) => displayIndex(a.id) - displayIndex(b.id))
   })
 
-/** Every step of `blctx install codex`, in display order. */
-export const installSteps = stepsFor(["codex"])
+/** Every step of `blctx install <first agent>` (Codex), in display order. */
+export const installSteps = stepsFor([AGENT_TARGETS[0]])
 
 /**
  * The targets the manifest says are installed: an active installation with something recorded for
