@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { BoundedDate, MAX_ID_CHARS, MAX_PATH_CHARS } from "../domain/bounded-text.js"
+import { described } from "../domain/field-description.js"
 import {
   Authorship,
   MAX_NOTE_TAGS,
@@ -49,10 +50,21 @@ const StoredTime = BoundedDate.pipe(
   Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "is not an ISO 8601 time" })
 )
 
+/** What `blctx export` exports; its options are derived from these fields (`request-options.ts`). */
 export const ExportFilters = Schema.Struct({
-  since: Schema.optional(BoundedDate),
-  until: Schema.optional(BoundedDate),
-  agent: Schema.optional(AgentFilter)
+  since: Schema.optional(
+    described(
+      BoundedDate,
+      "Only from this time on (inclusive): transcript messages of that time, and notes with a revision written then (with their whole history)."
+    )
+  ),
+  until: Schema.optional(described(BoundedDate, "Only before this time (exclusive), as `since`.")),
+  agent: Schema.optional(
+    described(
+      AgentFilter,
+      "Only this agent's transcript messages: codex (Codex) or claude (Claude Code). Notes stay unless their session belongs to another agent. Default: every agent."
+    )
+  )
 })
 export type ExportFilters = typeof ExportFilters.Type
 
