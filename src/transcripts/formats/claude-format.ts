@@ -42,7 +42,6 @@ const FIRST_FIELDS = ["parentUuid", "logicalParentUuid", "leafUuid", "isSidechai
 const FIRST_RECORD = new RegExp(
   String.raw`^\s*\{\s*(?:"(?:${FIRST_FIELDS.join("|")})"\s*:|"type"\s*:\s*"(?:${FIRST_TYPES.join("|")})")`
 )
-const MATCHED_CHARS = 4096
 
 /**
  * Claude Code transcripts: `$CLAUDE_CONFIG_DIR/projects/<cwd with / as ->/<session id>.jsonl`
@@ -61,7 +60,7 @@ export const claudeFormat: TranscriptFormat = {
   sessionFolders: (home) => [{ path: NodePath.join(home, CLAUDE_PROJECTS_DIR), archived: false }],
   detect: (probe) => {
     if (codexFormat.detect(probe) || geminiFormat.detect(probe)) return false
-    return namedOrStarting(probe, FILE_NAME, FIRST_RECORD, MATCHED_CHARS)
+    return namedOrStarting(probe, FILE_NAME, FIRST_RECORD)
   },
   discover: (home) => walkSessionFolders(claudeFormat.sessionFolders(home), { suffix: ".jsonl" }),
   classifier: makeClaudeClassifier,

@@ -23,8 +23,6 @@ const SCALAR_FIELD = String.raw`"[A-Za-z_]{1,32}"\s*:\s*(?:"[^"\\]{0,100}"|-?\d{
 const FIRST_RECORD = new RegExp(
   String.raw`^\s*\{\s*(?:${SCALAR_FIELD}){0,4}"type"\s*:\s*"(?:${RECORD_TYPES.join("|")})"`
 )
-/** Enough of the head to hold the envelope's start, after any leading blank lines. */
-const MATCHED_CHARS = 4096
 
 /** Codex CLI rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` and `archived_sessions/`. */
 export const codexFormat: TranscriptFormat = {
@@ -39,7 +37,7 @@ export const codexFormat: TranscriptFormat = {
     { path: NodePath.join(home, CODEX_SESSIONS_DIR), archived: false },
     { path: NodePath.join(home, CODEX_ARCHIVED_DIR), archived: true }
   ],
-  detect: (probe) => namedOrStarting(probe, FILE_NAME, FIRST_RECORD, MATCHED_CHARS),
+  detect: (probe) => namedOrStarting(probe, FILE_NAME, FIRST_RECORD),
   discover: (home) =>
     walkSessionFolders(codexFormat.sessionFolders(home), { suffix: ".jsonl", compressedSuffix: ".jsonl.zst" }),
   classifier: makeClassifier,

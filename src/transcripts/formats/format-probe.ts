@@ -7,6 +7,9 @@ import type { FormatProbe, SessionHeader } from "./transcript-format.js"
  * its first characters alone, since a first line can be megabytes long and is never parsed here.
  */
 
+/** Enough of a head to hold a record's start, after any leading blank lines. */
+export const HEAD_CHARS = 4096
+
 /** The first `chars` characters of a probed head (bytes decoded leniently: a head may end mid-character). */
 export const headText = (head: FormatProbe["head"], chars: number): string =>
   typeof head === "string"
@@ -14,8 +17,12 @@ export const headText = (head: FormatProbe["head"], chars: number): string =>
     : new TextDecoder("utf-8", { fatal: false }).decode(head.subarray(0, chars))
 
 /** Whether the probed file is named like `fileName`, or its head's first `chars` characters start like `firstRecord`. */
-export const namedOrStarting = (probe: FormatProbe, fileName: RegExp, firstRecord: RegExp, chars: number): boolean =>
-  fileName.test(NodePath.basename(probe.path)) || firstRecord.test(headText(probe.head, chars))
+export const namedOrStarting = (
+  probe: FormatProbe,
+  fileName: RegExp,
+  firstRecord: RegExp,
+  chars: number = HEAD_CHARS
+): boolean => fileName.test(NodePath.basename(probe.path)) || firstRecord.test(headText(probe.head, chars))
 
 /** The header of a session whose first record names neither its id nor its directory. */
 export const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
