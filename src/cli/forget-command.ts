@@ -10,7 +10,7 @@ import { renderForgetPreview, renderForgotten } from "./forget-render.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
 import { Prompter } from "./prompter.js"
-import { requestOptions } from "./request-options.js"
+import { requestOptions, TIME_FORMAT } from "./request-options.js"
 import { CliUsageError } from "./usage-error.js"
 
 /** A preview answers quickly; a confirmation includes the scrub (VACUUM), which grows with the database. */
@@ -18,9 +18,6 @@ const PREVIEW_TIMEOUT = Duration.seconds(30)
 const FORGET_TIMEOUT = Duration.minutes(10)
 
 export const NOTHING_REMOVED = "nothing removed: run again with --yes to forget this"
-
-const TIME_FORMAT =
-  "TIME is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM; without an offset it is UTC."
 
 /**
  * The selector's options, derived from its fields, worded for a person forgetting (the schema's

@@ -48,7 +48,8 @@ export const DIRECTORY_FIELD: FieldOption = { pseudo: "DIR" }
 export const TIME_FIELD: FieldOption = { time: true }
 export const AGENT_FIELD: FieldOption = { choices: KNOWN_AGENTS }
 
-const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
+/** What help says of a TIME placeholder. */
+export const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
 
 /** The option a field is offered as: its name in the field path's last segment, with dashes. */
 const optionName = (path: string, field: FieldOption) =>
