@@ -1,32 +1,31 @@
 import { createReadStream } from "node:fs"
 import * as NodePath from "node:path"
 import { createInterface } from "node:readline"
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command } from "@effect/cli"
 import { Console, Data, DateTime, Duration, Effect, Option, Stream } from "effect"
 import { withDaemon as ensureDaemon } from "../daemon/ensure-daemon.js"
 import { ExitCode } from "../domain/report.js"
 import { importBatches, readExportFile } from "../export/export-file.js"
 import type { ImportNotesResponse } from "../export/import-contract.js"
 import { SafeFs } from "../fs/safe-fs.js"
-import { KNOWN_AGENTS } from "../retrieval/agent-filter.js"
 import {
   EXPORT_FORMAT,
   EXPORT_FORMAT_VERSION,
   EXPORT_START,
   type ExportCounts,
   type ExportCursor,
-  type ExportFilters,
+  ExportFilters,
   type ExportLine,
   encodeExportValue
 } from "../retrieval/export-format.js"
 import type { BlctxClient } from "../rpc/client.js"
 import { CURRENT_SCHEMA_VERSION } from "../store/migrations.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
-import { choiceOption, TIME_FORMS, timeOption } from "./checked-options.js"
 import { CLOSED_STDOUT_EXIT, isClosedPipe } from "./closed-stdout.js"
 import { ExitStatus } from "./exit-status.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
+import { AGENT_FIELD, requestOptions, TIME_FIELD } from "./request-options.js"
 import { CliUsageError } from "./usage-error.js"
 
 /** Every call to the daemon (one export page, one import batch) answers within this. */
@@ -91,19 +90,7 @@ class UnreadableExport extends Data.TaggedError("UnreadableExport")<{
 
 // ---- export ------------------------------------------------------------------------------------
 
-const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
-const since = timeOption(
-  "since",
-  `Only from this time on (inclusive): transcript messages of that time, and notes with a revision written then (with their whole history). ${TIME_FORMAT}`
-).pipe(Options.optional)
-const until = timeOption("until", `Only before this time (exclusive), as --since. ${TIME_FORMAT}`).pipe(
-  Options.optional
-)
-const agent = choiceOption(
-  "agent",
-  KNOWN_AGENTS,
-  "Only this agent's transcript messages: codex (Codex) or claude (Claude Code). Notes stay unless their session belongs to another agent. Default: every agent."
-).pipe(Options.optional)
+const filters = requestOptions(ExportFilters, { since: TIME_FIELD, until: TIME_FIELD, agent: AGENT_FIELD })
 
 /**
  * Export failures go to stderr only: stdout is the JSONL stream, never a JSON error document. A
@@ -159,11 +146,6 @@ const runExport = (client: BlctxClient, filters: ExportFilters) =>
     yield* writeStdout(jsonLine({ type: "end", counts: counts satisfies ExportCounts }))
   }).pipe(Effect.scoped)
 
-const defined = <T extends Record<string, unknown>>(record: T) =>
-  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]: Exclude<T[K], undefined>
-  }
-
 /**
  * `--json` promises one JSON document; an export is a stream of them (JSON lines), which
  * import-notes reads line by line. Wrapping it in one array would hold the whole history in
@@ -180,20 +162,9 @@ const refuseJson = Effect.flatMap(OutputMode, (mode) =>
     : Effect.void
 )
 
-export const exportCommand = Command.make("export", { since, until, agent }, (o) =>
+export const exportCommand = Command.make("export", { filters }, (o) =>
   refuseJson.pipe(
-    Effect.zipRight(
-      withDaemon((client) =>
-        runExport(
-          client,
-          defined({
-            since: Option.getOrUndefined(o.since),
-            until: Option.getOrUndefined(o.until),
-            agent: Option.getOrUndefined(o.agent)
-          })
-        )
-      ).pipe(Effect.catchAll(reportExportFailure))
-    )
+    Effect.zipRight(withDaemon((client) => runExport(client, o.filters)).pipe(Effect.catchAll(reportExportFailure)))
   )
 ).pipe(
   Command.withDescription(

@@ -1,9 +1,8 @@
-import * as NodePath from "node:path"
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Option } from "effect"
+import { Console, Duration, Effect } from "effect"
 import { withDaemon } from "../daemon/ensure-daemon.js"
 import { ExitCode } from "../domain/report.js"
-import { type ForgetSelector, selectorKind } from "../forget/forget-contract.js"
+import { type ForgetSelector, SelectorFields, selectorKind } from "../forget/forget-contract.js"
 import { ansiStyle, plainStyle } from "../installer/render-text.js"
 import { sanitizeForTerminal, stringifyForTerminal } from "../terminal/sanitize.js"
 import { ExitStatus } from "./exit-status.js"
@@ -11,6 +10,7 @@ import { renderForgetPreview, renderForgotten } from "./forget-render.js"
 import { commandDescription } from "./help.js"
 import { OutputMode } from "./output-mode.js"
 import { Prompter } from "./prompter.js"
+import { requestOptions, TIME_FORMAT } from "./request-options.js"
 import { CliUsageError } from "./usage-error.js"
 
 /** A preview answers quickly; a confirmation includes the scrub (VACUUM), which grows with the database. */
@@ -19,28 +19,30 @@ const FORGET_TIMEOUT = Duration.minutes(10)
 
 export const NOTHING_REMOVED = "nothing removed: run again with --yes to forget this"
 
-const text = (name: string, pseudo: string, description: string) =>
-  Options.text(name).pipe(Options.withPseudoName(pseudo), Options.withDescription(description), Options.optional)
-
-const TIME_FORMAT =
-  "TIME is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], optionally ending in Z or ±HH:MM; without an offset it is UTC."
+/**
+ * The selector's options, derived from its fields, worded for a person forgetting (the schema's
+ * descriptions speak to agents). Times stay text the daemon reads, as the MCP tool's do; paths
+ * are made absolute here, where the working directory is the person's.
+ */
+const selectorFields = requestOptions(SelectorFields, {
+  note: { pseudo: "NOTE_ID", help: "Forget one note, every revision of it." },
+  context_session: {
+    pseudo: "ID",
+    help: "Forget every note of one blctx session (the context_session_id open_session returned)."
+  },
+  file: { pseudo: "PATH", absolute: true, help: "Forget every message read from this transcript file." },
+  session: { pseudo: "ID", help: "Forget every message of this agent session (any agent, every file of it)." },
+  project: {
+    pseudo: "DIR",
+    absolute: true,
+    help: "Forget the transcript messages whose working directory is DIR or below it, and the notes of blctx sessions whose project is."
+  },
+  since: { pseudo: "TIME", help: `Forget from this time on (inclusive); with or without --until. ${TIME_FORMAT}` },
+  until: { pseudo: "TIME", help: `Forget before this time (exclusive); with or without --since. ${TIME_FORMAT}` }
+})
 
 const options = {
-  note: text("note", "NOTE_ID", "Forget one note, every revision of it."),
-  contextSession: text(
-    "context-session",
-    "ID",
-    "Forget every note of one blctx session (the context_session_id open_session returned)."
-  ),
-  file: text("file", "PATH", "Forget every message read from this transcript file."),
-  session: text("session", "ID", "Forget every message of this agent session (any agent, every file of it)."),
-  project: text(
-    "project",
-    "DIR",
-    "Forget the transcript messages whose working directory is DIR or below it, and the notes of blctx sessions whose project is."
-  ),
-  since: text("since", "TIME", `Forget from this time on (inclusive); with or without --until. ${TIME_FORMAT}`),
-  until: text("until", "TIME", `Forget before this time (exclusive); with or without --since. ${TIME_FORMAT}`),
+  fields: selectorFields,
   yes: Options.boolean("yes").pipe(
     Options.withDescription("Confirm without asking: the preview is still made, then confirmed with its token.")
   ),
@@ -49,34 +51,16 @@ const options = {
   )
 }
 
-type Flags = {
-  readonly [K in Exclude<keyof typeof options, "yes" | "pretty">]: Option.Option<string>
-}
-
-/** The selector of the flags: exactly one kind, paths made absolute. */
-export const selectorOf = (flags: Flags): Effect.Effect<ForgetSelector, CliUsageError> => {
-  const get = Option.getOrUndefined
-  const absolute = (p: string | undefined) => (p === undefined ? undefined : NodePath.resolve(p))
-  const candidate = Object.fromEntries(
-    Object.entries({
-      note: get(flags.note),
-      context_session: get(flags.contextSession),
-      file: absolute(get(flags.file)),
-      session: get(flags.session),
-      project: absolute(get(flags.project)),
-      since: get(flags.since),
-      until: get(flags.until)
-    }).filter(([, v]) => v !== undefined)
-  ) as ForgetSelector
-  return selectorKind(candidate) === undefined
+/** The selector the options name: exactly one kind, in the command line's words when not. */
+export const selectorOf = (fields: typeof SelectorFields.Type): Effect.Effect<ForgetSelector, CliUsageError> =>
+  selectorKind(fields) === undefined
     ? Effect.fail(
         new CliUsageError({
           message:
             "name exactly one thing to forget: --note, --context-session, --file, --session, --project, or --since/--until"
         })
       )
-    : Effect.succeed(candidate)
-}
+    : Effect.succeed(fields)
 
 const fail = (error: Error) =>
   Effect.gen(function* () {
@@ -97,7 +81,7 @@ const fail = (error: Error) =>
 
 export const forgetCommand = Command.make("forget", options, (o) =>
   Effect.gen(function* () {
-    const selector = yield* selectorOf(o)
+    const selector = yield* selectorOf(o.fields)
     const mode = yield* OutputMode
     const readable = !mode.json && (o.pretty || process.stdout.isTTY === true)
     const style = mode.color ? ansiStyle : plainStyle

@@ -1,27 +1,21 @@
-import { Args, Command } from "@effect/cli"
-import { Effect, Schema } from "effect"
+import { Command } from "@effect/cli"
+import { Effect } from "effect"
 import { quoteValue } from "../domain/decode-issues.js"
 import { ListNotesRequest, NoteHistoryRequest } from "../notes/notes-contract.js"
 import { commandDescription } from "./help.js"
 import { emit, handled, pretty, withDaemon } from "./history-commands.js"
 import { renderNoteHistory, renderNoteShow, renderNotesList } from "./notes-render.js"
-import { DIRECTORY_FIELD, requestOptions } from "./request-options.js"
+import { DIRECTORY_FIELD, requestArgument, requestOptions } from "./request-options.js"
 import { CliUsageError } from "./usage-error.js"
 
 // `blctx notes list|show|history`: the notes agents logged, read through the daemon like the
 // other history commands (JSON by default, `--pretty` for people, exit 1 with a JSON error).
 
-const noteId = Args.text({ name: "note-id" }).pipe(
-  Args.withDescription("The note's id (a UUID): note_id in blctx notes list, search results or log_update's answer.")
-)
-
-/** The note id decoded with the procedure's own schema: a malformed one is a usage error, not a daemon call. */
-const historyRequest = (id: string) =>
-  Schema.decodeUnknown(NoteHistoryRequest)({ note_id: id }).pipe(
-    Effect.mapError(
-      () => new CliUsageError({ message: `note id ${quoteValue(id)} is not a UUID (8-4-4-4-12 hexadecimal digits)` })
-    )
-  )
+/** The note id, decoded with the procedure's own schema: a malformed one is a usage error, not a daemon call. */
+const request = requestArgument(NoteHistoryRequest, "note_id", {
+  help: "The note's id (a UUID): note_id in blctx notes list, search results or log_update's answer.",
+  refused: (id) => `note id ${quoteValue(id)} is not a UUID (8-4-4-4-12 hexadecimal digits)`
+})
 
 const listCommand = Command.make(
   "list",
@@ -48,11 +42,10 @@ const listCommand = Command.make(
   )
 )
 
-const showCommand = Command.make("show", { noteId, pretty }, (o) =>
+const showCommand = Command.make("show", { request, pretty }, (o) =>
   handled(
     Effect.gen(function* () {
-      const request = yield* historyRequest(o.noteId)
-      const history = yield* withDaemon((client) => client.NoteHistory(request))
+      const history = yield* withDaemon((client) => client.NoteHistory(o.request))
       const current = history.revisions.at(-1)
       yield* emit(
         history,
@@ -65,11 +58,10 @@ const showCommand = Command.make("show", { noteId, pretty }, (o) =>
   )
 ).pipe(Command.withDescription("The note's current revision in full, with its metadata and how many revisions it has."))
 
-const historyCommand = Command.make("history", { noteId, pretty }, (o) =>
+const historyCommand = Command.make("history", { request, pretty }, (o) =>
   handled(
     Effect.gen(function* () {
-      const request = yield* historyRequest(o.noteId)
-      const history = yield* withDaemon((client) => client.NoteHistory(request))
+      const history = yield* withDaemon((client) => client.NoteHistory(o.request))
       yield* emit(history, (h) => h, renderNoteHistory, o.pretty)
     }),
     o.pretty

@@ -1,3 +1,4 @@
+import * as NodePath from "node:path"
 import { CliConfig, Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
@@ -7,7 +8,7 @@ import { described } from "../domain/field-description.js"
 import { boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { SearchRequest } from "../retrieval/contract.js"
 import { docText } from "./help.js"
-import { AGENT_FIELD, requestOptions } from "./request-options.js"
+import { AGENT_FIELD, requestArgument, requestOptions } from "./request-options.js"
 import { SEARCH_FIELDS, SearchOptionsRequest } from "./search-fields.js"
 
 /** What a command with these options received, or the usage error it failed with. */
@@ -54,4 +55,60 @@ describe("requestOptions", () => {
     const help = docText(Command.getHelp(probe, CliConfig.defaultConfig))
     expect(help).toContain("Only here. Not with --agent.")
   })
+})
+
+describe("a command's own wording and paths", () => {
+  const Selector = Schema.Struct({
+    note: Schema.optional(described(BoundedPath, "A note, as agents are told.")),
+    file: Schema.optional(
+      described(
+        BoundedPath.pipe(Schema.pattern(/^\//, { message: () => "must be an absolute path" })),
+        "A file, as agents are told."
+      )
+    )
+  })
+
+  it("shows the command's help for a field where it words it for its own action", () => {
+    const options = requestOptions(Selector, {
+      note: { pseudo: "NOTE_ID", help: "Forget one note." },
+      file: { pseudo: "PATH", absolute: true }
+    })
+    const help = docText(Command.getHelp(Command.make("probe", { options }), CliConfig.defaultConfig))
+    expect(help).toContain("Forget one note.")
+    expect(help).not.toContain("A note, as agents are told.")
+    expect(help).toContain("A file, as agents are told.")
+  })
+
+  it.effect("makes a path absolute against the working directory before the schema decodes it", () =>
+    Effect.gen(function* () {
+      const options = requestOptions(Selector, { note: {}, file: { absolute: true } })
+      expect(yield* received(options, ["--file", "some/where"])).toEqual({ file: NodePath.resolve("some/where") })
+      expect(yield* received(options, ["--note", "n"])).toEqual({ note: "n" })
+    })
+  )
+
+  it.effect("decodes a positional argument into the request, refused in the command's words", () =>
+    Effect.gen(function* () {
+      const Request = Schema.Struct({ note_id: described(Schema.UUID, "The note.") })
+      const argument = requestArgument(Request, "note_id", {
+        help: "The note's id.",
+        refused: (text) => `note id ${JSON.stringify(text)} is not a UUID`
+      })
+      let got: unknown
+      const probe = Command.make("probe", { argument }, (o) => Effect.sync(() => (got = o.argument)))
+      const run = (args: ReadonlyArray<string>) =>
+        Command.run(probe, { name: "probe", version: "0" })(["node", "probe", ...args]).pipe(
+          Effect.either,
+          Effect.provide(NodeContext.layer)
+        )
+      const id = "0b7d3f0e-6a4e-4f55-9c0e-3f1f7a2b9c11"
+      expect((yield* run([id]))._tag).toBe("Right")
+      expect(got).toEqual({ note_id: id })
+      const refused = yield* run(["nope"])
+      expect(refused._tag === "Left" && ValidationError.isValidationError(refused.left)).toBe(true)
+      if (refused._tag === "Left" && ValidationError.isValidationError(refused.left)) {
+        expect(docText(refused.left.error)).toBe('note id "nope" is not a UUID')
+      }
+    })
+  )
 })

@@ -1,4 +1,5 @@
-import { HelpDoc, Options, ValidationError } from "@effect/cli"
+import * as NodePath from "node:path"
+import { Args, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Effect, Option, Schema, SchemaAST } from "effect"
 import { decodeIssues } from "../domain/decode-issues.js"
 import { fieldDescription } from "../domain/field-description.js"
@@ -13,7 +14,8 @@ import { boundedOption, choiceOption, TIME_FORMS, timeOption } from "./checked-o
  * input schema shows too), its bounds and default (`boundedNumber`'s annotation), and decodes
  * what the command line gave into the request. What the schema cannot say stays here: a
  * placeholder, a time checked as one, the choices a command line accepts where the wire takes an
- * open string, and an option name that differs from the field's.
+ * open string, an option name that differs from the field's, help worded for the command's own
+ * action, and a relative path made absolute.
  */
 
 /** How one request field is offered on the command line, beyond what its schema says. */
@@ -22,6 +24,13 @@ export interface FieldOption {
   readonly name?: string
   /** The placeholder in help (`--project DIR`); numbers show N, times TIME, choices themselves. */
   readonly pseudo?: string
+  /**
+   * The option's help, where the command words the field for its own action (`blctx forget`:
+   * "Forget one note, every revision of it.") rather than as the request describes it to agents.
+   */
+  readonly help?: string
+  /** A path: made absolute against the working directory, since the request carries absolute paths. */
+  readonly absolute?: true
   /** A date or time: a usage error unless it is one (`timeOption`). */
   readonly time?: true
   /** The values the command line accepts (`choiceOption`). */
@@ -39,7 +48,8 @@ export const DIRECTORY_FIELD: FieldOption = { pseudo: "DIR" }
 export const TIME_FIELD: FieldOption = { time: true }
 export const AGENT_FIELD: FieldOption = { choices: KNOWN_AGENTS }
 
-const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
+/** What help says of a TIME placeholder. */
+export const TIME_FORMAT = `TIME is ${TIME_FORMS}; without an offset it is UTC.`
 
 /** The option a field is offered as: its name in the field path's last segment, with dashes. */
 const optionName = (path: string, field: FieldOption) =>
@@ -68,8 +78,8 @@ const helpText = (description: string, names: ReadonlyMap<string, string>) =>
     return name === undefined ? whole : `--${name}`
   })
 
-const describedBy = (ast: SchemaAST.AST, path: string) => {
-  const description = fieldDescription(ast)
+const describedBy = (ast: SchemaAST.AST, path: string, field: FieldOption) => {
+  const description = field.help ?? fieldDescription(ast)
   if (description === undefined) throw new Error(`the request field ${path} has no description`)
   return description
 }
@@ -95,7 +105,8 @@ const fieldOption = (
   }
   if (field.time === true) return Options.optional(timeOption(name, `${description} ${TIME_FORMAT}`))
   if (field.choices !== undefined) return Options.optional(choiceOption(name, field.choices, description))
-  const text = Options.text(name).pipe(Options.withDescription(description))
+  const given = Options.text(name).pipe(Options.withDescription(description))
+  const text = field.absolute === true ? Options.map(given, (path) => NodePath.resolve(path)) : given
   return Options.optional(field.pseudo === undefined ? text : Options.withPseudoName(text, field.pseudo))
 }
 
@@ -143,7 +154,7 @@ export const requestOptions = <A, I>(schema: RequestSchema<A, I>, fields: Reques
   const options: Record<string, Options.Options<FieldValue>> = {}
   for (const [path, field] of Object.entries(fields)) {
     const ast = fieldAst(schema.ast, path)
-    options[path] = fieldOption(optionName(path, field), ast, field, helpText(describedBy(ast, path), names))
+    options[path] = fieldOption(optionName(path, field), ast, field, helpText(describedBy(ast, path, field), names))
   }
   const decode = Schema.decodeUnknown(schema, { errors: "all" })
   return Options.all(options).pipe(
@@ -157,6 +168,35 @@ export const requestOptions = <A, I>(schema: RequestSchema<A, I>, fields: Reques
           return ValidationError.invalidValue(HelpDoc.p(message))
         })
       )
+    )
+  )
+}
+
+/** How one request field is taken as a command's positional argument. */
+export interface FieldArgument {
+  /** The argument's name, when not the field's with dashes (`note_id` is `<note-id>`). */
+  readonly name?: string
+  /** Its help, where the command words it otherwise than the field's description. */
+  readonly help?: string
+  /** The usage error for a value the schema refuses, in the command's words. */
+  readonly refused: (given: string) => string
+}
+
+/**
+ * A command's positional argument for one field of `schema`'s request, decoded with the schema
+ * into the request, so a value the request would refuse is a usage error, never a daemon call.
+ */
+export const requestArgument = <A, I>(
+  schema: RequestSchema<A, I>,
+  path: string,
+  argument: FieldArgument
+): Args.Args<A> => {
+  const ast = fieldAst(schema.ast, path)
+  const decode = Schema.decodeUnknown(schema)
+  return Args.text({ name: argument.name ?? optionName(path, {}) }).pipe(
+    Args.withDescription(argument.help ?? describedBy(ast, path, {})),
+    Args.mapEffect((given) =>
+      decode(assemble({ [path]: given })).pipe(Effect.mapError(() => HelpDoc.p(argument.refused(given))))
     )
   )
 }

@@ -3,6 +3,7 @@ import { Effect, Either, Option, Schema } from "effect"
 import { type ModelSpec, SanityCheck } from "../domain/model-spec.js"
 import { readVerified } from "../fs/read-verified.js"
 import { type Entry, type FsError, SafeFs } from "../fs/safe-fs.js"
+import { Digest } from "./file-digest.js"
 import type { ModelFingerprint } from "./fingerprint.js"
 
 /**
@@ -16,13 +17,8 @@ export const VERIFICATION_VERSION = 1
 
 export const verificationPath = (folder: string) => NodePath.join(folder, VERIFICATION_FILE_NAME)
 
-/** One checked file: its pinned size and SHA-256, and the modification time it had when checked. */
-export const CheckedFile = Schema.Struct({
-  name: Schema.String,
-  size: Schema.Int,
-  sha256: Schema.String,
-  mtime_ms: Schema.Number
-})
+/** One checked file: its name, its pinned digest, and the modification time it had when checked. */
+export const CheckedFile = Schema.Struct({ name: Schema.String, ...Digest.fields, mtime_ms: Schema.Number })
 export type CheckedFile = typeof CheckedFile.Type
 
 export const VerificationPassed = Schema.TaggedStruct("passed", {

@@ -3,8 +3,8 @@ import { redactNullable, redactSecrets } from "../redaction/redact.js"
 import { redactSession } from "../redaction/redact-metadata.js"
 import type {
   ClassificationTotals,
-  MessageKind,
   RecordDecision,
+  SelectedMessage,
   SessionInfo,
   TurnFlag
 } from "../transcripts/classification.js"
@@ -25,18 +25,12 @@ export interface ExploreFileRequest {
   readonly limit: number
 }
 
-export interface ExploreMessage {
-  readonly kind: MessageKind
-  readonly role: string
-  /** The exact text proposed for the search index. */
-  readonly text: string
-  readonly phase: string | null
-  readonly reason: string
-  readonly record_type: string
-  readonly source: SourcePosition
-  /** Copies of this message in other representations, labelled `duplicate`. */
-  readonly duplicates: ReadonlyArray<SourcePosition>
-}
+/**
+ * A message proposed for the search index, as explore shows it: its text exactly as it would be
+ * stored (redacted) and its copies in other representations (`duplicate`), without its source
+ * line's time.
+ */
+export type ExploreMessage = Omit<SelectedMessage, "timestamp">
 
 export interface ExploreDecision extends SourcePosition {
   readonly record_type: string

@@ -25,7 +25,8 @@ const AbsolutePath = BoundedPath.pipe(
 export const SELECTOR_KINDS = ["note", "context_session", "file", "session", "project", "time_range"] as const
 export type SelectorKind = (typeof SELECTOR_KINDS)[number]
 
-const SelectorFields = Schema.Struct({
+/** A selector's fields, each checked alone; `ForgetSelector` adds that exactly one kind is named. */
+export const SelectorFields = Schema.Struct({
   note: Schema.optional(BoundedId.annotations({ description: "A note id: every revision of that note." })),
   context_session: Schema.optional(
     BoundedId.annotations({ description: "A blctx session (open_session's context_session_id): all of its notes." })

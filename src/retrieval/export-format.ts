@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { BoundedDate, MAX_ID_CHARS, MAX_PATH_CHARS } from "../domain/bounded-text.js"
+import { described } from "../domain/field-description.js"
 import {
   Authorship,
   MAX_NOTE_TAGS,
@@ -49,18 +50,24 @@ const StoredTime = BoundedDate.pipe(
   Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "is not an ISO 8601 time" })
 )
 
+const SINCE =
+  "Only from this time on (inclusive): transcript messages of that time, and notes with a revision written then (with their whole history)."
+const UNTIL = "Only before this time (exclusive), as `since`."
+const AGENT =
+  "Only this agent's transcript messages: codex (Codex) or claude (Claude Code). Notes stay unless their session belongs to another agent. Default: every agent."
+
+/** What `blctx export` exports; its options are derived from these fields (`request-options.ts`). */
 export const ExportFilters = Schema.Struct({
-  since: Schema.optional(BoundedDate),
-  until: Schema.optional(BoundedDate),
-  agent: Schema.optional(AgentFilter)
+  since: Schema.optional(described(BoundedDate, SINCE)),
+  until: Schema.optional(described(BoundedDate, UNTIL)),
+  agent: Schema.optional(described(AgentFilter, AGENT))
 })
 export type ExportFilters = typeof ExportFilters.Type
 
-export const ExportCounts = Schema.Struct({
-  context_sessions: Schema.Int,
-  notes: Schema.Int,
-  note_revisions: Schema.Int,
-  messages: Schema.Int
+/** The end line's counts: one integer for each kind of thing exported, in this order. */
+export const ExportCounts = Schema.Record({
+  key: Schema.Literal("context_sessions", "notes", "note_revisions", "messages"),
+  value: Schema.Int
 })
 export type ExportCounts = typeof ExportCounts.Type
 

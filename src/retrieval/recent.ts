@@ -50,28 +50,39 @@ export class RecentTurn extends Schema.Class<RecentTurn>("RecentTurn")({
   messages_not_shown: Schema.Int
 }) {}
 
-/** Recent activity: a day count or a `[since, until)` range, optionally one project and one agent. */
-export const RecentRequest = Schema.Struct({
+/**
+ * The fields recent's kind of read words by what it lists (`turns`, `sessions`): a day count and
+ * a page, within `RECENT_BOUNDS`, and an agent filter described by the read.
+ */
+export const listedFields = (items: string, agent: string) => ({
   days: Schema.optional(
     boundedNumber(
       RECENT_BOUNDS.days,
-      `Only turns active in the last N days, up to ${RECENT_BOUNDS.days.max} (fractions such as 0.5 work). Not with \`since\`.`
+      `Only ${items} active in the last N days, up to ${RECENT_BOUNDS.days.max} (fractions such as 0.5 work). Not with \`since\`.`
     )
   ),
+  agent: Schema.optional(described(AgentFilter, agent)),
+  limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many ${items} to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),
+  offset: boundedWithFallback(
+    RECENT_BOUNDS.offset,
+    `Skip this many ${items} first, to get the next page (an answer's next_offset says where it continues).`
+  )
+})
+
+const turns = listedFields(
+  "turns",
+  `Only turns of this agent: ${agentChoices({ glossed: true })}. Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
+)
+
+/** Recent activity: a day count or a `[since, until)` range, optionally one project and one agent. */
+export const RecentRequest = Schema.Struct({
+  days: turns.days,
   since: Schema.optional(SinceField),
   until: Schema.optional(UntilField),
   project: Schema.optional(ProjectField),
-  agent: Schema.optional(
-    described(
-      AgentFilter,
-      `Only turns of this agent: ${agentChoices({ glossed: true })}. Notes written for blctx stay unless their session belongs to another agent. Default: every agent.`
-    )
-  ),
-  limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many turns to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),
-  offset: boundedWithFallback(
-    RECENT_BOUNDS.offset,
-    "Skip this many turns first, to get the next page (an answer's next_offset says where it continues)."
-  )
+  agent: turns.agent,
+  limit: turns.limit,
+  offset: turns.offset
 })
 export type RecentRequest = typeof RecentRequest.Type
 

@@ -1,33 +1,17 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
-import { described } from "../domain/field-description.js"
-import { RECENT_BOUNDS, rangeWords } from "../domain/read-bounds.js"
-import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { agentChoices } from "../transcripts/formats/registry.js"
-import { AgentFilter, agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
+import { agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import { CURRENT_REVISION } from "./current-revision.js"
 import { invalidQuery } from "./invalid-query.js"
-import { RecentRequest } from "./recent.js"
+import { listedFields, RecentRequest } from "./recent.js"
 import { resolveRange, TimeRangeError } from "./time-range.js"
 
 /** Sessions with activity in a range: the same filters and bounds as recent (`RECENT_BOUNDS`). */
 export const SessionsRequest = Schema.Struct({
   ...RecentRequest.fields,
-  days: Schema.optional(
-    boundedNumber(
-      RECENT_BOUNDS.days,
-      `Only sessions active in the last N days, up to ${RECENT_BOUNDS.days.max} (fractions such as 0.5 work). Not with \`since\`.`
-    )
-  ),
-  agent: Schema.optional(
-    described(AgentFilter, `Only sessions of this agent: ${agentChoices({ glossed: true })}. Default: every agent.`)
-  ),
-  limit: boundedWithFallback(RECENT_BOUNDS.limit, `How many sessions to return, ${rangeWords(RECENT_BOUNDS.limit)}.`),
-  offset: boundedWithFallback(
-    RECENT_BOUNDS.offset,
-    "Skip this many sessions first, to get the next page (an answer's next_offset says where it continues)."
-  )
+  ...listedFields("sessions", `Only sessions of this agent: ${agentChoices({ glossed: true })}. Default: every agent.`)
 })
 export type SessionsRequest = typeof SessionsRequest.Type
 

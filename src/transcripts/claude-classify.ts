@@ -11,7 +11,7 @@ import {
 } from "./claude-records.js"
 import { positionOf, type TranscriptRecord } from "./record.js"
 import { makeRecordCounts } from "./record-counts.js"
-import { classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
+import { candidateOf, classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
 
 /** What a Claude Code sub-agent's session is called in `SessionInfo.subagent`. */
 export const CLAUDE_SUBAGENT = "sidechain"
@@ -83,12 +83,8 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
       tracker.record(base, "excluded", "sub-agent conversation inside its parent's file (tool traffic)")
       return
     }
-    const interpretation = interpret(entry)
-    if (interpretation._tag === "Fixed") {
-      tracker.record(base, interpretation.decision, interpretation.reason)
-      return
-    }
-    tracker.message(base, interpretation.message, null, subagentFile === true ? CLAUDE_SUBAGENT : null)
+    const message = candidateOf(tracker, base, interpret(entry))
+    if (message !== undefined) tracker.message(base, message, null, subagentFile === true ? CLAUDE_SUBAGENT : null)
   }
 
   const finish = (): R => {

@@ -13,7 +13,7 @@ import {
 } from "./gemini-records.js"
 import { positionOf, type SourcePosition, type TranscriptRecord } from "./record.js"
 import { makeRecordCounts } from "./record-counts.js"
-import { classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
+import { candidateOf, classificationOf, makeTurnTracker, type RecordBase } from "./turn-tracker.js"
 
 /** What a Gemini CLI sub-agent's session is called in `SessionInfo.subagent`. */
 export const GEMINI_SUBAGENT = "subagent"
@@ -84,12 +84,8 @@ const classifier = <R>(keepDecisions: boolean, result: (c: TranscriptClassificat
       tracker.record(base, "metadata", "session header written again: the session was resumed")
       return
     }
-    const interpretation = interpret(entry)
-    if (interpretation._tag === "Fixed") {
-      tracker.record(base, interpretation.decision, interpretation.reason)
-      return
-    }
-    const message = interpretation.message
+    const message = candidateOf(tracker, base, interpret(entry))
+    if (message === undefined) return
     const id = stringField(entry, "id")
     const digest = digestOf(message.text)
     const earlier = id === null ? undefined : seen.get(id)

@@ -357,3 +357,22 @@ export const makeTurnTracker = (options: { readonly keepDecisions: boolean }) =>
 
   return { record, unreadable, message, startTurn, seeTurnId, completeTurn, finish }
 }
+
+/** A record as a format's `interpret` reads it alone: a fixed label, or a message candidate. */
+export type Interpreted<M> =
+  | { readonly _tag: "Fixed"; readonly decision: Decision; readonly reason: string }
+  | { readonly _tag: "Message"; readonly message: M }
+
+/**
+ * The message candidate of an interpreted record, or undefined once a fixed label has been
+ * recorded for it: what is left to a format's classifier is only what it does with a message.
+ */
+export const candidateOf = <M>(
+  tracker: Pick<ReturnType<typeof makeTurnTracker>, "record">,
+  base: RecordBase,
+  interpreted: Interpreted<M>
+): M | undefined => {
+  if (interpreted._tag === "Message") return interpreted.message
+  tracker.record(base, interpreted.decision, interpreted.reason)
+  return undefined
+}

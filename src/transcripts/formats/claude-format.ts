@@ -2,8 +2,9 @@ import * as NodePath from "node:path"
 import { makeClaudeClassifier } from "../claude-classify.js"
 import { decidedByType, isSidechain, stringField } from "../claude-records.js"
 import { codexFormat } from "./codex-format.js"
+import { NO_HEADER, namedOrStarting } from "./format-probe.js"
 import { geminiFormat } from "./gemini-format.js"
-import type { FormatProbe, SessionHeader, TranscriptFormat } from "./transcript-format.js"
+import type { TranscriptFormat } from "./transcript-format.js"
 import { walkSessionFolders } from "./walk-folders.js"
 
 export const CLAUDE_PROJECTS_DIR = "projects"
@@ -41,14 +42,6 @@ const FIRST_FIELDS = ["parentUuid", "logicalParentUuid", "leafUuid", "isSidechai
 const FIRST_RECORD = new RegExp(
   String.raw`^\s*\{\s*(?:"(?:${FIRST_FIELDS.join("|")})"\s*:|"type"\s*:\s*"(?:${FIRST_TYPES.join("|")})")`
 )
-const MATCHED_CHARS = 4096
-
-const headText = (head: FormatProbe["head"]) =>
-  typeof head === "string"
-    ? head.slice(0, MATCHED_CHARS)
-    : new TextDecoder("utf-8", { fatal: false }).decode(head.subarray(0, MATCHED_CHARS))
-
-const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
 
 /**
  * Claude Code transcripts: `$CLAUDE_CONFIG_DIR/projects/<cwd with / as ->/<session id>.jsonl`
@@ -67,7 +60,7 @@ export const claudeFormat: TranscriptFormat = {
   sessionFolders: (home) => [{ path: NodePath.join(home, CLAUDE_PROJECTS_DIR), archived: false }],
   detect: (probe) => {
     if (codexFormat.detect(probe) || geminiFormat.detect(probe)) return false
-    return FILE_NAME.test(NodePath.basename(probe.path)) || FIRST_RECORD.test(headText(probe.head))
+    return namedOrStarting(probe, FILE_NAME, FIRST_RECORD)
   },
   discover: (home) => walkSessionFolders(claudeFormat.sessionFolders(home), { suffix: ".jsonl" }),
   classifier: makeClaudeClassifier,

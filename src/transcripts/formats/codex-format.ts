@@ -3,7 +3,8 @@ import { Option } from "effect"
 import { makeClassifier } from "../classify.js"
 import { decodeSessionMeta } from "../codex-payloads.js"
 import { decidedByType } from "../codex-records.js"
-import type { FormatProbe, SessionHeader, TranscriptFormat } from "./transcript-format.js"
+import { NO_HEADER, namedOrStarting } from "./format-probe.js"
+import type { TranscriptFormat } from "./transcript-format.js"
 import { walkSessionFolders } from "./walk-folders.js"
 
 export const CODEX_SESSIONS_DIR = "sessions"
@@ -22,15 +23,6 @@ const SCALAR_FIELD = String.raw`"[A-Za-z_]{1,32}"\s*:\s*(?:"[^"\\]{0,100}"|-?\d{
 const FIRST_RECORD = new RegExp(
   String.raw`^\s*\{\s*(?:${SCALAR_FIELD}){0,4}"type"\s*:\s*"(?:${RECORD_TYPES.join("|")})"`
 )
-/** Enough of the head to hold the envelope's start, after any leading blank lines. */
-const MATCHED_CHARS = 4096
-
-const headText = (head: FormatProbe["head"]) =>
-  typeof head === "string"
-    ? head.slice(0, MATCHED_CHARS)
-    : new TextDecoder("utf-8", { fatal: false }).decode(head.subarray(0, MATCHED_CHARS))
-
-const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
 
 /** Codex CLI rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` and `archived_sessions/`. */
 export const codexFormat: TranscriptFormat = {
@@ -45,7 +37,7 @@ export const codexFormat: TranscriptFormat = {
     { path: NodePath.join(home, CODEX_SESSIONS_DIR), archived: false },
     { path: NodePath.join(home, CODEX_ARCHIVED_DIR), archived: true }
   ],
-  detect: (probe) => FILE_NAME.test(NodePath.basename(probe.path)) || FIRST_RECORD.test(headText(probe.head)),
+  detect: (probe) => namedOrStarting(probe, FILE_NAME, FIRST_RECORD),
   discover: (home) =>
     walkSessionFolders(codexFormat.sessionFolders(home), { suffix: ".jsonl", compressedSuffix: ".jsonl.zst" }),
   classifier: makeClassifier,

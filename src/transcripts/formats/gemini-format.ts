@@ -2,7 +2,8 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { makeGeminiClassifier } from "../gemini-classify.js"
 import { cwdOf, HEADER_TYPE, stringField, untypedType } from "../gemini-records.js"
-import type { FormatProbe, FoundSession, SessionHeader, TranscriptFormat } from "./transcript-format.js"
+import { NO_HEADER, namedOrStarting } from "./format-probe.js"
+import type { FoundSession, TranscriptFormat } from "./transcript-format.js"
 import { walkSessionFolders } from "./walk-folders.js"
 
 /** Under the CLI's home, every project's scratch folder: `tmp/<project>/chats/` holds its sessions. */
@@ -22,18 +23,11 @@ const FILE_NAME = /^session-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-[A-Za-z0-9_-]{1,64}\.j
 const FIRST_RECORD = /^\s*\{\s*"sessionId"\s*:\s*"[^"\\]{0,200}"\s*,\s*"projectHash"\s*:/
 const MATCHED_CHARS = 1024
 
-const headText = (head: FormatProbe["head"]) =>
-  typeof head === "string"
-    ? head.slice(0, MATCHED_CHARS)
-    : new TextDecoder("utf-8", { fatal: false }).decode(head.subarray(0, MATCHED_CHARS))
-
 /** Whether a found file is a session: it sits in a project's `chats/` folder (a sub-agent's one level down). */
 const isSessionFile = (tmp: string) => (file: FoundSession) => {
   const parts = NodePath.relative(tmp, file.path).split(NodePath.sep)
   return (parts.length === 3 || parts.length === 4) && parts[1] === CHATS_DIR
 }
-
-const NO_HEADER: SessionHeader = { session_id: null, cwd: null }
 
 /**
  * Gemini CLI sessions: `$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-*.jsonl` (default
@@ -50,7 +44,7 @@ export const geminiFormat: TranscriptFormat = {
   home: (paths) => paths.geminiHome,
   homeHint: "$GEMINI_CLI_HOME/.gemini, or ~/.gemini",
   sessionFolders: (home) => [{ path: NodePath.join(home, GEMINI_TMP_DIR), archived: false }],
-  detect: (probe) => FILE_NAME.test(NodePath.basename(probe.path)) || FIRST_RECORD.test(headText(probe.head)),
+  detect: (probe) => namedOrStarting(probe, FILE_NAME, FIRST_RECORD, MATCHED_CHARS),
   discover: (home) => {
     const tmp = NodePath.join(home, GEMINI_TMP_DIR)
     return walkSessionFolders(geminiFormat.sessionFolders(home), { suffix: ".jsonl" }).pipe(
