@@ -131,8 +131,8 @@ const turnKey = (session: string, turn: number) => `${session}\u0000${turn}`
 /**
  * Orders candidates: each chunk's own evidence, plus a share of its turn's best other message
  * (an answer whose question matched) and of the neighbouring turns' (a follow-up), the person's
- * own messages weighted down, all raised by how much of the question its session holds. Copies of one text, and ties, keep the candidates' order (BM25's,
- * with its tie-breaks).
+ * own messages weighted down, all raised by how much of the question its session holds. Copies
+ * of one text, and ties, keep the candidates' order (BM25's, with its tie-breaks).
  */
 export const rerank = <C extends Candidate>(
   candidates: ReadonlyArray<C>,
