@@ -29,6 +29,7 @@ import type { ChunkId, VectorIndexShape } from "../../src/vectors/vector-index.j
 import { makeFakeEmbedder } from "../../testing/fake-model.js"
 import { figure, line } from "../measure.js"
 import {
+  type Cited,
   classifyFixture,
   fixtureFiles,
   KINDS,
@@ -63,6 +64,12 @@ const Queries = Schema.Struct({
 })
 
 const K = 10
+/**
+ * With BLCTX_RECALL_MISSES=1 the words-only misses of the tuned-on part are listed (question,
+ * rank, the first result and the expected line). Never the held-out part's: what is tuned on
+ * must not see them.
+ */
+const LIST_MISSES = process.env.BLCTX_RECALL_MISSES === "1"
 /** A negative question is clean when none of its first CLEAN_DEPTH results cites tool output or injected context. */
 const CLEAN_DEPTH = 5
 
@@ -168,6 +175,23 @@ const citeOf = (home: string) => (h: SearchHit) =>
     ? `${NodePath.relative(home, h.source.path).split(NodePath.sep).join("/")}:${h.source.line}`
     : describeSource(h.source)
 
+/** One tuned-on miss: the question, where its line ranked (0: not in the first K) and what ranked first. */
+const missLine = (
+  q: Question,
+  rank: number,
+  results: ReadonlyArray<SearchHit>,
+  ranked: ReadonlyArray<string>,
+  expect: ReadonlyArray<Cited>
+) => {
+  const snippet = (text: string) => text.replace(/\s+/g, " ").slice(0, 140)
+  const first = results[0]
+  return [
+    `  miss ${q.id} ${q.kind} rank ${rank}: ${q.query}`,
+    `    first  ${ranked[0] ?? "nothing"}: ${first === undefined ? "" : snippet(first.text)}`,
+    `    wanted ${expect.map((e) => `${e.file.slice(-20)}:${e.line}`).join(" ")}`
+  ].join("\n")
+}
+
 const vectorHits = (m: Model, vectors: VectorIndexShape, query: string) =>
   Effect.gen(function* () {
     const [vector] = yield* m.embedder.embed([query], "query")
@@ -208,14 +232,16 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
         const asked = SearchRequest.make({ query: q.query, limit: K })
         return readTime ? applyTimePhrase(asked, Date.parse(reference.now), reference.time_zone).request : asked
       }
-      const rankedFor = (q: Question, side: Side, readTime = true) =>
+      const answerFor = (q: Question, side: Side, readTime = false) =>
         Effect.gen(function* () {
           const request = requestFor(q, readTime)
           const hits =
             side === "fused" ? Option.some({ hits: yield* vectorHits(m, vectors, request.query) }) : Option.none()
-          const answer = yield* search(request, hits, "")
-          return answer.results.map(cite)
+          return yield* search(request, hits, "")
         })
+      const rankedFor = (q: Question, side: Side, readTime = true) =>
+        Effect.map(answerFor(q, side, readTime), (answer) => answer.results.map(cite))
+      const misses: Array<string> = []
       for (const q of labelled.questions) {
         for (const side of sides) {
           if (q.kind === TIME_KIND) {
@@ -225,7 +251,8 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
             add(cell(side, "time, phrase ranked as words"), rankOf(yield* rankedFor(q, side, false), expected))
             continue
           }
-          const ranked = yield* rankedFor(q, side, false)
+          const answer = yield* answerFor(q, side)
+          const ranked = answer.results.map(cite)
           if (q.kind === "negative") {
             const tally = clean.get(side) ?? { clean: 0, n: 0, dirty: [] }
             clean.set(side, tally)
@@ -241,8 +268,11 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
             q.expect.map((e) => `${e.file}:${e.line}`)
           )
           for (const group of ["all", q.kind, q.heldout ? "held-out" : "tuned-on"]) add(cell(side, group), rank)
+          if (LIST_MISSES && side === "words-only" && !q.heldout && rank !== 1)
+            misses.push(missLine(q, rank, answer.results, ranked, q.expect))
         }
       }
+      for (const miss of misses) console.log(miss)
       const kinds: ReadonlyArray<Kind> = [...KINDS, TIME_KIND]
       const counts = kinds.map((k) => `${labelled.questions.filter((q) => q.kind === k).length} ${k}`)
       line(

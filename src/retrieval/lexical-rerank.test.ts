@@ -5,7 +5,14 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { SearchRequest } from "./contract.js"
-import { type Candidate, NEIGHBOUR_WEIGHT, rerank } from "./lexical-rerank.js"
+import {
+  type Candidate,
+  coverageGroup,
+  NEIGHBOUR_WEIGHT,
+  rerank,
+  SESSION_WEIGHT,
+  sessionCoverage
+} from "./lexical-rerank.js"
 import { search } from "./search.js"
 
 let dir: string
@@ -227,5 +234,49 @@ describe("rerank", () => {
     // Without the neighbour (another session's turn), BM25's order stands.
     const alone = rerank([{ ...asked, session_id: "elsewhere" }, travel, kept], query).map((r) => r.row.chunk_id)
     expect(alone.indexOf(1)).toBeLessThan(alone.indexOf(2))
+  })
+
+  it("lifts a turn whose session holds the whole question, over one whose session holds a part", () => {
+    const query = { words: ["ledger", "export", "timeout"], forms: [] }
+    // BM25 prefers the other project's timeout answer; the ledger session names every word, four turns apart.
+    const other = candidate(1, "proxy", 1, "assistant", "The timeout is 30 s now.", -3)
+    const answer = candidate(2, "ledger", 1, "assistant", "Raised the timeout to 60 s.", -2.8)
+    const earlier = candidate(3, "ledger", 5, "user", "The ledger export keeps failing.", -1)
+    expect(SESSION_WEIGHT).toBeGreaterThan(0)
+    const ranked = rerank([other, answer, earlier], query).map((r) => r.row.chunk_id)
+    expect(ranked.indexOf(2)).toBeLessThan(ranked.indexOf(1))
+    // Without the session's other turn, BM25's order stands.
+    const alone = rerank([other, answer], query).map((r) => r.row.chunk_id)
+    expect(alone).toEqual([1, 2])
+  })
+})
+
+describe("sessionCoverage", () => {
+  const row = (id: number, session: string | null, text: string): Candidate => ({
+    chunk_id: id,
+    message_id: id,
+    session_id: session,
+    turn_number: 1,
+    role: "assistant",
+    kind: "final_answer",
+    text,
+    rank: -1
+  })
+
+  it("is the share of the question's words a session's candidates hold, written whole", () => {
+    const rows = [
+      row(1, "a", "The Ledger export failed."),
+      row(2, "a", "A timeout, again."),
+      row(3, "b", "Exporter timeouts"),
+      row(4, null, "ledger notes"),
+      row(5, null, "export")
+    ]
+    const cover = sessionCoverage(rows, ["ledger", "export", "timeout", "retry"])
+    expect(cover.get("a")).toBe(0.75)
+    // "exporter" and "timeouts" are other words: only BM25's stems match them.
+    expect(cover.get("b")).toBe(0)
+    // Rows outside a session (notes) stand for themselves.
+    expect(rows.slice(3).map((r) => cover.get(coverageGroup(r)))).toEqual([0.25, 0.25])
+    expect(sessionCoverage([row(1, "a", "ledger")], []).get("a")).toBe(0)
   })
 })

@@ -55,6 +55,15 @@ export const NEIGHBOUR_WEIGHT = 0.25
  * ask, its answer is what they want to find, and it sits right beside it in the turn.
  */
 export const REQUEST_WEIGHT = 0.6
+/**
+ * A chunk's score is raised by this share of its session's coverage of the question (the
+ * share of the content words any of the session's candidates holds): a turn in the
+ * conversation that was about the whole question beats an equally good match in one that
+ * shares a single word with it. On the recall benchmark MRR@10 rose 0.816 -> 0.828 on the
+ * tuned-on part and 0.688 -> 0.704 on the held-out part (flat from 0.5 to 2; squared, it helped
+ * less).
+ */
+export const SESSION_WEIGHT = 1
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
 
@@ -95,13 +104,35 @@ export const ownEvidence = (candidate: Candidate, query: RerankQuery): OwnEviden
   return { score, exact }
 }
 
+/** What a chunk's coverage is counted over: its session, or the message itself when it has none (a note). */
+export const coverageGroup = (candidate: Candidate): string => candidate.session_id ?? `message ${candidate.message_id}`
+
+/**
+ * For each coverage group, the share of the query's content words that one of its candidates
+ * holds written whole (as `ownEvidence` counts exact words). Pure, over the candidates only.
+ */
+export const sessionCoverage = (
+  candidates: ReadonlyArray<Candidate>,
+  words: ReadonlyArray<string>
+): ReadonlyMap<string, number> => {
+  const found = new Map<string, Set<string>>()
+  for (const c of candidates) {
+    const group = coverageGroup(c)
+    const held = found.get(group) ?? new Set<string>()
+    found.set(group, held)
+    const text = c.text.toLowerCase()
+    for (const w of words) if (!held.has(w) && containsWhole(text, w)) held.add(w)
+  }
+  return new Map([...found].map(([group, held]) => [group, words.length === 0 ? 0 : held.size / words.length]))
+}
+
 const turnKey = (session: string, turn: number) => `${session}\u0000${turn}`
 
 /**
  * Orders candidates: each chunk's own evidence, plus a share of its turn's best other message
  * (an answer whose question matched) and of the neighbouring turns' (a follow-up), the person's
- * own messages weighted down. Copies of one text, and ties, keep the candidates' order (BM25's,
- * with its tie-breaks).
+ * own messages weighted down, all raised by how much of the question its session holds. Copies
+ * of one text, and ties, keep the candidates' order (BM25's, with its tie-breaks).
  */
 export const rerank = <C extends Candidate>(
   candidates: ReadonlyArray<C>,
@@ -122,6 +153,7 @@ export const rerank = <C extends Candidate>(
       list.push({ message: c.message_id, score: byMessage.get(c.message_id) ?? 0 })
     byTurn.set(key, list)
   }
+  const coverage = sessionCoverage(candidates, query.words)
   const bestIn = (session: string, turn: number, except: number) =>
     Math.max(0, ...(byTurn.get(turnKey(session, turn)) ?? []).filter((m) => m.message !== except).map((m) => m.score))
   const scored = candidates.map((row, index) => {
@@ -138,6 +170,7 @@ export const rerank = <C extends Candidate>(
         )
     }
     if (row.role === "user") score *= REQUEST_WEIGHT
+    score *= 1 + SESSION_WEIGHT * (coverage.get(coverageGroup(row)) ?? 0)
     return { row, score, exact: mine.exact, index }
   })
   // The same text scores as its best copy, so BM25's tie-breaks still order copies (a note
