@@ -12,3 +12,10 @@ export type AgentName = (typeof AGENT_NAMES)[number]
 /** What the installer registers with each agent, one step and one manifest list per concern. */
 export const AGENT_CONCERNS = ["mcp", "skills", "hooks"] as const
 export type AgentConcern = (typeof AGENT_CONCERNS)[number]
+
+/** Each agent's name for people (`claude` → `Claude Code`), which its transcript format carries. */
+export const AGENT_LABELS: { readonly [A in AgentName]: string } = {
+  codex: "Codex",
+  claude: "Claude Code",
+  gemini: "Gemini CLI"
+}

@@ -1,10 +1,10 @@
 import { Schema } from "effect"
+import { agentChoices, agentLabelChoices, transcriptSourceTypes } from "../domain/agent-choices.js"
 import { BoundedDate, BoundedId, BoundedPath, MAX_QUERY_CHARS } from "../domain/bounded-text.js"
 import { described } from "../domain/field-description.js"
 import { rangeWords, SEARCH_BOUNDS } from "../domain/read-bounds.js"
 import { boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { KNOWN_SOURCE_TYPES, MAX_SOURCE_TYPE_CHARS } from "../history/source-type.js"
-import { agentChoices, agentLabelChoices, transcriptSourceTypes } from "../transcripts/formats/registry.js"
 import { AgentFilter, KNOWN_AGENTS } from "./agent-filter.js"
 
 /** Every response caps the text it returns at this many characters and says when it did. */

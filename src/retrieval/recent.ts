@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { agentChoices } from "../domain/agent-choices.js"
 import { messageContextId } from "../domain/context-id.js"
 import { described } from "../domain/field-description.js"
 import { RECENT_BOUNDS, rangeWords } from "../domain/read-bounds.js"
 import { boundedNumber, boundedWithFallback } from "../domain/read-bounds-schema.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { countOf, rowsOf } from "../sql/sql-rows.js"
-import { agentChoices } from "../transcripts/formats/registry.js"
 import { AgentFilter, agentClause, MESSAGE_AGENT } from "./agent-filter.js"
 import {
   ProjectField,

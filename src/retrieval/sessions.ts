@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
+import { agentChoices } from "../domain/agent-choices.js"
 import { redactSecrets } from "../redaction/redact.js"
-import { agentChoices } from "../transcripts/formats/registry.js"
 import { agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import { CURRENT_REVISION } from "./current-revision.js"
 import { invalidQuery } from "./invalid-query.js"

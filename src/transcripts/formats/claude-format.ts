@@ -1,4 +1,5 @@
 import * as NodePath from "node:path"
+import { AGENT_LABELS } from "../../domain/agent-names.js"
 import { makeClaudeClassifier } from "../claude-classify.js"
 import { decidedByType, isSidechain, stringField } from "../claude-records.js"
 import { codexFormat } from "./codex-format.js"
@@ -51,7 +52,7 @@ const FIRST_RECORD = new RegExp(
  */
 export const claudeFormat: TranscriptFormat = {
   id: "claude",
-  label: "Claude Code",
+  label: AGENT_LABELS.claude,
   agent: "claude",
   sourceType: "claude_transcript",
   expects: `Claude Code session files are named <session id>.jsonl (a UUID) or agent-*.jsonl, or start with a Claude Code record ({"parentUuid":…} or {"type":"user",…})`,

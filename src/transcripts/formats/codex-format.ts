@@ -1,5 +1,6 @@
 import * as NodePath from "node:path"
 import { Option } from "effect"
+import { AGENT_LABELS } from "../../domain/agent-names.js"
 import { makeClassifier } from "../classify.js"
 import { decodeSessionMeta } from "../codex-payloads.js"
 import { decidedByType } from "../codex-records.js"
@@ -27,7 +28,7 @@ const FIRST_RECORD = new RegExp(
 /** Codex CLI rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` and `archived_sessions/`. */
 export const codexFormat: TranscriptFormat = {
   id: "codex",
-  label: "Codex",
+  label: AGENT_LABELS.codex,
   agent: "codex",
   sourceType: "codex_transcript",
   expects: `Codex session files are named rollout-*.jsonl, or start with a Codex record ({"timestamp":…,"type":"${RECORD_TYPES[0]}",…})`,

@@ -1,5 +1,6 @@
 import * as NodePath from "node:path"
 import { Effect } from "effect"
+import { AGENT_LABELS } from "../../domain/agent-names.js"
 import { makeGeminiClassifier } from "../gemini-classify.js"
 import { cwdOf, HEADER_TYPE, stringField, untypedType } from "../gemini-records.js"
 import { NO_HEADER, namedOrStarting } from "./format-probe.js"
@@ -37,7 +38,7 @@ const isSessionFile = (tmp: string) => (file: FoundSession) => {
  */
 export const geminiFormat: TranscriptFormat = {
   id: "gemini",
-  label: "Gemini CLI",
+  label: AGENT_LABELS.gemini,
   agent: "gemini",
   sourceType: "gemini_transcript",
   expects: `Gemini CLI session files are named session-<time>-<id>.jsonl, or start with a session header ({"sessionId":…,"projectHash":…})`,

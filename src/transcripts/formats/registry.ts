@@ -20,32 +20,7 @@ export const agentLabels = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIP
   return labels.length <= 1 ? (labels[0] ?? "") : `${labels.slice(0, -1).join(", ")} and ${labels.at(-1)}`
 }
 
-/** Words as a person lists alternatives: `a, b or c`. */
-export const orList = (words: ReadonlyArray<string>): string =>
-  words.length <= 1 ? (words[0] ?? "") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`
-
-/**
- * The agents as a choice, by the code word a person types: `codex, claude or gemini`; with
- * `glossed`, each word its name for people does not already say gets it: `codex, claude (Claude
- * Code) or gemini (Gemini CLI)`.
- */
-export const agentChoices = (
-  options: { readonly glossed?: boolean } = {},
-  formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS
-): string =>
-  orList(
-    formats.map((f) =>
-      options.glossed === true && f.label.toLowerCase() !== f.agent ? `${f.agent} (${f.label})` : f.agent
-    )
-  )
-
-/** Each agent's source type, for people: `codex_transcript, claude_transcript or gemini_transcript`. */
-export const transcriptSourceTypes = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string =>
-  orList(formats.map((f) => f.sourceType))
-
-/** The agents by their names for people, as alternatives: `Codex, Claude Code or Gemini CLI`. */
-export const agentLabelChoices = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string =>
-  orList(formats.map((f) => f.label))
+export { agentChoices, agentLabelChoices, orList, transcriptSourceTypes } from "../../domain/agent-choices.js"
 
 /** Where each agent's home is, for help texts: `Codex: $CODEX_HOME, or ~/.codex; Claude Code: …`. */
 export const describeHomes = (formats: ReadonlyArray<TranscriptFormat> = TRANSCRIPT_FORMATS): string =>
