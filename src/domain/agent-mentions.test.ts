@@ -126,10 +126,6 @@ const ALLOWED: Readonly<Record<string, { readonly agents: ReadonlyArray<AgentNam
     agents: ["claude"],
     why: "reuses Claude Code's CLI error text (both CLIs report errors the same way)"
   },
-  "src/cli/export-commands.ts": {
-    agents: ["codex", "claude"],
-    why: "its --agent help text spells out two agents; deriving it (agentChoices) would change the help's output"
-  },
   "src/cli/index-paths.ts": { agents: ["codex"], why: "`blctx index --root` reads a Codex home" },
   "src/mcp/tools.ts": { agents: ["codex", "claude"], why: "tool descriptions give two source types as examples" },
   "src/mcp/tool-results.ts": { agents: ["codex"], why: "a field description gives codex_transcript as an example" }

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { agentChoices } from "../domain/agent-choices.js"
 import { BoundedDate, MAX_ID_CHARS, MAX_PATH_CHARS } from "../domain/bounded-text.js"
 import { described } from "../domain/field-description.js"
 import {
@@ -53,8 +54,7 @@ const StoredTime = BoundedDate.pipe(
 const SINCE =
   "Only from this time on (inclusive): transcript messages of that time, and notes with a revision written then (with their whole history)."
 const UNTIL = "Only before this time (exclusive), as `since`."
-const AGENT =
-  "Only this agent's transcript messages: codex (Codex) or claude (Claude Code). Notes stay unless their session belongs to another agent. Default: every agent."
+const AGENT = `Only this agent's transcript messages: ${agentChoices({ glossed: true })}. Notes stay unless their session belongs to another agent. Default: every agent.`
 
 /** What `blctx export` exports; its options are derived from these fields (`request-options.ts`). */
 export const ExportFilters = Schema.Struct({

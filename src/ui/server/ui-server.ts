@@ -1,6 +1,6 @@
 import { FileSystem, type HttpApp } from "@effect/platform"
 import { DateTime, Effect, ExecutionStrategy, Exit, Option, Ref, Scope } from "effect"
-import { OpenUiResponse, UiAlreadyServing, UiListenFailed } from "./open-ui-contract.js"
+import { OpenUiResponse, UiAlreadyServing, UiListenFailed } from "../../rpc/open-ui-contract.js"
 import { loadUiAssets, UiAssetFolder } from "./ui-assets.js"
 import { pageOrigin } from "./ui-checks.js"
 import { makeUiHttpApp } from "./ui-http-app.js"

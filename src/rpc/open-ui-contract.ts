@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { boundedNumber } from "../../domain/read-bounds-schema.js"
+import { boundedNumber } from "../domain/read-bounds-schema.js"
 
 /** `OpenUi`'s request: the port to listen on; absent or 0 lets the system choose one. */
 export const OpenUiRequest = Schema.Struct({
