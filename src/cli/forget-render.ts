@@ -1,11 +1,10 @@
 import type { ForgetPreviewResponse, ForgetResponse } from "../forget/forget-contract.js"
+import { plural, sourceCountParts } from "../forget/forget-counts-text.js"
 import type { plainStyle } from "../installer/render-text.js"
 import { sanitizeForTerminal } from "../terminal/sanitize.js"
 import { describeSource } from "./search-render.js"
 
 type Style = typeof plainStyle
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
 /** A preview for people: counts by source, the first items with their citations, what the counts mean. */
 export const renderForgetPreview = (preview: ForgetPreviewResponse, style: Style): string => {
@@ -13,14 +12,7 @@ export const renderForgetPreview = (preview: ForgetPreviewResponse, style: Style
   const c = preview.counts
   lines.push(style.bold(`Would forget ${plural(c.messages, "message")}:`))
   for (const [source, n] of Object.entries(c.by_source)) {
-    const parts = [
-      plural(n.messages, "message"),
-      plural(n.chunks, "chunk"),
-      plural(n.vectors, "vector"),
-      ...(n.notes > 0 ? [`${plural(n.notes, "note")} (${plural(n.note_revisions, "revision")})`] : []),
-      ...(n.sessions > 0 ? [plural(n.sessions, "session")] : []),
-      ...(n.files > 0 ? [plural(n.files, "file")] : [])
-    ]
+    const parts = sourceCountParts(n)
     lines.push(`  ${sanitizeForTerminal(source)}: ${parts.join(", ")}`)
   }
   if (c.capture_bindings + c.capture_events > 0) {

@@ -6,6 +6,7 @@ import {
   type SelectorKind,
   type SourceCounts
 } from "../../forget/forget-contract.js"
+import { plural, sourceCountParts } from "../../forget/forget-counts-text.js"
 import { call } from "./daemon-client.js"
 import { el, show } from "./el.js"
 import { failureView } from "./failure.js"
@@ -17,8 +18,6 @@ import { forgetRoute, type Params } from "./routes.js"
  * source, the first items with their citations, what the counts mean), and only then confirm
  * with the preview's token. Nothing is removed without that second, explicit step.
  */
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
 const LABELS: Record<SelectorKind, string> = {
   note: "a note (id)",
@@ -77,19 +76,7 @@ const selectorForm = (params: Params) => {
 }
 
 const countsLine = (source: string, n: SourceCounts) =>
-  el(
-    "li",
-    {},
-    el("strong", {}, source),
-    `: ${[
-      plural(n.messages, "message"),
-      plural(n.chunks, "chunk"),
-      plural(n.vectors, "vector"),
-      ...(n.notes > 0 ? [`${plural(n.notes, "note")} (${plural(n.note_revisions, "revision")})`] : []),
-      ...(n.sessions > 0 ? [plural(n.sessions, "session")] : []),
-      ...(n.files > 0 ? [plural(n.files, "file")] : [])
-    ].join(", ")}`
-  )
+  el("li", {}, el("strong", {}, source), `: ${sourceCountParts(n).join(", ")}`)
 
 export const previewView = (preview: ForgetPreviewResponse): HTMLElement => {
   const c = preview.counts
