@@ -150,3 +150,15 @@ export const waitForLogLine = async (
     await new Promise((resolve) => setTimeout(resolve, 500))
   }
 }
+
+/** The daemon log's last lines in a bench home, printed when a run fails (the home goes with it). */
+export const daemonLogTail = (home: string, lines = 30): string => {
+  try {
+    return readFileSync(NodePath.join(home, ".local", "state", "blctx", "blctxd.log"), "utf8")
+      .split("\n")
+      .slice(-lines)
+      .join("\n")
+  } catch {
+    return "(no daemon log)"
+  }
+}

@@ -31,7 +31,7 @@ import {
   modelConfigFor,
   readModelFolder
 } from "./bench-model.js"
-import { benchHome, figure, line, percentile, rssOf } from "./measure.js"
+import { benchHome, daemonLogTail, figure, line, percentile, rssOf } from "./measure.js"
 import { relabelVectors } from "./relabel-vectors.js"
 import { STANDIN_DIMS, standinModelBytes } from "./standin-model.js"
 import { makeZipfHistory } from "./zipf-history.js"
@@ -611,14 +611,7 @@ export const run_ = async () => {
     }
   } catch (error) {
     // The home goes with the run: keep what the daemon said last.
-    const log = NodePath.join(home, ".local", "state", "blctx", "blctxd.log")
-    const tail = (() => {
-      try {
-        return readFileSync(log, "utf8").split("\n").slice(-30).join("\n")
-      } catch {
-        return "(no daemon log)"
-      }
-    })()
+    const tail = daemonLogTail(home)
     console.log(`\n  the run failed; the daemon log's last lines:\n${tail}`)
     throw error
   } finally {

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { CHROMIUM_ARGS, chromiumPath } from "../testing/chromium-flags.js"
 
 /**
  * Debian's chromium driven by playwright-core from test-tools (installed apart, as for the
@@ -51,19 +52,6 @@ interface Chromium {
     readonly args: ReadonlyArray<string>
   }): Promise<Browser>
 }
-
-/** The flags every headless run of the viewer uses: no sandbox in containers, nothing fetched behind its back. */
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
-
-export const chromiumPath = () => process.env.BLCTX_CHROMIUM ?? "/usr/bin/chromium"
 
 const playwright = (): { readonly chromium: Chromium } => {
   const require = createRequire(NodePath.join(repoRoot, "test-tools", "package.json"))

@@ -1,16 +1,16 @@
 import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import * as NodePath from "node:path"
 import { promisify } from "node:util"
 import { Effect, Schema } from "effect"
 import { stopProcess } from "../layers/daemon-process-table.js"
 import { connect } from "../src/rpc/client.js"
-import { benchHome, figure, line, percentile, rssOf } from "./measure.js"
+import { chromiumPath } from "../testing/chromium-flags.js"
+import { benchHome, daemonLogTail, figure, line, percentile, rssOf } from "./measure.js"
 import {
   type Browser,
   type BrowserPage,
   type BrowserRequest,
-  chromiumPath,
   launchChromium,
   READY_PROBE,
   readyAfter,
@@ -269,14 +269,7 @@ export const run_ = async () => {
     )
     line("daemon RSS after the loads", `${(rssOf(activity.pid) / 1024 / 1024).toFixed(0)} MiB`)
   } catch (error) {
-    const log = NodePath.join(home, ".local", "state", "blctx", "blctxd.log")
-    const tail = (() => {
-      try {
-        return readFileSync(log, "utf8").split("\n").slice(-30).join("\n")
-      } catch {
-        return "(no daemon log)"
-      }
-    })()
+    const tail = daemonLogTail(home)
     console.log(`\n  the run failed; the daemon log's last lines:\n${tail}`)
     throw error
   } finally {

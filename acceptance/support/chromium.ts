@@ -3,6 +3,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import type { BrowserContext } from "../../test-tools/node_modules/playwright-core/index.js"
+import { CHROMIUM_ARGS, chromiumPath as chromiumPathOf } from "../../testing/chromium-flags.js"
 
 /**
  * Test support: Debian's chromium (`/usr/bin/chromium`, or `BLCTX_CHROMIUM`), driven by
@@ -14,17 +15,7 @@ import type { BrowserContext } from "../../test-tools/node_modules/playwright-co
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
 const playwrightEntry = NodePath.join(root, "test-tools", "node_modules", "playwright-core", "index.mjs")
 
-export const chromiumPath = process.env.BLCTX_CHROMIUM ?? "/usr/bin/chromium"
-
-const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
+export const chromiumPath = chromiumPathOf()
 
 export interface Chromium {
   readonly context: BrowserContext
@@ -43,7 +34,7 @@ export const launchChromium = async (): Promise<Chromium> => {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
     headless: true,
-    args: ARGS,
+    args: CHROMIUM_ARGS,
     viewport: { width: 1100, height: 900 }
   })
   return {
