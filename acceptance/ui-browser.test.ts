@@ -298,6 +298,27 @@ describe("the viewer in a browser", () => {
     expect(dialogs).toEqual([])
   })
 
+  it("says the daemon is not answering when it is stopped (SIGSTOP), and answers again once resumed", async () => {
+    const [daemon] = home.daemonPids()
+    expect(daemon).toBeDefined()
+    process.kill(daemon as number, "SIGSTOP")
+    try {
+      // The listener lives in the stopped process: the request stays open until the page gives up.
+      await open("#/notes", "notes")
+      const failure = page.locator(".failure")
+      expect(await failure.getAttribute("data-kind")).toBe("DaemonNotAnswering")
+      const text = (await failure.textContent()) ?? ""
+      expect(text).toContain("is not answering")
+      expect(text).toContain("kill -CONT")
+      await shot("daemon-not-answering")
+    } finally {
+      process.kill(daemon as number, "SIGCONT")
+    }
+    await open("#/notes?offset=0", "notes")
+    await expect(page.locator(".failure").count()).resolves.toBe(0)
+    await expect(page.locator("ul.notes li").count()).resolves.toBeGreaterThan(0)
+  })
+
   it("says how to get back in when the page's session is gone", async () => {
     await browser.context.clearCookies()
     await open("#/notes", "notes")

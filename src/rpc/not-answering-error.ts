@@ -1,5 +1,6 @@
 import { DaemonUnavailable } from "./errors.js"
-import { notAnsweringReason, notAnsweringRemediation, recordedPidBeside } from "./not-answering.js"
+import { notAnsweringReason, notAnsweringRemediation } from "./not-answering.js"
+import { recordedPidBeside } from "./recorded-pid.js"
 
 /**
  * Connected (or queued by the kernel) but no answer by the deadline: the process is there, silent.

@@ -1,6 +1,7 @@
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { RpcClient, RpcSerialization } from "@effect/rpc"
-import { Context, Effect, Layer, ManagedRuntime } from "effect"
+import { Context, Data, Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { CALL_DEADLINE_MS, notAnsweringReason, notAnsweringRemediation } from "../../rpc/not-answering.js"
 import { UiRpcs } from "../../rpc/ui-protocol.js"
 
 /**
@@ -30,6 +31,26 @@ const daemonRuntime = () => {
   return runtime
 }
 
+/**
+ * No answer within the deadline every client of the daemon keeps. The listener lives in the
+ * daemon's process, so a daemon stopped with SIGSTOP or stuck holds the request open for ever:
+ * the page gives up and says so rather than spin.
+ */
+export class DaemonNotAnswering extends Data.TaggedError("DaemonNotAnswering")<{
+  readonly message: string
+  readonly remediation: string
+}> {}
+
+const notAnswering = () =>
+  new DaemonNotAnswering({
+    message: `${notAnsweringReason(undefined)} (no answer within ${CALL_DEADLINE_MS / 1000} s).`,
+    remediation: notAnsweringRemediation(undefined)
+  })
+
 /** Runs one call against the daemon; a refusal rejects with the tagged error the daemon sent. */
 export const call = <A, E>(use: (client: UiClient) => Effect.Effect<A, E>): Promise<A> =>
-  daemonRuntime().runPromise(Effect.flatMap(Daemon, use))
+  daemonRuntime().runPromise(
+    Effect.flatMap(Daemon, use).pipe(
+      Effect.timeoutFail({ duration: Duration.millis(CALL_DEADLINE_MS), onTimeout: notAnswering })
+    )
+  )
