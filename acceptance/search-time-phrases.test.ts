@@ -3,9 +3,11 @@ import * as NodePath from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome } from "./support/daemon-harness.js"
 
-// "what did we do on billing last week?" through `blctx search`: the daemon reads the date phrase
-// in its own time zone (here UTC+14, so a UTC reading would be caught) against its clock, filters
-// by it, ranks the other words and says in the answer what it did. One home, read-only probes.
+// How the daemon reads a question, through `blctx search`. "what did we do on billing last
+// week?": it reads the date phrase in its own time zone (here UTC+14, so a UTC reading would be
+// caught) against its clock, filters by it, ranks the other words and says in the answer what it
+// did. "the client list": it searches the words' synonyms too, from the package's thesaurus.
+// One home, read-only probes.
 
 const ZONE = "Etc/GMT-14"
 const OFFSET_MS = 14 * 3_600_000
@@ -23,6 +25,7 @@ const wednesdayNoon = (weeksBack: number) => new Date(mondayMidnight(weeksBack) 
 
 const LAST_WEEK_ANSWER = "We moved the billing service invoice run to a nightly batch at 02:00."
 const OLDER_ANSWER = "The billing service now retries Stripe webhooks twice before alerting."
+const OTHER_WORDS_ANSWER = "The customers table renders only the visible rows with react-virtual."
 
 /** A Codex rollout of one turn at `at`. */
 const rollout = (id: string, at: Date, prompt: string, answer: string) => {
@@ -78,7 +81,8 @@ beforeAll(async () => {
   Fs.mkdirSync(dir, { recursive: true })
   const files = [
     ["0199f000-0000-7000-8000-00000000000a", wednesdayNoon(1), "What did we change in billing?", LAST_WEEK_ANSWER],
-    ["0199f000-0000-7000-8000-00000000000b", wednesdayNoon(5), "Any billing webhook changes?", OLDER_ANSWER]
+    ["0199f000-0000-7000-8000-00000000000b", wednesdayNoon(5), "Any billing webhook changes?", OLDER_ANSWER],
+    ["0199f000-0000-7000-8000-00000000000c", wednesdayNoon(3), "Make the big table scroll smoothly", OTHER_WORDS_ANSWER]
   ].map(([id, at, prompt, answer]) => {
     const file = NodePath.join(dir, `rollout-2026-01-01T00-00-00-${id}.jsonl`)
     Fs.writeFileSync(file, `${rollout(id as string, at as Date, prompt as string, answer as string)}\n`)
@@ -119,5 +123,12 @@ describe("date phrases in blctx search", () => {
     expect(explicit.time_filter).toMatchObject({ phrase: "last week", applied: false })
     expect(explicit.results.map((r) => r.text)).toEqual(expect.arrayContaining([LAST_WEEK_ANSWER, OLDER_ANSWER]))
     expect(quoted.time_filter).toBeUndefined()
+  })
+})
+
+describe("a question in other words", () => {
+  it("finds the turn through the package's thesaurus: a client list is the customers table", async () => {
+    const found = await search(["how", "did", "we", "speed", "up", "the", "client", "list?"])
+    expect(found.results.map((r) => r.text)).toContain(OTHER_WORDS_ANSWER)
   })
 })

@@ -12,6 +12,7 @@ import { Effect, Option } from "effect"
 import { stopProcess } from "../layers/daemon-process-table.js"
 import { loadOnnxEmbedder } from "../layers/onnx-model-runtime.js"
 import { COLLECTIONS_TABLE, makeSqliteVectorIndex, vectorTableName } from "../layers/sqlite-vector-index.js"
+import { loadPackageSynonyms } from "../programs/package-files.js"
 import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec } from "../src/domain/model-spec.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { Score, type SearchRequest } from "../src/retrieval/contract.js"
@@ -19,6 +20,7 @@ import { reciprocalRankFusion } from "../src/retrieval/fusion.js"
 import { VECTOR_CANDIDATES } from "../src/retrieval/history-reads.js"
 import { type ChunkRow, chunksByIds, searchLexical } from "../src/retrieval/lexical-search.js"
 import { search, toHit } from "../src/retrieval/search.js"
+import { Synonyms } from "../src/retrieval/synonyms.js"
 import { applyTextBudget } from "../src/retrieval/text-budget.js"
 import { type ContextStatusResponse, connect } from "../src/rpc/client.js"
 import { TOKENIZER_FILES, testModelData } from "../testing/model-test-folder.js"
@@ -175,8 +177,10 @@ const measureParts = (
       const sql = yield* SqliteClient.make({ filename: database, readonly: true, disableWAL: true }).pipe(
         Effect.provide(Reactivity.layer)
       )
+      // In-process parts search as the daemon's query worker does: with the package's thesaurus.
+      const synonyms = loadPackageSynonyms()
       const onConnection = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-        Effect.provideService(effect, SqlClient.SqlClient, sql)
+        effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(Synonyms, synonyms))
       const times = {
         embed: [] as Array<number>,
         lexical: [] as Array<number>,

@@ -1,5 +1,4 @@
 import * as Os from "node:os"
-import { fileURLToPath } from "node:url"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Duration, Effect, Either, Layer, Logger } from "effect"
@@ -23,9 +22,7 @@ import { Paths } from "../src/paths/paths.js"
 import type { DaemonArgs } from "../src/service/daemon-args.js"
 import { parseDaemonArgv } from "../src/service/daemon-args.js"
 import { UiAssetFolder } from "../src/ui/server/ui-assets.js"
-
-/** The viewer's page, built by `npm run build` into the package's dist/ui (beside dist/programs). */
-export const PACKAGE_UI_FOLDER = fileURLToPath(new URL("../ui", import.meta.url))
+import { PACKAGE_UI_FOLDER } from "./package-files.js"
 
 export interface DaemonProgram {
   /** The job kinds blctxd runs besides the indexing ones (import, repair), given its arguments. */

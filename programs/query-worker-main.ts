@@ -7,9 +7,11 @@ import { Effect, Either, Layer, Schema } from "effect"
 import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
 import { makeSqliteVectorIndex } from "../layers/sqlite-vector-index.js"
 import { HistoryReadsSql } from "../src/retrieval/history-reads-sql.js"
+import { lazySynonymTable } from "../src/retrieval/synonyms.js"
 import { QueryHandlersLive } from "../src/rpc/query-handlers.js"
 import { QueryRpcs, QueryWorkerData } from "../src/rpc/query-protocol.js"
 import { keepMatrixCurrent } from "../src/vectors/matrix-catch-up.js"
+import { loadPackageSynonyms } from "./package-files.js"
 
 // A query worker (worker thread): one read-only connection, answering reads while the
 // daemon's writer is busy. Started by the daemon's query pool with the database path.
@@ -17,6 +19,14 @@ const { database, vectors: keepsMatrix } = Schema.decodeUnknownSync(QueryWorkerD
 
 // Read-only: this connection never changes the file (nor its journal mode).
 const ConnectionLive = SqliteClient.layer({ filename: database, readonly: true, disableWAL: true })
+
+/**
+ * Read at the worker's first search (a worker may only ever answer other reads). A package
+ * without the file searches each question's own words, and the daemon's log says why.
+ */
+const synonyms = lazySynonymTable(loadPackageSynonyms, (error) =>
+  console.error(`blctx query worker: searching without synonyms: ${String(error)}`)
+)
 
 // The vector tables are searched from a read-only connection too (tables are only created by the writer);
 // when it cannot load, the reason is kept and every hybrid search says it.
@@ -30,7 +40,7 @@ const ReadsLive = Layer.unwrapScoped(
     // search, so never load it.
     if (keepsMatrix && Either.isRight(opened)) yield* keepMatrixCurrent(opened.right.warm)
     const vectors = opened.pipe(Either.mapLeft((e) => e.message))
-    return HistoryReadsSql({ database, vectors })
+    return HistoryReadsSql({ database, vectors, synonyms })
   })
 )
 

@@ -11,6 +11,7 @@ import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
 import { OnnxModelRuntimeLive } from "../../layers/onnx-model-runtime.js"
 import { makeSqliteVectorIndex } from "../../layers/sqlite-vector-index.js"
+import { loadPackageSynonyms } from "../../programs/package-files.js"
 import { chunkSpans } from "../../src/chunking/chunker.js"
 import { describeSource } from "../../src/cli/search-render.js"
 import { InstallationId } from "../../src/domain/installation-id.js"
@@ -23,6 +24,7 @@ import { VECTOR_CANDIDATES } from "../../src/retrieval/history-reads.js"
 import { chunksByIds, searchLexical } from "../../src/retrieval/lexical-search.js"
 import { search } from "../../src/retrieval/search.js"
 import { applyTimePhrase } from "../../src/retrieval/search-time-filter.js"
+import { Synonyms } from "../../src/retrieval/synonyms.js"
 import { initializeDatabase } from "../../src/store/identity.js"
 import { type ImportChunking, ImportServices, WHOLE_MESSAGE_TOKENIZER } from "../../src/vectors/import-services.js"
 import type { ChunkId, VectorIndexShape } from "../../src/vectors/vector-index.js"
@@ -133,7 +135,11 @@ const withDatabase = <A, E, R>(dir: string, f: (sql: SqliteClient.SqliteClient) 
     yield* initializeDatabase("context.db", InstallationId.make("6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b")).pipe(
       Effect.provideService(SqlClient.SqlClient, sql)
     )
-    return yield* f(sql).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    return yield* f(sql).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      // Searched as the daemon's query worker searches: with the package's thesaurus.
+      Effect.provideService(Synonyms, loadPackageSynonyms())
+    )
   })
 
 /** The history's files copied under `dir/home` and imported into the database. */

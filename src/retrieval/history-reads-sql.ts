@@ -17,6 +17,7 @@ import { invalidQuery } from "./invalid-query.js"
 import { recallPrompt } from "./prompt-recall-read.js"
 import { recentTurns } from "./recent.js"
 import { search, type VectorCandidates } from "./search.js"
+import { Synonyms, type SynonymTable } from "./synonyms.js"
 import { resolveRange, TimeRangeError } from "./time-range.js"
 
 type StoreFailure = SqlError.SqlError | ParseResult.ParseError
@@ -33,6 +34,8 @@ export interface HistoryReadsSqlOptions {
    * query vector is searched here, and a search that cannot use it says why it is lexical.
    */
   readonly vectors: Either.Either<VectorIndexShape, string>
+  /** The thesaurus searches widen a question with (`synonyms.ts`); without it, a question's own words. */
+  readonly synonyms?: SynonymTable | undefined
 }
 
 /** Every read answered on one SQL connection (read-only is enough). */
@@ -44,7 +47,10 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
       new StoreError({ path: options.database, message: e.message })
     const onConnection = <A, E extends { readonly message: string }>(
       effect: Effect.Effect<A, E, SqlClient.SqlClient | SafeFs>
-    ) => effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SafeFs, fs))
+    ) => {
+      const provided = effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SafeFs, fs))
+      return options.synonyms === undefined ? provided : Effect.provideService(provided, Synonyms, options.synonyms)
+    }
 
     /** The vector candidates a search fuses, or why it must be lexical. */
     const candidatesFor = (

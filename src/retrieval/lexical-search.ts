@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { countOf, idRows, rowsOf } from "../sql/sql-rows.js"
@@ -7,7 +7,16 @@ import { agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import type { SearchFilters } from "./contract.js"
 import { rerank } from "./lexical-rerank.js"
 import { ProvenanceColumns } from "./provenance-row.js"
-import { type CodeForm, candidateMatch, codeForms, contentWords, exactMatches, queryWords } from "./query-terms.js"
+import {
+  CONVERSATIONAL_WORDS,
+  type CodeForm,
+  candidateMatch,
+  codeForms,
+  contentWords,
+  exactMatches,
+  queryWords
+} from "./query-terms.js"
+import { Synonyms, synonymsOf } from "./synonyms.js"
 import { parseInstant, TimeRangeError } from "./time-range.js"
 
 const Text = Schema.String
@@ -73,11 +82,10 @@ const frequencies = new WeakMap<SqlClient.SqlClient, Frequencies>()
  */
 export const matchingWords = (query: string, now = Date.now()) => withoutCommonWords(queryWords(query), now)
 
-/** `words` without the common ones, when a rarer word the index holds stays (`matchingWords`). */
-const withoutCommonWords = (words: ReadonlyArray<string>, now: number) =>
+/** How many chunks hold each word, and the count past which a word is common (cached per connection). */
+const documentCounts = (words: ReadonlyArray<string>, now: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    if (words.length < 2) return words
     let cache = frequencies.get(sql)
     if (cache === undefined) {
       cache = { total: undefined, words: new Map() }
@@ -86,22 +94,52 @@ const withoutCommonWords = (words: ReadonlyArray<string>, now: number) =>
     if (cache.total === undefined || now - cache.total.at > FREQUENCY_TTL_MS) {
       cache.total = { chunks: yield* countOf(sql`SELECT count(*) AS n FROM chunks`), at: now }
     }
-    const limit = cache.total.chunks * COMMON_WORD_SHARE
-    const common = new Set<string>()
-    let rareInIndex = false
+    const docs = new Map<string, number>()
     for (const word of words) {
       let known = cache.words.get(word)
       if (known === undefined || now - known.at > FREQUENCY_TTL_MS) {
-        const docs = yield* countOf(sql`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ${`"${word}"`}`)
-        known = { docs, at: now }
+        const n = yield* countOf(sql`SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ${`"${word}"`}`)
+        known = { docs: n, at: now }
         cache.words.set(word, known)
       }
-      if (known.docs > limit) common.add(word)
-      else if (known.docs > 0) rareInIndex = true
+      docs.set(word, known.docs)
     }
+    return { docs, commonAbove: cache.total.chunks * COMMON_WORD_SHARE }
+  })
+
+/** `words` without the common ones, when a rarer word the index holds stays (`matchingWords`). */
+const withoutCommonWords = (words: ReadonlyArray<string>, now: number) =>
+  Effect.gen(function* () {
+    if (words.length < 2) return words
+    const { docs, commonAbove } = yield* documentCounts(words, now)
+    const common = new Set(words.filter((w) => (docs.get(w) ?? 0) > commonAbove))
+    const rareInIndex = words.some((w) => {
+      const n = docs.get(w) ?? 0
+      return n > 0 && n <= commonAbove
+    })
     // Common words go only for a rarer word the index holds: a typo or a word never seen must
     // not push out the words that match.
     return rareInIndex ? words.filter((w) => !common.has(w)) : words
+  })
+
+/**
+ * The synonyms of a question's content words worth searching: those the index holds, and of
+ * them only the ones that are not common (a common synonym adds turns about something else, and
+ * costs time in a large index) while the question or a synonym has a rarer word the index holds.
+ */
+const synonymsToSearch = (words: ReadonlyArray<string>, now: number) =>
+  Effect.gen(function* () {
+    const table = yield* Effect.serviceOption(Synonyms)
+    if (Option.isNone(table)) return [] as ReadonlyArray<string>
+    const synonyms = synonymsOf(table.value, words, (w) => CONVERSATIONAL_WORDS.has(w))
+    if (synonyms.length === 0) return synonyms
+    const { docs, commonAbove } = yield* documentCounts([...words, ...synonyms], now)
+    const isRare = (w: string) => {
+      const n = docs.get(w) ?? 0
+      return n > 0 && n <= commonAbove
+    }
+    const held = synonyms.filter((w) => (docs.get(w) ?? 0) > 0)
+    return words.some(isRare) || held.some(isRare) ? held.filter(isRare) : held
   })
 
 /** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
@@ -160,9 +198,10 @@ const EXACT_POOL = 20
  */
 export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
   Effect.gen(function* () {
-    const words = yield* withoutCommonWords(contentWords(queryWords(query)), Date.now())
+    const now = Date.now()
+    const words = yield* withoutCommonWords(contentWords(queryWords(query)), now)
     const forms = codeForms(query)
-    const match = candidateMatch(words, forms)
+    const match = candidateMatch([...words, ...(yield* synonymsToSearch(words, now))], forms)
     if (match === null || limit <= 0) return [] as ReadonlyArray<LexicalRow>
     const pool = yield* rankedChunks(match, filters, RERANK_POOL, 0, "page first")
     const extras = yield* extraCandidates(match, forms, pool, filters)

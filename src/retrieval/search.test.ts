@@ -9,6 +9,7 @@ import { RESPONSE_TEXT_BUDGET, SearchHit, SearchRequest } from "./contract.js"
 import { COMMON_WORD_SHARE, ftsQuery, matchingWords, rankedChunks } from "./lexical-search.js"
 import { recentTurns } from "./recent.js"
 import { search } from "./search.js"
+import { Synonyms, synonymTable } from "./synonyms.js"
 
 let dir: string
 beforeEach(() => {
@@ -381,6 +382,63 @@ describe("the words a search matches on", () => {
         expect(yield* matchingWords("the narwhal unknownword")).toEqual(["narwhal", "unknownword"])
         const hits = yield* lexical(request("what did the narwhal do"))
         expect(hits.results.map((r) => r.text)).toEqual(["the narwhal"])
+      })
+    )
+  )
+})
+
+describe("searching with synonyms", () => {
+  const thesaurus = synonymTable("bill measure account invoice\nclient customer\n")
+  const withThesaurus = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Synonyms, thesaurus)
+  const seedTurns = (id: string, turns: ReadonlyArray<readonly [string, string]>) =>
+    importOnce(
+      writeTranscript(
+        NodePath.join(dir, `${id}.jsonl`),
+        session(
+          id,
+          "/home/dev/billing",
+          turns.map(([ask, answer], i) => [`2026-03-01T10:${String(i).padStart(2, "0")}:00.000Z`, ask, answer] as const)
+        )
+      )
+    )
+
+  it.effect("a question in other words finds its turn through the thesaurus, and only with it", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seedTurns("0199d000-0000-7000-8000-000000000031", [
+          ["Make the accountants a PDF of each invoice", "Invoices render to PDF with pdfkit."],
+          ["Retry the nightly export", "The export retries three times."]
+        ])
+        expect((yield* lexical(request("printable bills"))).results).toEqual([])
+        const widened = yield* withThesaurus(lexical(request("printable bills")))
+        expect(widened.results.map((h) => h.text)).toEqual([
+          "Invoices render to PDF with pdfkit.",
+          "Make the accountants a PDF of each invoice"
+        ])
+      })
+    )
+  )
+
+  it.effect("the question's own words rank above its synonyms; a common synonym is not searched", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        yield* seedTurns("0199d000-0000-7000-8000-000000000032", [
+          ["Print the bill run summary", "The bill run summary prints after the export."],
+          ["Make the accountants a PDF of each invoice", "Invoices render to PDF with pdfkit."],
+          ...Array.from({ length: 6 }, (_, i) => [`Check account ${i}`, `The account ${i} is fine.`] as const),
+          ...Array.from({ length: 20 }, (_, i) => [`Deploy step ${i}`, `Step ${i} deployed.`] as const)
+        ])
+        const hits = (yield* withThesaurus(lexical(request("bill summary")))).results.map((h) => h.text)
+        expect(hits[0]).toBe("The bill run summary prints after the export.")
+        // Both requests are found; the one in the question's own words first.
+        const own = hits.indexOf("Print the bill run summary")
+        const other = hits.indexOf("Make the accountants a PDF of each invoice")
+        expect(own).toBeGreaterThan(0)
+        expect(other).toBeGreaterThan(own)
+        // "account" is in more than a tenth of the chunks: it would only add turns about something else.
+        expect(hits.some((t) => t.includes("account "))).toBe(false)
       })
     )
   )
