@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { baseForms, lazySynonymTable, synonymsOf, synonymTable } from "./synonyms.js"
+import { baseForms, lazySynonymTable, MAX_SYNONYMS, synonymsOf, synonymTable } from "./synonyms.js"
 
 const TABLE = synonymTable(
   ["bill measure account invoice", "client customer", "night nighttime dark", "theme subject topic", ""].join("\n")
@@ -34,6 +34,16 @@ describe("the synonym table", () => {
     // "customer" is already asked for (as "customers"); "dark" is rejected by the caller.
     expect(synonymsOf(TABLE, ["client", "customers", "night"], (w) => w === "dark")).toEqual(["nighttime"])
     expect(synonymsOf(TABLE, [], () => false)).toEqual([])
+  })
+
+  it(`widens one question with at most ${MAX_SYNONYMS} synonyms, the first words' first`, () => {
+    const many = synonymTable(
+      Array.from({ length: 64 }, (_, i) => `w${String(i).padStart(2, "0")} a${i} b${i} c${i} d${i}`).join("\n")
+    )
+    const words = Array.from({ length: 64 }, (_, i) => `w${String(i).padStart(2, "0")}`)
+    const added = synonymsOf(many, words, () => false)
+    expect(added).toHaveLength(MAX_SYNONYMS)
+    expect(added.slice(0, 5)).toEqual(["a0", "b0", "c0", "d0", "a1"])
   })
 
   it("loads at the first lookup; a table that cannot load says why once and finds nothing", () => {

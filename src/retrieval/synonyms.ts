@@ -62,8 +62,16 @@ export const synonymTable = (text: string): SynonymTable => {
 }
 
 /**
+ * At most this many synonyms widen one question: each is counted in the index before it is
+ * searched, and a question of 64 words (the most a search reads) could otherwise ask for 256.
+ * A question that long has words enough of its own.
+ */
+export const MAX_SYNONYMS = 32
+
+/**
  * The synonyms a question's content words add: none already among its words (or their base
- * forms) and none that `skip` rejects (conversational filler), each once, in the words' order.
+ * forms) and none that `skip` rejects (conversational filler), each once, in the words' order,
+ * at most `MAX_SYNONYMS`.
  */
 export const synonymsOf = (
   table: SynonymTable,
@@ -73,7 +81,7 @@ export const synonymsOf = (
   const own = new Set(words.flatMap(baseForms))
   const added = new Set<string>()
   for (const word of words) for (const s of table.of(word)) if (!own.has(s) && !skip(s)) added.add(s)
-  return [...added]
+  return [...added].slice(0, MAX_SYNONYMS)
 }
 
 const NO_SYNONYMS: SynonymTable = { of: () => [] }
