@@ -308,8 +308,8 @@ describe("the viewer in a browser", () => {
       const failure = page.locator(".failure")
       expect(await failure.getAttribute("data-kind")).toBe("DaemonNotAnswering")
       const text = (await failure.textContent()) ?? ""
-      expect(text).toContain("is not answering")
-      expect(text).toContain("kill -CONT")
+      expect(text).toContain(`blctxd (pid ${daemon}) is not answering`)
+      expect(text).toContain(`kill -CONT ${daemon}`)
       await shot("daemon-not-answering")
     } finally {
       process.kill(daemon as number, "SIGCONT")

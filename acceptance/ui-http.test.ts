@@ -108,7 +108,7 @@ const mintLink = async () => {
 const newSession = async () => {
   const { cookie } = await openLink((await mintLink()).url)
   const page = await send("/", { headers: { cookie } })
-  const csrf = /<meta name="blctx-csrf" content="([^"]*)">/.exec(page.body)?.[1] ?? ""
+  const csrf = /<meta name="blctx-csrf" content="([^"]*)"/.exec(page.body)?.[1] ?? ""
   return { cookie, csrf }
 }
 
@@ -200,7 +200,7 @@ describe("blctx ui over HTTP", () => {
     }
   })
 
-  it("serves the page with its session's CSRF token, and only the asset folder's flat files with their types", async () => {
+  it("serves the page with its session's CSRF token and the daemon's PID, and only the asset folder's flat files with their types", async () => {
     const { cookie, csrf } = await newSession()
     expect(csrf).toMatch(/^[A-Za-z0-9_-]{43}$/)
     const [page, js, css, missing, nested, unlisted, linked, traversal, encoded] = await Promise.all(
@@ -210,7 +210,8 @@ describe("blctx ui over HTTP", () => {
     )
     expect(page?.status).toBe(200)
     expect(page?.headers["content-type"]).toBe("text/html; charset=utf-8")
-    expect(page?.body).toBe(INDEX_HTML.replace('content=""', `content="${csrf}"`))
+    const [daemon] = home.daemonPids()
+    expect(page?.body).toBe(INDEX_HTML.replace('content=""', `content="${csrf}" data-daemon-pid="${daemon}"`))
     expect(js?.status).toBe(200)
     expect(js?.headers["content-type"]).toBe("text/javascript; charset=utf-8")
     expect(js?.body).toBe("document.body.dataset.ready = '1'\n")

@@ -10,8 +10,13 @@ import { UiRpcs } from "../../rpc/ui-protocol.js"
  * along by itself (same origin).
  */
 
-const csrfToken = (): string =>
-  document.querySelector<HTMLMetaElement>('meta[name="blctx-csrf"]')?.getAttribute("content") ?? ""
+const sessionMeta = () => document.querySelector<HTMLMetaElement>('meta[name="blctx-csrf"]')
+const csrfToken = (): string => sessionMeta()?.getAttribute("content") ?? ""
+/** The daemon's PID, which it writes beside the CSRF token. */
+const daemonPid = (): number | undefined => {
+  const text = sessionMeta()?.getAttribute("data-daemon-pid") ?? ""
+  return /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : undefined
+}
 
 const makeClient = RpcClient.make(UiRpcs)
 export type UiClient = Effect.Effect.Success<typeof makeClient>
@@ -43,8 +48,8 @@ export class DaemonNotAnswering extends Data.TaggedError("DaemonNotAnswering")<{
 
 const notAnswering = () =>
   new DaemonNotAnswering({
-    message: `${notAnsweringReason(undefined)} (no answer within ${CALL_DEADLINE_MS / 1000} s).`,
-    remediation: notAnsweringRemediation(undefined)
+    message: `${notAnsweringReason(daemonPid())} (no answer within ${CALL_DEADLINE_MS / 1000} s).`,
+    remediation: notAnsweringRemediation(daemonPid())
   })
 
 /** Runs one call against the daemon; a refusal rejects with the tagged error the daemon sent. */

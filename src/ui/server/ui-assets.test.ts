@@ -43,11 +43,13 @@ describe("the page's files", () => {
     })
   )
 
-  it("fill the CSRF placeholder of index.html, and only that", () => {
+  it("fill the CSRF placeholder of index.html with the token and the daemon's PID, and only that", () => {
     const html = `<head>${CSRF_PLACEHOLDER}</head><body>$& content=""</body>`
-    expect(pageWithCsrf(html, "tok-EN_1")).toEqual(
-      Option.some('<head><meta name="blctx-csrf" content="tok-EN_1"></head><body>$& content=""</body>')
+    expect(pageWithCsrf(html, "tok-EN_1", 4242)).toEqual(
+      Option.some(
+        '<head><meta name="blctx-csrf" content="tok-EN_1" data-daemon-pid="4242"></head><body>$& content=""</body>'
+      )
     )
-    expect(Option.isNone(pageWithCsrf("<head></head>", "t"))).toBe(true)
+    expect(Option.isNone(pageWithCsrf("<head></head>", "t", 1))).toBe(true)
   })
 })

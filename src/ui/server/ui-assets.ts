@@ -69,8 +69,16 @@ export const loadUiAssets = Effect.fn("loadUiAssets")(function* (folder: string)
 /** The placeholder the page's index.html carries for its session's CSRF token. */
 export const CSRF_PLACEHOLDER = '<meta name="blctx-csrf" content="">'
 
-/** index.html with the session's CSRF token in its placeholder; `none` without a placeholder. */
-export const pageWithCsrf = (html: string, csrf: string): Option.Option<string> =>
+/**
+ * index.html with the session's CSRF token in its placeholder, and the daemon's PID beside it (a
+ * page whose daemon stops answering names the process to resume); `none` without a placeholder.
+ */
+export const pageWithCsrf = (html: string, csrf: string, daemonPid: number): Option.Option<string> =>
   html.includes(CSRF_PLACEHOLDER)
-    ? Option.some(html.replace(CSRF_PLACEHOLDER, () => `<meta name="blctx-csrf" content="${csrf}">`))
+    ? Option.some(
+        html.replace(
+          CSRF_PLACEHOLDER,
+          () => `<meta name="blctx-csrf" content="${csrf}" data-daemon-pid="${Math.trunc(daemonPid)}">`
+        )
+      )
     : Option.none()

@@ -30,6 +30,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 export interface UiAppOptions {
   readonly port: number
+  /** The daemon's process id, which the page names when the daemon stops answering. */
+  readonly daemonPid: number
   readonly assets: UiAssets
   /** The protocol's app (`RpcServer.toHttpApp(UiRpcs)`), once the daemon's handlers exist. */
   readonly rpc: Effect.Effect<Option.Option<HttpApp.Default<never, Scope.Scope>>>
@@ -62,10 +64,10 @@ const openSession = (port: number, token: string | null) =>
     })
   })
 
-const servePage = (assets: UiAssets, session: UiSession) => {
+const servePage = (assets: UiAssets, session: UiSession, daemonPid: number) => {
   const index = Option.flatMap(assets.files, (files) => Option.fromNullable(files.get("index.html")))
   if (Option.isNone(index)) return plain(500, missingPageText(assets.folder))
-  const html = pageWithCsrf(new TextDecoder().decode(index.value.bytes), session.csrf)
+  const html = pageWithCsrf(new TextDecoder().decode(index.value.bytes), session.csrf, daemonPid)
   if (Option.isNone(html)) return plain(500, `The viewer's index.html in ${assets.folder} has no CSRF placeholder.`)
   return HttpServerResponse.text(html.value, { contentType: index.value.contentType })
 }
@@ -105,7 +107,7 @@ const answer = (
     case "Page":
       return session === undefined
         ? Effect.succeed(plain(401, NO_SESSION_TEXT))
-        : Effect.succeed(servePage(options.assets, session))
+        : Effect.succeed(servePage(options.assets, session, options.daemonPid))
     case "Asset":
       return Effect.succeed(serveAsset(options.assets, route.name))
     case "Rpc":

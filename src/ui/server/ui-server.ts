@@ -37,7 +37,9 @@ export class UiServer extends Effect.Service<UiServer>()("blctx/UiServer", {
         // The port is known only once bound; the app reads it from here for its Host checks.
         let bound = requested
         const app = Effect.suspend(() =>
-          makeUiHttpApp({ port: bound, assets, rpc: Ref.get(rpc) }).pipe(Effect.provideService(UiSessions, sessions))
+          makeUiHttpApp({ port: bound, daemonPid: process.pid, assets, rpc: Ref.get(rpc) }).pipe(
+            Effect.provideService(UiSessions, sessions)
+          )
         )
         const port = yield* listener.listen(requested, app).pipe(
           Scope.extend(scope),
