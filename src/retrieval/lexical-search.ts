@@ -82,8 +82,16 @@ const frequencies = new WeakMap<SqlClient.SqlClient, Frequencies>()
  */
 export const matchingWords = (query: string, now = Date.now()) => withoutCommonWords(queryWords(query), now)
 
-/** How many chunks hold each word, and the count past which a word is common (cached per connection). */
-const documentCounts = (words: ReadonlyArray<string>, now: number) =>
+/** What the index holds of some words: whether a word is in any chunk, and rare or common there. */
+interface WordCounts {
+  readonly held: (word: string) => boolean
+  /** In at least one chunk and at most a `COMMON_WORD_SHARE` of them. */
+  readonly rare: (word: string) => boolean
+  readonly common: (word: string) => boolean
+}
+
+/** How many chunks hold each word, read once per word and connection and kept ten minutes. */
+const wordCounts = (words: ReadonlyArray<string>, now: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     let cache = frequencies.get(sql)
@@ -104,22 +112,23 @@ const documentCounts = (words: ReadonlyArray<string>, now: number) =>
       }
       docs.set(word, known.docs)
     }
-    return { docs, commonAbove: cache.total.chunks * COMMON_WORD_SHARE }
+    const commonAbove = cache.total.chunks * COMMON_WORD_SHARE
+    const count = (word: string) => docs.get(word) ?? 0
+    return {
+      held: (word) => count(word) > 0,
+      rare: (word) => count(word) > 0 && count(word) <= commonAbove,
+      common: (word) => count(word) > commonAbove
+    } satisfies WordCounts
   })
 
 /** `words` without the common ones, when a rarer word the index holds stays (`matchingWords`). */
 const withoutCommonWords = (words: ReadonlyArray<string>, now: number) =>
   Effect.gen(function* () {
     if (words.length < 2) return words
-    const { docs, commonAbove } = yield* documentCounts(words, now)
-    const common = new Set(words.filter((w) => (docs.get(w) ?? 0) > commonAbove))
-    const rareInIndex = words.some((w) => {
-      const n = docs.get(w) ?? 0
-      return n > 0 && n <= commonAbove
-    })
+    const counts = yield* wordCounts(words, now)
     // Common words go only for a rarer word the index holds: a typo or a word never seen must
     // not push out the words that match.
-    return rareInIndex ? words.filter((w) => !common.has(w)) : words
+    return words.some(counts.rare) ? words.filter((w) => !counts.common(w)) : words
   })
 
 /**
@@ -133,13 +142,9 @@ const synonymsToSearch = (words: ReadonlyArray<string>, now: number) =>
     if (Option.isNone(table)) return [] as ReadonlyArray<string>
     const synonyms = synonymsOf(table.value, words, (w) => CONVERSATIONAL_WORDS.has(w))
     if (synonyms.length === 0) return synonyms
-    const { docs, commonAbove } = yield* documentCounts([...words, ...synonyms], now)
-    const isRare = (w: string) => {
-      const n = docs.get(w) ?? 0
-      return n > 0 && n <= commonAbove
-    }
-    const held = synonyms.filter((w) => (docs.get(w) ?? 0) > 0)
-    return words.some(isRare) || held.some(isRare) ? held.filter(isRare) : held
+    const counts = yield* wordCounts([...words, ...synonyms], now)
+    const held = synonyms.filter(counts.held)
+    return words.some(counts.rare) || held.some(counts.rare) ? held.filter(counts.rare) : held
   })
 
 /** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
