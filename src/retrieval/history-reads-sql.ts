@@ -47,10 +47,13 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
       new StoreError({ path: options.database, message: e.message })
     const onConnection = <A, E extends { readonly message: string }>(
       effect: Effect.Effect<A, E, SqlClient.SqlClient | SafeFs>
-    ) => {
-      const provided = effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SafeFs, fs))
-      return options.synonyms === undefined ? provided : Effect.provideService(provided, Synonyms, options.synonyms)
-    }
+    ) => effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SafeFs, fs))
+    /**
+     * A search widens its question with the thesaurus; prompt-time recall never does: it hands
+     * text to an agent unasked, so it keeps to the prompt's own words.
+     */
+    const widened = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      options.synonyms === undefined ? effect : Effect.provideService(effect, Synonyms, options.synonyms)
 
     /** The vector candidates a search fuses, or why it must be lexical. */
     const candidatesFor = (
@@ -74,10 +77,12 @@ export const makeHistoryReadsSql = (options: HistoryReadsSqlOptions) =>
         Effect.gen(function* () {
           const candidates = yield* candidatesFor(input)
           return yield* onConnection(
-            search(
-              input.request,
-              Either.getRight(candidates),
-              Either.getLeft(candidates).pipe(Option.getOrElse(() => ""))
+            widened(
+              search(
+                input.request,
+                Either.getRight(candidates),
+                Either.getLeft(candidates).pipe(Option.getOrElse(() => ""))
+              )
             )
           )
         }).pipe(

@@ -6,6 +6,7 @@ import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { expandContext } from "./context.js"
 import { RESPONSE_TEXT_BUDGET, SearchHit, SearchRequest } from "./contract.js"
+import { makeHistoryReadsSql } from "./history-reads-sql.js"
 import { COMMON_WORD_SHARE, ftsQuery, matchingWords, rankedChunks } from "./lexical-search.js"
 import { recentTurns } from "./recent.js"
 import { search } from "./search.js"
@@ -416,6 +417,18 @@ describe("searching with synonyms", () => {
           "Invoices render to PDF with pdfkit.",
           "Make the accountants a PDF of each invoice"
         ])
+        // The reads the query worker serves widen a search with the thesaurus they are given.
+        const reads = yield* makeHistoryReadsSql({
+          database: "context.db",
+          vectors: Either.left("no vectors"),
+          synonyms: thesaurus
+        })
+        const answer = yield* reads.search({
+          request: request("printable bills"),
+          vectors: null,
+          lexical_reason: "none"
+        })
+        expect(answer.results.map((h) => h.text)).toEqual(widened.results.map((h) => h.text))
       })
     )
   )
