@@ -16,7 +16,7 @@ import { loadPackageSynonyms } from "../programs/package-files.js"
 import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec } from "../src/domain/model-spec.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
 import { Score, type SearchRequest } from "../src/retrieval/contract.js"
-import { reciprocalRankFusion } from "../src/retrieval/fusion.js"
+import { convexFusion } from "../src/retrieval/fusion.js"
 import { VECTOR_CANDIDATES } from "../src/retrieval/history-reads.js"
 import { type ChunkRow, chunksByIds, searchLexical } from "../src/retrieval/lexical-search.js"
 import { search, toHit } from "../src/retrieval/search.js"
@@ -239,8 +239,8 @@ const measureParts = (
         const fused = yield* timed(
           times.fusion,
           Effect.sync(() =>
-            reciprocalRankFusion([
-              lexical.map((r) => ({ id: r.chunk_id, score: r.rank })),
+            convexFusion([
+              lexical.map((r) => ({ id: r.chunk_id, score: -r.rank })),
               hits.map((h) => ({ id: h.id as number, score: h.score }))
             ])
           )
@@ -523,7 +523,7 @@ export const run_ = async () => {
           parts.times.lexical
         ],
         [`vector index (${VECTOR_CANDIDATES} candidates)`, parts.times.vector],
-        ["fusion (RRF)", parts.times.fusion],
+        ["fusion (scaled scores)", parts.times.fusion],
         ["hydration (rows of vector hits, hits, budget)", parts.times.hydration]
       ]
       const total = named.reduce((sum, [, xs]) => sum + mean(xs), 0)

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url"
 import { Reactivity } from "@effect/experimental"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Either, Layer, Option, Schema } from "effect"
 import { makeChunkTokenizer } from "../../layers/model-tokenizer-live.js"
 import { NodeSafeFsLive } from "../../layers/node-safe-fs.js"
 import { NodeTranscriptFilesLive } from "../../layers/node-transcript-files.js"
@@ -19,7 +19,7 @@ import { DEFAULT_MODEL_SPEC } from "../../src/domain/model-spec.js"
 import type { EmbedderShape } from "../../src/embedding/embedder.js"
 import { ModelRuntime } from "../../src/embedding/model-runtime.js"
 import { prepareFile } from "../../src/importer/import-file.js"
-import { type SearchHit, SearchRequest } from "../../src/retrieval/contract.js"
+import { type SearchHit, SearchRequest, type SourceLocation, sourceLocationOf } from "../../src/retrieval/contract.js"
 import { VECTOR_CANDIDATES } from "../../src/retrieval/history-reads.js"
 import { chunksByIds, searchLexical } from "../../src/retrieval/lexical-search.js"
 import { search } from "../../src/retrieval/search.js"
@@ -29,6 +29,7 @@ import { initializeDatabase } from "../../src/store/identity.js"
 import { type ImportChunking, ImportServices, WHOLE_MESSAGE_TOKENIZER } from "../../src/vectors/import-services.js"
 import type { ChunkId, VectorIndexShape } from "../../src/vectors/vector-index.js"
 import { makeFakeEmbedder } from "../../testing/fake-model.js"
+import { TEST_MODEL_DATA_ENV, testModelData } from "../../testing/model-test-folder.js"
 import { figure, line } from "../measure.js"
 import {
   type Cited,
@@ -41,6 +42,7 @@ import {
   QuestionFile,
   TIME_KIND
 } from "./recall-history.js"
+import { loadSentenceEncoder, SENTENCE_ENCODER_PACKAGE } from "./sentence-encoder.js"
 
 /**
  * Recall quality over two labelled histories, each copied into a fresh home and indexed through
@@ -49,8 +51,8 @@ import {
  *   shapes, questions by kind (exact, identifier, paraphrase, multi-turn, negative), a held-out
  *   quarter. Words-only figures always; vector and fused figures only with a real model.
  * - fixtures/history with bench/recall/queries.json: the first 48 queries (one Codex format).
- * With BLCTX_MODEL_DIR naming a bge-small-en folder the vector figures are real; without it the
- * deterministic fake model stands in and only the words-only figures mean anything.
+ * With BLCTX_MODEL_DIR naming a bge-small-en folder the vector figures are the product's; without
+ * it a stand-in sentence encoder gives real but different ones (see `model`).
  */
 
 const here = NodePath.dirname(fileURLToPath(import.meta.url))
@@ -101,28 +103,47 @@ const shown = (s: Scores) =>
     ? "no questions"
     : `${(s.hit1 / s.n).toFixed(3)} / ${(s.hit5 / s.n).toFixed(3)} / ${(s.rr / s.n).toFixed(3)}  (n=${s.n})`
 
+/** Chunks cut as the product cuts them, by bge-small-en's tokenizer at `tokenizerJson`. */
+const modelChunking = (tokenizerJson: string) =>
+  Effect.map(
+    makeChunkTokenizer(tokenizerJson),
+    (tokenizer): ImportChunking => ({
+      tokenizer: "bge-small-en",
+      chunkAll: (texts) =>
+        Effect.map(tokenizer.spansBatch(texts), (all) => all.map((spans, i) => chunkSpans(texts[i] ?? "", spans)))
+    })
+  )
+
+/**
+ * The vector side: bge-small-en from BLCTX_MODEL_DIR when given; else the stand-in sentence
+ * encoder (a real model, not the product's) over bge-small-en's chunks from the test model
+ * data; else the fake model, whose vector and fused figures mean nothing.
+ */
 const model = Effect.gen(function* () {
   const dir = process.env.BLCTX_MODEL_DIR
   if (dir !== undefined && dir !== "") {
     const runtime = yield* ModelRuntime
     const embedder = yield* runtime.load(dir, DEFAULT_MODEL_SPEC)
-    const tokenizer = yield* makeChunkTokenizer(NodePath.join(dir, "tokenizer.json"))
-    const chunking: ImportChunking = {
-      tokenizer: "bge-small-en",
-      chunkAll: (texts) =>
-        Effect.map(tokenizer.spansBatch(texts), (all) => all.map((spans, i) => chunkSpans(texts[i] ?? "", spans)))
-    }
+    const chunking = yield* modelChunking(NodePath.join(dir, "tokenizer.json"))
     return { embedder, chunking, label: "bge-small-en from BLCTX_MODEL_DIR", meaningful: true }
+  }
+  const data = testModelData()
+  const encoder = yield* Effect.either(loadSentenceEncoder)
+  if (data !== undefined && Either.isRight(encoder)) {
+    const chunking = yield* modelChunking(NodePath.join(data, "fast-bge-small-en", "tokenizer.json"))
+    const label = `stand-in sentence encoder (${SENTENCE_ENCODER_PACKAGE}, not the product's model)`
+    return { embedder: encoder.right, chunking, label, meaningful: true }
   }
   const embedder: EmbedderShape = makeFakeEmbedder().embedder
   const chunking: ImportChunking = {
     tokenizer: WHOLE_MESSAGE_TOKENIZER,
     chunkAll: (texts) => Effect.succeed(texts.map((text) => [{ start: 0, end: text.length, text }]))
   }
+  const why = Either.isLeft(encoder) ? encoder.left.message : `${TEST_MODEL_DATA_ENV} is not set`
   return {
     embedder,
     chunking,
-    label: "fake model (word hashing): vector and fused figures are not meaningful",
+    label: `fake model (word hashing; ${why}): vector and fused figures are not meaningful`,
     meaningful: false
   }
 })
@@ -175,11 +196,11 @@ const indexHistory = (
     return { vectors, home }
   })
 
-/** The fixture-relative `file:line` a result cites (or its description when it is not a transcript line). */
-const citeOf = (home: string) => (h: SearchHit) =>
-  h.source.kind === "transcript_span"
-    ? `${NodePath.relative(home, h.source.path).split(NodePath.sep).join("/")}:${h.source.line}`
-    : describeSource(h.source)
+/** The fixture-relative `file:line` a source is (or its description when it is not a transcript line). */
+const citeOfSource = (home: string) => (source: SourceLocation) =>
+  source.kind === "transcript_span"
+    ? `${NodePath.relative(home, source.path).split(NodePath.sep).join("/")}:${source.line}`
+    : describeSource(source)
 
 /** One tuned-on miss: the question, where its line ranked (0: not in the first K) and what ranked first. */
 const missLine = (
@@ -204,6 +225,22 @@ const vectorHits = (m: Model, vectors: VectorIndexShape, query: string) =>
     return vector === undefined ? [] : yield* vectors.search(m.embedder.fingerprint, vector, VECTOR_CANDIDATES)
   })
 
+/** The vector side alone: its chunks in cosine order, as cited sources. */
+const vectorSources = (m: Model, vectors: VectorIndexShape, query: string) =>
+  Effect.gen(function* () {
+    const hits = yield* vectorHits(m, vectors, query)
+    const rows = new Map(
+      (yield* chunksByIds(
+        hits.map((h) => h.id),
+        {}
+      )).map((r) => [r.chunk_id as ChunkId, r])
+    )
+    return hits.flatMap((h) => {
+      const row = rows.get(h.id)
+      return row === undefined ? [] : [sourceLocationOf(row)]
+    })
+  })
+
 /** Words-only (and with a real model, fused) figures over fixtures/recall-history and questions.json. */
 const measureRecallHistory = (dir: string, base: string, m: Model) =>
   withDatabase(dir, (sql) =>
@@ -221,7 +258,7 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
         const d = decisions.get(cite.slice(0, at))?.get(Number(cite.slice(at + 1)))
         return d !== undefined && d.decision !== "index"
       }
-      const sides = m.meaningful ? (["words-only", "fused"] as const) : (["words-only"] as const)
+      const sides = m.meaningful ? (["words-only", "vector", "fused"] as const) : (["words-only"] as const)
       type Side = (typeof sides)[number]
       const table = new Map<string, Scores>()
       const cell = (side: Side, group: string) => {
@@ -231,22 +268,25 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
         return found
       }
       const clean = new Map<Side, { clean: number; n: number; dirty: Array<string> }>()
-      const cite = citeOf(home)
+      const cite = citeOfSource(home)
       const reference = labelled.time_reference
       /** A question about time is read as the daemon reads it (`applyTimePhrase`), at the file's now and zone. */
       const requestFor = (q: Question, readTime: boolean) => {
         const asked = SearchRequest.make({ query: q.query, limit: K })
         return readTime ? applyTimePhrase(asked, Date.parse(reference.now), reference.time_zone).request : asked
       }
-      const answerFor = (q: Question, side: Side, readTime = false) =>
+      const answerFor = (q: Question, side: "words-only" | "fused", readTime = false) =>
         Effect.gen(function* () {
           const request = requestFor(q, readTime)
           const hits =
             side === "fused" ? Option.some({ hits: yield* vectorHits(m, vectors, request.query) }) : Option.none()
           return yield* search(request, hits, "")
         })
+      /** What a side cites for a question, best first (the vector side reads no time phrase). */
       const rankedFor = (q: Question, side: Side, readTime = true) =>
-        Effect.map(answerFor(q, side, readTime), (answer) => answer.results.map(cite))
+        side === "vector"
+          ? Effect.map(vectorSources(m, vectors, q.query), (sources) => sources.slice(0, K).map(cite))
+          : Effect.map(answerFor(q, side, readTime), (answer) => answer.results.map((h) => cite(h.source)))
       const misses: Array<string> = []
       for (const q of labelled.questions) {
         for (const side of sides) {
@@ -257,8 +297,7 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
             add(cell(side, "time, phrase ranked as words"), rankOf(yield* rankedFor(q, side, false), expected))
             continue
           }
-          const answer = yield* answerFor(q, side)
-          const ranked = answer.results.map(cite)
+          const ranked = yield* rankedFor(q, side, false)
           if (q.kind === "negative") {
             const tally = clean.get(side) ?? { clean: 0, n: 0, dirty: [] }
             clean.set(side, tally)
@@ -275,7 +314,7 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
           )
           for (const group of ["all", q.kind, q.heldout ? "held-out" : "tuned-on"]) add(cell(side, group), rank)
           if (LIST_MISSES && side === "words-only" && !q.heldout && rank !== 1)
-            misses.push(missLine(q, rank, answer.results, ranked, q.expect))
+            misses.push(missLine(q, rank, (yield* answerFor(q, side)).results, ranked, q.expect))
         }
       }
       for (const miss of misses) console.log(miss)

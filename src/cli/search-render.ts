@@ -79,7 +79,7 @@ export const describeSource = (source: SourceView): string =>
 /**
  * A score as people read it. SQLite's BM25 is lower-is-better and negative, so it is shown negated,
  * as a relevance where higher is better (the JSON keeps SQLite's value); similarity is cosine
- * similarity; fused is reciprocal rank fusion, comparable only within one answer.
+ * similarity; fused is the mean of both sides' scaled scores, comparable only within one answer.
  */
 export const scoreLabel = (kind: string, value: number) =>
   kind === "similarity"

@@ -109,15 +109,16 @@ export const sourceLocationOf = (row: ProvenanceRow): SourceLocation =>
 
 /**
  * How a result was scored. `similarity` is cosine similarity (not confidence); `bm25` is
- * SQLite's BM25 (lower is better, as SQLite reports it); `fused` is reciprocal rank fusion,
- * comparable only within one response and never a percentage.
+ * SQLite's BM25 (lower is better, as SQLite reports it); `fused` is the mean of both
+ * sides' scores scaled to [0, 1] (`convexFusion`), comparable only within one response and never
+ * a percentage.
  */
 export const ScoreKind = Schema.Literal("similarity", "bm25", "fused")
 export class Score extends Schema.Class<Score>("Score")({
   kind: ScoreKind,
   value: Schema.Number.annotations({
     description:
-      "The score as `kind` computes it: similarity is cosine similarity (higher is better); bm25 is SQLite FTS5's bm25() as words-only search reranks it (exact words and code forms, the turn's and neighbouring turns' evidence), negative, lower (more negative) is better; fused is reciprocal rank fusion (higher is better), comparable only within one response"
+      "The score as `kind` computes it: similarity is cosine similarity (higher is better); bm25 is SQLite FTS5's bm25() as words-only search reranks it (exact words and code forms, the turn's and neighbouring turns' evidence), negative, lower (more negative) is better; fused is the mean of the words-only and vector scores, each scaled to 0..1 within the response (higher is better), comparable only within one response"
   })
 }) {}
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { fuseKeepingExact, KEPT_EXACT, RRF_K, reciprocalRankFusion } from "./fusion.js"
+import { convexFusion, fuseKeepingExact, KEPT_EXACT } from "./fusion.js"
 
-describe("reciprocalRankFusion", () => {
+describe("convexFusion", () => {
   it("rewards items both lists agree on", () => {
     const lexical = [
       { id: "a", score: 9 },
@@ -13,58 +13,90 @@ describe("reciprocalRankFusion", () => {
       { id: "b", score: 0.8 },
       { id: "c", score: 0.1 }
     ]
-    const fused = reciprocalRankFusion([lexical, vector])
-    expect(fused.map((f) => f.id)).toEqual(["b", "c", "a", "d"])
-    expect(fused[0]?.score).toBeCloseTo(2 / (RRF_K + 2))
-    expect(fused.find((f) => f.id === "a")?.ranks).toEqual([1, null])
+    const fused = convexFusion([lexical, vector])
+    // b: (0.5 + 0.875) / 2; a: 1 / 2; d: 1 / 2; c: the lowest of both lists.
+    expect(fused.map((f) => f.id)).toEqual(["b", "a", "d", "c"])
+    expect(fused[0]?.score).toBeCloseTo((4 / 8 + 0.7 / 0.8) / 2)
+    expect(fused.at(-1)?.score).toBe(0)
   })
 
-  it("ignores raw scores: only ranks matter", () => {
-    const a = reciprocalRankFusion([
+  it("keeps a words-only match far ahead of the rest above a chunk the vector side ranks a little higher", () => {
+    // The words-only side is sure of "answer" and lukewarm about the rest; the vector side puts
+    // it 4th, a little below the others. Rank fusion would put "m1" first (2nd and 1st against
+    // 1st and 4th); the scores say the words-only side's lead is the larger one.
+    const lexical = [
+      { id: "answer", score: 30 },
+      { id: "m1", score: 8 },
+      { id: "m2", score: 7 },
+      { id: "m3", score: 6 }
+    ]
+    const vector = [
+      { id: "m1", score: 0.6 },
+      { id: "m2", score: 0.59 },
+      { id: "other", score: 0.58 },
+      { id: "answer", score: 0.55 },
+      { id: "m3", score: 0.5 }
+    ]
+    expect(convexFusion([lexical, vector])[0]?.id).toBe("answer")
+  })
+
+  it("is the same for lists whose scores differ only in scale", () => {
+    const a = convexFusion([
       [
         { id: 1, score: 1000 },
-        { id: 2, score: 999 }
+        { id: 2, score: 500 },
+        { id: 3, score: 0 }
       ]
     ])
-    const b = reciprocalRankFusion([
+    const b = convexFusion([
       [
         { id: 1, score: 0.2 },
-        { id: 2, score: 0.1 }
+        { id: 2, score: 0.1 },
+        { id: 3, score: 0 }
       ]
     ])
     expect(a).toEqual(b)
   })
 
-  it("counts a duplicated id once per list", () => {
-    const fused = reciprocalRankFusion([
+  it("counts a duplicated id once per list, at its best score, and ignores scores that are not numbers", () => {
+    const fused = convexFusion([
       [
         { id: "x", score: 1 },
-        { id: "x", score: 1 }
+        { id: "y", score: Number.NaN },
+        { id: "x", score: 3 },
+        { id: "z", score: 2 }
       ]
     ])
-    expect(fused).toEqual([{ id: "x", score: 1 / (RRF_K + 1), ranks: [1] }])
+    expect(fused).toEqual([
+      { id: "x", score: 1 },
+      { id: "z", score: 0.5 }
+    ])
+  })
+
+  it("scores a list of equal scores (or of one item) as each its list's best", () => {
+    expect(convexFusion([[{ id: "only", score: -4 }], []])).toEqual([{ id: "only", score: 0.5 }])
+    expect(convexFusion([])).toEqual([])
   })
 })
 
 describe("fuseKeepingExact", () => {
-  const lexical = ["exact", "b", "c", "d"].map((id, i) => ({ id, score: -10 + i }))
-  // The vector side agrees on everything but the exact match, which it ranks last.
-  const vector = ["b", "c", "d", "e", "f", "exact"].map((id, i) => ({ id, score: 1 - i / 10 }))
+  const lexical = ["exact", "b", "c", "d"].map((id, i) => ({ id, score: 10 - i }))
+  // The vector side agrees on everything but the exact match, which it ranks last and far below.
+  const vector = ["b", "c", "d", "e", "f", "exact"].map((id, i) => ({ id, score: i === 5 ? 0 : 0.9 - i / 100 }))
 
   it("keeps the words-only side's exact match first whatever the vector side says", () => {
-    expect(reciprocalRankFusion([lexical, vector])[0]?.id).not.toBe("exact")
+    expect(convexFusion([lexical, vector])[0]?.id).not.toBe("exact")
     const fused = fuseKeepingExact([lexical, vector], ["exact"])
     expect(fused.map((f) => f.id)).toEqual([
       "exact",
-      ...reciprocalRankFusion([lexical, vector])
+      ...convexFusion([lexical, vector])
         .map((f) => f.id)
         .filter((id) => id !== "exact")
     ])
-    expect(fused[0]?.ranks).toEqual([1, 6])
   })
 
-  it("is plain reciprocal rank fusion without exact matches, and keeps at most a few", () => {
-    expect(fuseKeepingExact([lexical, vector], [])).toEqual(reciprocalRankFusion([lexical, vector]))
+  it("is plain fusion without exact matches, and keeps at most a few", () => {
+    expect(fuseKeepingExact([lexical, vector], [])).toEqual(convexFusion([lexical, vector]))
     const kept = fuseKeepingExact([lexical, vector], ["d", "c", "b", "exact"])
     expect(kept.slice(0, KEPT_EXACT).map((f) => f.id)).toEqual(["d", "c", "b"])
   })

@@ -1,41 +1,48 @@
 /**
- * Reciprocal rank fusion (Cormack et al., 2009): each list contributes 1 / (k + rank). It needs
- * no score calibration between BM25 and cosine similarity, which live on unrelated scales, and
- * k = 60 keeps one list's top hit from drowning the other's.
+ * Hybrid fusion by convex combination (Bruch, Gai and Ingber, "An Analysis of Fusion Functions
+ * for Hybrid Retrieval", 2023): each list's scores are min-max normalised to [0, 1] within the
+ * response, and the lists are averaged with equal weights (chosen, not tuned); a chunk a list
+ * does not hold scores 0 there. Unlike reciprocal rank fusion it keeps how far apart the scores
+ * are: a words-only match far ahead of the rest is not overtaken by a chunk both lists rank
+ * middling. Decision 0024 has the measurements.
  */
-export const RRF_K = 60
 
-export interface Ranked<Id> {
+export interface Scored<Id> {
   readonly id: Id
+  /** Higher is better. Only the order and spacing within its own list matter. */
   readonly score: number
 }
 
 export interface Fused<Id> {
   readonly id: Id
-  /** The fused score: comparable only within one response, never a probability or percentage. */
+  /** The fused score in [0, 1]: comparable only within one response, never a probability. */
   readonly score: number
-  /** 1-based ranks in each input list, or null when the list did not contain the item. */
-  readonly ranks: ReadonlyArray<number | null>
 }
 
-export const reciprocalRankFusion = <Id>(
-  lists: ReadonlyArray<ReadonlyArray<Ranked<Id>>>,
-  k: number = RRF_K
-): ReadonlyArray<Fused<Id>> => {
-  const fused = new Map<Id, { score: number; ranks: Array<number | null> }>()
-  lists.forEach((list, listIndex) => {
-    list.forEach((item, position) => {
-      const entry = fused.get(item.id) ?? { score: 0, ranks: lists.map(() => null) }
-      // An id listed twice in one list counts once, at its best rank.
-      if (entry.ranks[listIndex] !== null) return
-      entry.ranks[listIndex] = position + 1
-      entry.score += 1 / (k + position + 1)
-      fused.set(item.id, entry)
-    })
-  })
-  return [...fused.entries()]
-    .map(([id, e]) => ({ id, score: e.score, ranks: e.ranks }))
-    .sort((a, b) => b.score - a.score)
+/** Each id's score scaled to [0, 1] by the list's lowest and highest; an id listed twice keeps its best. */
+const normalised = <Id>(list: ReadonlyArray<Scored<Id>>): ReadonlyMap<Id, number> => {
+  const finite = list.filter((item) => Number.isFinite(item.score))
+  if (finite.length === 0) return new Map()
+  const scores = finite.map((item) => item.score)
+  const low = Math.min(...scores)
+  const span = Math.max(...scores) - low
+  const out = new Map<Id, number>()
+  for (const item of finite) {
+    // Every score equal (or one item): each is its list's best.
+    const value = span === 0 ? 1 : (item.score - low) / span
+    out.set(item.id, Math.max(out.get(item.id) ?? 0, value))
+  }
+  return out
+}
+
+/** The lists fused by the mean of their normalised scores, best first (ties in first-seen order). */
+export const convexFusion = <Id>(lists: ReadonlyArray<ReadonlyArray<Scored<Id>>>): ReadonlyArray<Fused<Id>> => {
+  const weight = 1 / Math.max(1, lists.length)
+  const fused = new Map<Id, number>()
+  for (const list of lists) {
+    for (const [id, value] of normalised(list)) fused.set(id, (fused.get(id) ?? 0) + weight * value)
+  }
+  return [...fused.entries()].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score)
 }
 
 /**
@@ -47,16 +54,15 @@ export const reciprocalRankFusion = <Id>(
 export const KEPT_EXACT = 3
 
 /**
- * Reciprocal rank fusion that never loses an exact hit: the `exact` ids (the words-only side's
- * leading exact matches, best first, at most `KEPT_EXACT`) come first in their own order, then
- * everything else as `reciprocalRankFusion` ranks it.
+ * Fusion that never loses an exact hit: the `exact` ids (the words-only side's leading exact
+ * matches, best first, at most `KEPT_EXACT`) come first in their own order, then everything
+ * else as `convexFusion` ranks it.
  */
 export const fuseKeepingExact = <Id>(
-  lists: ReadonlyArray<ReadonlyArray<Ranked<Id>>>,
-  exact: ReadonlyArray<Id>,
-  k: number = RRF_K
+  lists: ReadonlyArray<ReadonlyArray<Scored<Id>>>,
+  exact: ReadonlyArray<Id>
 ): ReadonlyArray<Fused<Id>> => {
-  const fused = reciprocalRankFusion(lists, k)
+  const fused = convexFusion(lists)
   const kept = new Set(exact.slice(0, KEPT_EXACT))
   const first = [...kept].flatMap((id) => fused.filter((f) => f.id === id))
   return [...first, ...fused.filter((f) => !kept.has(f.id))]

@@ -49,7 +49,7 @@ export interface RankedChunks {
 }
 
 /**
- * Ranks chunks for a query: hybrid (words-only and vector candidates fused by reciprocal rank,
+ * Ranks chunks for a query: hybrid (words-only and vector candidates fused by `convexFusion`,
  * the words-only side's leading exact matches kept first) when vector candidates are given,
  * lexical otherwise. Filters apply to both lists, so no result
  * outside them can appear.
@@ -66,7 +66,8 @@ export const rankChunks = (request: SearchRequest, vectors: Option.Option<Vector
       const vectorRanked = vectors.value.hits.filter((h) => allowed.has(h.id))
       const fused = fuseKeepingExact(
         [
-          lexical.map((r) => ({ id: r.chunk_id, score: r.rank })),
+          // A lexical rank is lower-is-better (FTS5's sign); fusion wants higher-is-better.
+          lexical.map((r) => ({ id: r.chunk_id, score: -r.rank })),
           vectorRanked.map((h) => ({ id: h.id, score: h.score }))
         ],
         leadingExact(lexical)
