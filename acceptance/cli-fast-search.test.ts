@@ -119,7 +119,9 @@ describe("blctx search on the fast path", () => {
     [["search", "rollout", "--project", "/nowhere/at/all"]],
     [["search", "zzzz-no-such-word-anywhere"]],
     // A date phrase: the answer carries time_filter, which the fast path's schema must accept.
-    [["search", "rollout", "in", "February"]]
+    [["search", "rollout", "in", "February"]],
+    // A synonym searched (stash -> cache): the answer carries synonyms_searched, likewise.
+    [["search", "stash"]]
   ])("%j prints byte for byte what the full CLI prints, without loading effect", async (args) => {
     const [quick, slow] = [await fast(args), await full(args)]
     expect(slow.effectLoaded).toBe(true)
@@ -131,6 +133,12 @@ describe("blctx search on the fast path", () => {
     expect(JSON.parse(quick.stdout)).toMatchObject({ query: expect.any(String), results: expect.any(Array) })
   })
 
+  it("names the synonyms a search also searched", async () => {
+    const answer = await fast(["search", "stash"])
+    expect(answer.effectLoaded, answer.stderr).toBe(false)
+    expect(JSON.parse(answer.stdout)).toMatchObject({ query: "stash", synonyms_searched: ["cache"] })
+  })
+
   const readable: ReadonlyArray<ReadonlyArray<string>> = [
     ["search", "blue-green", "rollout", "--pretty"],
     ["search", "--pretty", "deploy", "--limit", "4", "--no-color", "--agent", "codex"],
@@ -138,7 +146,8 @@ describe("blctx search on the fast path", () => {
     ["search", "zzzz-no-such-word-anywhere", "--pretty"],
     ["search", "--limit", "5", "--", "--rollout"],
     ["--json", "search", "rollout", "--pretty", "--", "--json"],
-    ["search", "deploy", "last", "week", "--pretty"]
+    ["search", "deploy", "last", "week", "--pretty"],
+    ["search", "stash", "--pretty"]
   ]
   it.concurrent.each(readable.flatMap((args) => [80, 200].map((columns) => [args, columns] as const)))(
     "%j at COLUMNS=%i: the full CLI's bytes, without loading effect",

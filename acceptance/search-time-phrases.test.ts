@@ -54,6 +54,7 @@ const rollout = (id: string, at: Date, prompt: string, answer: string) => {
 interface Search {
   query: string
   results: Array<{ text: string; timestamp: string }>
+  synonyms_searched?: Array<string>
   time_filter?: {
     phrase: string
     applied: boolean
@@ -128,7 +129,14 @@ describe("date phrases in blctx search", () => {
 
 describe("a question in other words", () => {
   it("finds the turn through the package's thesaurus: a client list is the customers table", async () => {
-    const found = await search(["how", "did", "we", "speed", "up", "the", "client", "list?"])
+    const [found, pretty] = await Promise.all([
+      search(["how", "did", "we", "speed", "up", "the", "client", "list?"]),
+      blctx(["search", "how did we speed up the client list?", "--pretty"])
+    ])
     expect(found.results.map((r) => r.text)).toContain(OTHER_WORDS_ANSWER)
+    // The answer says which synonyms it searched, so a result without the question's words is explained.
+    expect(found.synonyms_searched).toContain("customer")
+    expect(pretty.code, pretty.stderr).toBe(0)
+    expect(pretty.stdout).toMatch(/Also searched, as synonyms: .*customer/)
   })
 })

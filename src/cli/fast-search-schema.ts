@@ -122,7 +122,8 @@ export const SEARCH_ANSWER_SCHEMA: ShapeSchema = {
         note: { type: "string" }
       },
       additionalProperties: false
-    }
+    },
+    synonyms_searched: { type: "array", items: { type: "string" } }
   },
   additionalProperties: false
 }

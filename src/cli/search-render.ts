@@ -20,6 +20,8 @@ export interface SearchAnswerView {
   readonly truncated: boolean
   /** A date phrase the daemon read from the query (`time_filter.note` says what it did). */
   readonly time_filter?: { readonly note: string } | undefined
+  /** Synonyms of the query's words the daemon also searched. */
+  readonly synonyms_searched?: ReadonlyArray<string> | undefined
 }
 export interface HitView extends WhoseView {
   readonly context_id: string
@@ -121,6 +123,10 @@ export const renderSearch = (answer: SearchAnswerView, style: Style, width?: num
     { text: ` (${r.query_mode}${r.query_mode_reason === null ? "" : `: ${oneLine(r.query_mode_reason, 2_000)}`})` }
   ])
   if (r.time_filter !== undefined) lines.push(...paragraph([{ text: oneLine(r.time_filter.note), style: style.dim }]))
+  if (r.synonyms_searched !== undefined)
+    lines.push(
+      ...paragraph([{ text: `Also searched, as synonyms: ${r.synonyms_searched.join(", ")}`, style: style.dim }])
+    )
   r.results.forEach((hit, i) => {
     lines.push(...hitLines(hit, r.offset + i + 1, r.query, style, width))
   })

@@ -221,5 +221,12 @@ export class SearchResponse extends Schema.Class<SearchResponse>("SearchResponse
   truncated: Schema.Boolean,
   returned_chars: Schema.Int,
   /** Present when the query held a date phrase: what it was read as and whether it filtered. */
-  time_filter: Schema.optional(TimeFilter)
+  time_filter: Schema.optional(TimeFilter),
+  /** Present when the thesaurus widened the words-only search (decision 0023). */
+  synonyms_searched: Schema.optional(
+    Schema.Array(Schema.String).annotations({
+      description:
+        "Synonyms of the query's words (WordNet's) that words-only search also searched: a result may hold one of these and none of the query's own words."
+    })
+  )
 }) {}

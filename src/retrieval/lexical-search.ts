@@ -147,6 +147,23 @@ const synonymsToSearch = (words: ReadonlyArray<string>, now: number) =>
     return words.some(counts.rare) || held.some(counts.rare) ? held.filter(counts.rare) : held
   })
 
+/**
+ * What words-only search looks for in a query: its content words (common ones left out while a
+ * rarer one is searched), its code forms, and the synonyms worth searching.
+ */
+const searchTerms = (query: string, now: number) =>
+  Effect.gen(function* () {
+    const words = yield* withoutCommonWords(contentWords(queryWords(query)), now)
+    return { words, forms: codeForms(query), synonyms: yield* synonymsToSearch(words, now) }
+  })
+
+/**
+ * The synonyms a search for `query` adds to its words (none without the thesaurus), so the
+ * answer can say why a result holds none of the question's own words. The word counts behind
+ * them are cached, so asking again after the search costs no query.
+ */
+export const searchedSynonyms = (query: string) => Effect.map(searchTerms(query, Date.now()), (t) => t.synonyms)
+
 /** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
 const epochMs = (column: string) => `((julianday(${column}) - 2440587.5) * 86400000.0)`
 
@@ -203,10 +220,8 @@ const EXACT_POOL = 20
  */
 export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
   Effect.gen(function* () {
-    const now = Date.now()
-    const words = yield* withoutCommonWords(contentWords(queryWords(query)), now)
-    const forms = codeForms(query)
-    const match = candidateMatch([...words, ...(yield* synonymsToSearch(words, now))], forms)
+    const { words, forms, synonyms } = yield* searchTerms(query, Date.now())
+    const match = candidateMatch([...words, ...synonyms], forms)
     if (match === null || limit <= 0) return [] as ReadonlyArray<LexicalRow>
     const pool = yield* rankedChunks(match, filters, RERANK_POOL, 0, "page first")
     const extras = yield* extraCandidates(match, forms, pool, filters)

@@ -411,12 +411,17 @@ describe("searching with synonyms", () => {
           ["Make the accountants a PDF of each invoice", "Invoices render to PDF with pdfkit."],
           ["Retry the nightly export", "The export retries three times."]
         ])
-        expect((yield* lexical(request("printable bills"))).results).toEqual([])
+        const own = yield* lexical(request("printable bills"))
+        expect(own.results).toEqual([])
+        expect(own.synonyms_searched).toBeUndefined()
         const widened = yield* withThesaurus(lexical(request("printable bills")))
         expect(widened.results.map((h) => h.text)).toEqual([
           "Invoices render to PDF with pdfkit.",
           "Make the accountants a PDF of each invoice"
         ])
+        // The answer names what it searched besides the question's words: only what the index
+        // holds ("measure" is nowhere; "account" is, as the stem of "accountants").
+        expect(widened.synonyms_searched).toEqual(["account", "invoice"])
         // The reads the query worker serves widen a search with the thesaurus they are given.
         const reads = yield* makeHistoryReadsSql({
           database: "context.db",
@@ -429,6 +434,7 @@ describe("searching with synonyms", () => {
           lexical_reason: "none"
         })
         expect(answer.results.map((h) => h.text)).toEqual(widened.results.map((h) => h.text))
+        expect(answer.synonyms_searched).toEqual(["account", "invoice"])
       })
     )
   )
@@ -452,6 +458,7 @@ describe("searching with synonyms", () => {
         expect(other).toBeGreaterThan(own)
         // "account" is in more than a tenth of the chunks: it would only add turns about something else.
         expect(hits.some((t) => t.includes("account "))).toBe(false)
+        expect((yield* withThesaurus(lexical(request("bill summary")))).synonyms_searched).toEqual(["invoice"])
       })
     )
   )

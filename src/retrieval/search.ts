@@ -2,7 +2,14 @@ import { Effect, Option } from "effect"
 import { passageContextId } from "../domain/context-id.js"
 import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, sourceLocationOf } from "./contract.js"
 import { fuseKeepingExact } from "./fusion.js"
-import { allowedChunkIds, type ChunkRow, chunksByIds, type LexicalRow, searchLexical } from "./lexical-search.js"
+import {
+  allowedChunkIds,
+  type ChunkRow,
+  chunksByIds,
+  type LexicalRow,
+  searchedSynonyms,
+  searchLexical
+} from "./lexical-search.js"
 import { applyTextBudget } from "./text-budget.js"
 
 /** Nearest chunks for the query, from the vector index (cosine similarity, best first). */
@@ -98,7 +105,7 @@ export const rankChunks = (request: SearchRequest, vectors: Option.Option<Vector
 
 /**
  * Answers a search (`rankChunks`), lexical with the reason when no vector candidates are given;
- * the text budget applies last.
+ * the text budget applies last. The answer names the synonyms its words-only side searched.
  */
 export const search = (
   request: SearchRequest,
@@ -114,6 +121,7 @@ export const search = (
       (h, text) => new SearchHit({ ...h, text, text_truncated: true })
     )
     const consumed = request.offset + budgeted.taken
+    const synonyms = yield* searchedSynonyms(request.query)
     return new SearchResponse({
       query: request.query,
       query_mode: mode,
@@ -123,6 +131,7 @@ export const search = (
       limit: request.limit,
       next_offset: more || budgeted.taken < hits.length ? consumed : null,
       truncated: budgeted.truncated,
-      returned_chars: budgeted.returnedChars
+      returned_chars: budgeted.returnedChars,
+      ...(synonyms.length === 0 ? {} : { synonyms_searched: synonyms })
     })
   })

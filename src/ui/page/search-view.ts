@@ -103,7 +103,10 @@ const answerView = (answer: SearchResponse, params: Params) =>
       { class: "summary" },
       `${answer.results.length} result${answer.results.length === 1 ? "" : "s"}, ${answer.query_mode}`,
       answer.query_mode_reason === null ? null : ` (${answer.query_mode_reason})`,
-      answer.time_filter === undefined ? null : el("span", { class: "note" }, ` ${answer.time_filter.note}`)
+      answer.time_filter === undefined ? null : el("span", { class: "note" }, ` ${answer.time_filter.note}`),
+      answer.synonyms_searched === undefined
+        ? null
+        : el("span", { class: "note" }, ` Also searched, as synonyms: ${answer.synonyms_searched.join(", ")}.`)
     ),
     el("ol", { class: "hits" }, answer.results.map(hitView)),
     answer.next_offset === null
