@@ -188,6 +188,13 @@ describe("the viewer in a browser", () => {
     await shot("session")
   })
 
+  it("says which synonyms a search also searched", async () => {
+    // "stash" is nowhere in the history; WordNet gives "cache", which a turn holds.
+    const hits = await searchFor("lighthouse stash")
+    await expect(hits.count()).resolves.toBeGreaterThan(0)
+    expect(await textOf(".summary")).toContain("Also searched, as synonyms: cache")
+  })
+
   it("shows sessions by day and project", async () => {
     await open("#/timeline", "timeline")
     const text = await textOf("main")

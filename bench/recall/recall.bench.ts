@@ -225,10 +225,9 @@ const vectorHits = (m: Model, vectors: VectorIndexShape, query: string) =>
     return vector === undefined ? [] : yield* vectors.search(m.embedder.fingerprint, vector, VECTOR_CANDIDATES)
   })
 
-/** The vector side alone: its chunks in cosine order, as cited sources. */
-const vectorSources = (m: Model, vectors: VectorIndexShape, query: string) =>
+/** The vector side alone: the hits' chunks in cosine order, as cited sources. */
+const vectorSources = (hits: ReadonlyArray<{ readonly id: ChunkId }>) =>
   Effect.gen(function* () {
-    const hits = yield* vectorHits(m, vectors, query)
     const rows = new Map(
       (yield* chunksByIds(
         hits.map((h) => h.id),
@@ -285,7 +284,9 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
       /** What a side cites for a question, best first (the vector side reads no time phrase). */
       const rankedFor = (q: Question, side: Side, readTime = true) =>
         side === "vector"
-          ? Effect.map(vectorSources(m, vectors, q.query), (sources) => sources.slice(0, K).map(cite))
+          ? Effect.map(Effect.flatMap(vectorHits(m, vectors, q.query), vectorSources), (sources) =>
+              sources.slice(0, K).map(cite)
+            )
           : Effect.map(answerFor(q, side, readTime), (answer) => answer.results.map((h) => cite(h.source)))
       const misses: Array<string> = []
       for (const q of labelled.questions) {
@@ -365,6 +366,8 @@ const measureFirstQueries = (dir: string, base: string, m: Model) =>
       const { vectors } = yield* indexHistory(sql, dir, history, files, m)
       const totals = { lexical: zero(), vector: zero(), fused: zero() }
       const key = (path: string, lineNo: number) => `${NodePath.basename(path)}:${lineNo}`
+      const keyOf = (source: SourceLocation) =>
+        source.kind === "transcript_span" ? key(source.path, source.line) : describeSource(source)
       const run = Effect.gen(function* () {
         for (const q of labelled.queries) {
           const expected = [`${q.expect.file}:${q.expect.line}`]
@@ -376,31 +379,14 @@ const measureFirstQueries = (dir: string, base: string, m: Model) =>
               expected
             )
           )
-          const [vector] = yield* m.embedder.embed([q.query], "query")
-          const hits = vector === undefined ? [] : yield* vectors.search(m.embedder.fingerprint, vector, K)
-          const rows = new Map(
-            (yield* chunksByIds(
-              hits.map((h) => h.id),
-              {}
-            )).map((r) => [r.chunk_id as ChunkId, r])
-          )
-          add(
-            totals.vector,
-            rankOf(
-              hits.flatMap((h) => {
-                const r = rows.get(h.id)
-                return r === undefined ? [] : [key(r.path ?? "", r.line ?? 0)]
-              }),
-              expected
-            )
-          )
+          // The vector side as the daemon takes it (VECTOR_CANDIDATES), for both figures.
+          const hits = yield* vectorHits(m, vectors, q.query)
+          add(totals.vector, rankOf((yield* vectorSources(hits)).slice(0, K).map(keyOf), expected))
           const fused = yield* search(SearchRequest.make({ query: q.query, limit: K }), Option.some({ hits }), "")
           add(
             totals.fused,
             rankOf(
-              fused.results.map((h) =>
-                h.source.kind === "transcript_span" ? key(h.source.path, h.source.line) : describeSource(h.source)
-              ),
+              fused.results.map((h) => keyOf(h.source)),
               expected
             )
           )
