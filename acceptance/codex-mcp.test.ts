@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
@@ -149,6 +149,31 @@ describe("codex_mcp with the real codex in an isolated CODEX_HOME", () => {
     const uninstall = await blctx(["uninstall", "codex", "--json"])
     expect(uninstall.code, uninstall.stdout).toBe(0)
     expect(await get(NAME)).toEqual(theirs)
+  })
+
+  it("uninstall --purge without codex keeps the record of what blctx owns; with codex back, the same uninstall removes all", async () => {
+    const { home, blctx, get } = setUp()
+    const install = await blctx(["install", "codex", "--step", "codex_mcp", "--json"])
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    const manifest = NodePath.join(home.stateDir, "installation.json")
+    const path = (process.env.PATH ?? "").split(":").filter((d) => d !== bin && d !== "")
+
+    const without = await home.blctx(["uninstall", "codex", "--purge", "--json"], { env: { PATH: path.join(":") } })
+    expect(without.code, without.stdout).toBe(1)
+    expect(checkOf(without.stdout, "codex_mcp").status).toBe("failed")
+    const data = checkOf(without.stdout, "data_directory")
+    expect(data.status).toBe("failed")
+    expect(data.detail).toContain("codex_mcp did not remove what blctx put in place")
+    // Still registered, and still blctx's: the manifest says so, deactivated.
+    expect((await get(NAME))?.transport.args).toContain(home.installationId())
+    expect(JSON.parse(readFileSync(manifest, "utf8"))).toMatchObject({ state: "inactive" })
+
+    const again = await blctx(["uninstall", "codex", "--purge", "--json"])
+    expect(again.code, again.stdout).toBe(0)
+    expect(checkOf(again.stdout, "codex_mcp").detail).toContain(`removed ${NAME}`)
+    expect(await get(NAME)).toBeUndefined()
+    expect(existsSync(manifest)).toBe(false)
+    expect(existsSync(home.database)).toBe(false)
   })
 
   it("a missing codex is a failure that names the install command", async () => {

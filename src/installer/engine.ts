@@ -176,7 +176,8 @@ const runChecked = <R>(
       command: request.command,
       purge: request.purge,
       hooks: request.hooks,
-      progress: (p) => renderer.progress(step.id, p)
+      progress: (p) => renderer.progress(step.id, p),
+      failedBefore: [...prerequisites].filter(([, check]) => check.status === "failed").map(([id]) => id)
     }
     return yield* runOne(step, run).pipe(
       Effect.match({

@@ -41,6 +41,12 @@ export interface StepRun {
   readonly purge: boolean
   readonly hooks: HooksChoice
   readonly progress: (progress: StepProgress) => Effect.Effect<void>
+  /**
+   * Uninstall only: the steps of this run that already failed to remove what they own. Uninstall
+   * runs in reverse, so the data step, last, sees every other, and keeps the manifest (the record
+   * of what blctx owns) while anything it lists is still in place.
+   */
+  readonly failedBefore: ReadonlyArray<StepId>
 }
 
 /**

@@ -45,10 +45,11 @@ const layer = (safeFs: Layer.Layer<SafeFs> = NodeSafeFsLive) =>
     })
   ).pipe(Layer.provideMerge(Paths.layerFrom(inputs())), Layer.provideMerge(safeFs))
 
-const run = (purge = false): StepRun => ({
+const run = (purge = false, failedBefore: StepRun["failedBefore"] = []): StepRun => ({
   command: "install",
   purge,
   hooks: "install",
+  failedBefore,
   progress: () => Effect.void
 })
 
@@ -196,6 +197,27 @@ describe("data_directory step", () => {
         expect(Fs.existsSync(p.configDir)).toBe(true)
       })
     )
+  )
+
+  it.effect(
+    "purge keeps the manifest and the data while another step could not remove what it owns; a rerun purges",
+    () =>
+      withStep((step) =>
+        Effect.gen(function* () {
+          const p = paths()
+          yield* step.install(run())
+          const kept = yield* Effect.flip(step.uninstall(run(true, ["codex_mcp"])))
+          expect(kept.detail).toContain("codex_mcp did not remove what blctx put in place")
+          expect(kept.remediation).toContain("rerun the same uninstall with --purge")
+          // Nothing is lost and ownership is still on record, deactivated like a plain uninstall.
+          expect(Fs.existsSync(p.database)).toBe(true)
+          expect(manifestJson().state).toBe("inactive")
+          const purged = yield* step.uninstall(run(true))
+          expect(purged.detail).toContain("purged installation")
+          expect(Fs.existsSync(p.manifest)).toBe(false)
+          expect(Fs.existsSync(p.database)).toBe(false)
+        })
+      )
   )
 
   it.effect("purge removes the capture state the hooks wrote after the manifest was last written", () =>

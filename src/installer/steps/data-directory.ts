@@ -16,7 +16,7 @@ import { initializeDatabase, readIdentity } from "../../store/identity.js"
 import { CURRENT_SCHEMA_VERSION } from "../../store/migrations.js"
 import { withDatabase } from "../../store/sqlite-opener.js"
 import { StoreError } from "../../store/store-error.js"
-import { fail, type StepFailure } from "../step.js"
+import { fail, type StepFailure, type StepRun } from "../step.js"
 import { ownedPathFailure } from "./owned-path-failure.js"
 import { stepWithServices } from "./step-context.js"
 
@@ -462,15 +462,26 @@ const removeCreatedDirectories = (m: Manifest) =>
     return kept
   })
 
-const uninstall = Effect.fn("DataDirectory.uninstall")(function* (purge: boolean) {
+const uninstall = Effect.fn("DataDirectory.uninstall")(function* (run: StepRun) {
   const paths = yield* Paths
   yield* checkOwnedPaths
   const manifest = yield* readManifest
   if (Option.isNone(manifest)) return { detail: "nothing to uninstall: no manifest" }
   const m = manifest.value
-  if (!purge) {
-    yield* writeManifest(new Manifest({ ...m, state: "inactive", updated_at: yield* now }))
+  const deactivate = writeManifest(new Manifest({ ...m, state: "inactive", updated_at: yield* now }))
+  if (!run.purge) {
+    yield* deactivate
     return { detail: `installation ${m.installation_id} deactivated; data kept in ${paths.dataDir}` }
+  }
+  if (run.failedBefore.length > 0) {
+    // Purged now, what those steps left in place would be nobody's: no later run would remove
+    // it, and a new install would refuse it as not blctx's.
+    yield* deactivate
+    const failed = run.failedBefore.join(", ")
+    return yield* fail(
+      `kept installation ${m.installation_id} (deactivated, data in ${paths.dataDir}) and its manifest: ${failed} did not remove what blctx put in place, and the manifest is what tells a later run it is blctx's`,
+      `Fix ${failed} as its row says, then rerun the same uninstall with --purge.`
+    )
   }
   const removedFiles = yield* removeOwnedFiles(m)
   // The manifest goes last: until then a rerun can finish an interrupted purge.
@@ -490,6 +501,6 @@ export const dataDirectoryStep = stepWithServices(
     install: () => install(),
     verify: () => verify(),
     diagnose: () => diagnose(),
-    uninstall: (run) => uninstall(run.purge)
+    uninstall: (run) => uninstall(run)
   }
 )

@@ -159,6 +159,7 @@ const readManifest = (home: Home) => JSON.parse(readFileSync(home.paths.manifest
 const runOf = (seen: Array<StepProgress>, purge = false): StepRun => ({
   command: "install",
   purge,
+  failedBefore: [],
   hooks: "decline",
   progress: (p) => Effect.sync(() => seen.push(p))
 })

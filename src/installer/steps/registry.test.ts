@@ -97,6 +97,7 @@ describe("installSteps", () => {
           command: "uninstall",
           purge: true,
           hooks: "install",
+          failedBefore: [],
           progress: () => Effect.void
         })
         expect(outcome.detail).toMatch(/^kept: blctx is still installed for codex/)

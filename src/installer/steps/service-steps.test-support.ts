@@ -183,6 +183,7 @@ export const runOf = (command: StepRun["command"], over: Partial<StepRun> = {}):
   purge: false,
   hooks: "install",
   progress: () => Effect.void,
+  failedBefore: [],
   ...over
 })
 

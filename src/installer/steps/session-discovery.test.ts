@@ -22,7 +22,13 @@ const inputs = () => ({
 })
 const paths = () => resolvePaths(inputs())
 const layer = () => Layer.provideMerge(Paths.layerFrom(inputs()), NodeSafeFsLive)
-const run = (purge = false): StepRun => ({ command: "install", purge, hooks: "install", progress: () => Effect.void })
+const run = (purge = false): StepRun => ({
+  command: "install",
+  purge,
+  hooks: "install",
+  failedBefore: [],
+  progress: () => Effect.void
+})
 const withStep = <A, E>(f: (step: Effect.Effect.Success<typeof sessionDiscoveryStep>) => Effect.Effect<A, E>) =>
   Effect.flatMap(sessionDiscoveryStep, f).pipe(Effect.provide(layer()))
 
