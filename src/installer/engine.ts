@@ -177,7 +177,10 @@ const runChecked = <R>(
       purge: request.purge,
       hooks: request.hooks,
       progress: (p) => renderer.progress(step.id, p),
-      failedBefore: [...prerequisites].filter(([, check]) => check.status === "failed").map(([id]) => id)
+      failedBefore:
+        request.command === "uninstall"
+          ? [...prerequisites].filter(([, check]) => check.status === "failed").map(([id]) => id)
+          : []
     }
     return yield* runOne(step, run).pipe(
       Effect.match({

@@ -12,6 +12,7 @@ import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
 import { ProgramPaths } from "../../paths/program-paths.js"
 import type { StepRun } from "../step.js"
+import { runOf } from "../step-run.test-support.js"
 import { dataDirectoryStep } from "./data-directory.js"
 
 const Database = createRequire(import.meta.url)("better-sqlite3") as new (
@@ -45,13 +46,7 @@ const layer = (safeFs: Layer.Layer<SafeFs> = NodeSafeFsLive) =>
     })
   ).pipe(Layer.provideMerge(Paths.layerFrom(inputs())), Layer.provideMerge(safeFs))
 
-const run = (purge = false, failedBefore: StepRun["failedBefore"] = []): StepRun => ({
-  command: "install",
-  purge,
-  hooks: "install",
-  failedBefore,
-  progress: () => Effect.void
-})
+const run = (purge = false, failedBefore: StepRun["failedBefore"] = []) => runOf("install", { purge, failedBefore })
 
 const withStep = <A, E>(
   f: (step: Effect.Effect.Success<typeof dataDirectoryStep>) => Effect.Effect<A, E>,

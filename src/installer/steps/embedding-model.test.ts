@@ -42,6 +42,7 @@ import { Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
 import type { StepProgress, StepRun } from "../step.js"
+import { runOf } from "../step-run.test-support.js"
 import { embeddingModelStep } from "./embedding-model.js"
 
 const data = testModelData()
@@ -156,13 +157,8 @@ const writeManifest = (home: Home) =>
 
 const readManifest = (home: Home) => JSON.parse(readFileSync(home.paths.manifest, "utf8")) as Manifest
 
-const runOf = (seen: Array<StepProgress>, purge = false): StepRun => ({
-  command: "install",
-  purge,
-  failedBefore: [],
-  hooks: "decline",
-  progress: (p) => Effect.sync(() => seen.push(p))
-})
+const runWith = (seen: Array<StepProgress>, purge = false): StepRun =>
+  runOf("install", { purge, hooks: "decline", progress: (p) => Effect.sync(() => seen.push(p)) })
 
 const modelsDir = (home: Home) => NodePath.join(home.paths.cacheDir, "models")
 const activeDir = (home: Home) => {
@@ -178,7 +174,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       const server = yield* serve()
       writeConfig(home, server)
       yield* writeManifest(home)
-      yield* (yield* step(home)).install(runOf([]))
+      yield* (yield* step(home)).install(runWith([]))
       const first = tinySpec().files[0]?.name ?? ""
       const path = NodePath.join(activeDir(home), first)
       // A copy with the very same bytes: only the link gives it away.
@@ -187,7 +183,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       const before = readFileSync(copy)
       const swapping = swappingSafeFs({ path, swap: symlinkSwap(path, copy) })
       const s = yield* embeddingModelStep.pipe(Effect.provide(live(home, HttpDownloaderLive, swapping)))
-      const refused = yield* Effect.flip(s.verify(runOf([])))
+      const refused = yield* Effect.flip(s.verify(runWith([])))
       expect(refused.detail).toBe(`${path} was replaced by a symbolic link between check and use; left untouched`)
       expect(readFileSync(copy).equals(before)).toBe(true)
     })
@@ -202,7 +198,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       const s = yield* step(home)
       const seen: Array<StepProgress> = []
 
-      const installed = yield* s.install(runOf(seen))
+      const installed = yield* s.install(runWith(seen))
       expect(installed.detail).toMatch(/^downloaded 1\.1 MiB, resumed 0\.2 MiB; verified and activated /)
       const onnxRequests = server.requests.filter((r) => r.path.startsWith("/cdn/model_optimized.onnx"))
       expect(onnxRequests).toHaveLength(2)
@@ -224,7 +220,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       )
       expect(yield* daemonView(home)).toBe("usable")
 
-      const verified = yield* s.verify(runOf(seen))
+      const verified = yield* s.verify(runWith(seen))
       expect(verified.detail).toMatch(
         /blctx-test\/tiny-encoder@test, 8 dims, fingerprint [0-9a-f]{16}; sanity check ranked passage 1 first \(0\.9\d\d|1\.000\)/
       )
@@ -243,7 +239,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
 
       // A rerun finds the verified cache and fetches nothing.
       const before = server.requests.length
-      expect((yield* s.install(runOf([]))).detail).toBe(`model already in ${active}`)
+      expect((yield* s.install(runWith([]))).detail).toBe(`model already in ${active}`)
       expect(server.requests).toHaveLength(before)
 
       // Everything it may create is recorded for --purge.
@@ -264,7 +260,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
         writeConfig(home, server)
         yield* writeManifest(home)
         const s = yield* step(home)
-        const failure = yield* Effect.flip(s.install(runOf([])))
+        const failure = yield* Effect.flip(s.install(runWith([])))
         expect(failure.detail).toMatch(
           /model_optimized\.onnx failed: the connection was interrupted after \d+ of 345785 bytes/
         )
@@ -275,14 +271,14 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
         const cut = server.requests.filter((r) => r.path.endsWith("model_optimized.onnx") && r.status !== 302)
         expect(cut.map((r) => r.status)).toEqual([200, 206, 206, 206])
 
-        const installed = yield* s.install(runOf([]))
+        const installed = yield* s.install(runWith([]))
         expect(installed.detail).toMatch(/resumed 0\.3 MiB; verified and activated/)
         const resumed = server.requests
           .filter((r) => r.path.endsWith("model_optimized.onnx") && r.status !== 302)
           .at(-1)
         expect(resumed?.status).toBe(206)
         expect(Number(/^bytes=(\d+)-$/.exec(resumed?.range ?? "")?.[1])).toBeGreaterThan(300_000)
-        expect((yield* s.verify(runOf([]))).detail).toContain("sanity check ranked passage 1 first")
+        expect((yield* s.verify(runWith([]))).detail).toContain("sanity check ranked passage 1 first")
       })
   )
 
@@ -293,12 +289,12 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       writeConfig(home, server)
       yield* writeManifest(home)
       const s = yield* step(home)
-      const failure = yield* Effect.flip(s.install(runOf([])))
+      const failure = yield* Effect.flip(s.install(runWith([])))
       expect(failure.detail).toContain("vocab.txt served 231508 bytes with SHA-256")
       expect(failure.detail).toContain("The file was discarded.")
       expect(failure.remediation).toContain("model.endpoint")
       expect(readdirSync(modelsDir(home)).filter((e) => !e.startsWith("."))).toEqual([])
-      const verify = yield* Effect.flip(s.verify(runOf([])))
+      const verify = yield* Effect.flip(s.verify(runWith([])))
       expect(verify.detail).toMatch(/^the embedding model blctx-test\/tiny-encoder@test is not installed \(no \/.+\)$/)
       expect(verify.remediation).toMatch(
         /^Run: blctx install codex --step embedding_model \(it downloads .* MiB from http:\/\/127\.0\.0\.1:\d+ \(model\.endpoint in .*config\.json\)\)$/
@@ -313,7 +309,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       writeConfig(home, server)
       yield* writeManifest(home)
       const s = yield* step(home)
-      yield* s.install(runOf([]))
+      yield* s.install(runWith([]))
       const tokenizer = NodePath.join(activeDir(home), "tokenizer_config.json")
       writeFileSync(tokenizer, readFileSync(tokenizer, "utf8").replace("512", "511"))
       expect(yield* daemonView(home)).toBe(`ModelNotVerified: ${tokenizer} changed after it was checked`)
@@ -326,12 +322,12 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       }
       writeFileSync(recordPath, JSON.stringify(record))
       expect(yield* daemonView(home)).toBe("usable")
-      const failure = yield* Effect.flip(s.verify(runOf([])))
+      const failure = yield* Effect.flip(s.verify(runWith([])))
       expect(failure.detail).toMatch(/tokenizer_config\.json has SHA-256 [0-9a-f]{64}; the pin says/)
       // Verify (status) changes nothing, the record included: install is what records a new verdict.
       expect(yield* daemonView(home)).toBe("usable")
-      yield* s.install(runOf([]))
-      expect((yield* s.verify(runOf([]))).detail).toContain("sanity check ranked passage 1 first")
+      yield* s.install(runWith([]))
+      expect((yield* s.verify(runWith([]))).detail).toContain("sanity check ranked passage 1 first")
       expect(yield* daemonView(home)).toBe("usable")
     })
   )
@@ -345,7 +341,7 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
         writeConfig(home, server, 0)
         yield* writeManifest(home)
         const s = yield* step(home)
-        const failure = yield* Effect.flip(s.install(runOf([])))
+        const failure = yield* Effect.flip(s.install(runWith([])))
         expect(failure.detail).toMatch(
           /^model check failed: ranked-retrieval check failed: passage 1 ranked first, expected 0 \(scores /
         )
@@ -357,18 +353,18 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
         expect(record.result).toEqual({ _tag: "failed", failure: failure.detail.replace(/^model check failed: /, "") })
         expect(yield* daemonView(home)).toBe(`ModelNotVerified: ${record.result.failure}`)
         // status says the same, and changes nothing.
-        expect((yield* Effect.flip(s.verify(runOf([])))).detail).toBe(failure.detail)
+        expect((yield* Effect.flip(s.verify(runWith([])))).detail).toBe(failure.detail)
         expect(readRecord(active)).toEqual(record)
 
         writeConfig(home, server)
         // The files pass now, but nothing recorded that yet: status says the daemon does not use them.
-        expect((yield* Effect.flip(s.verify(runOf([])))).detail).toBe(
+        expect((yield* Effect.flip(s.verify(runWith([])))).detail).toBe(
           `the model passes its checks now, but the daemon does not use it until a run of this step records them: the sanity check in the configuration changed after ${active} was checked`
         )
-        expect((yield* s.install(runOf([]))).detail).toBe(`model already in ${active}`)
+        expect((yield* s.install(runWith([]))).detail).toBe(`model already in ${active}`)
         expect(readRecord(active).result).toMatchObject({ _tag: "passed", first: 1 })
         expect(yield* daemonView(home)).toBe("usable")
-        expect((yield* s.verify(runOf([]))).detail).toContain("sanity check ranked passage 1 first")
+        expect((yield* s.verify(runWith([]))).detail).toContain("sanity check ranked passage 1 first")
       })
   )
 
@@ -381,16 +377,16 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
         writeConfig(home, server)
         yield* writeManifest(home)
         const s = yield* step(home)
-        yield* s.install(runOf([]))
+        yield* s.install(runWith([]))
         const active = activeDir(home)
         rmSync(NodePath.join(active, VERIFICATION_FILE_NAME))
-        const failure = yield* Effect.flip(s.verify(runOf([])))
+        const failure = yield* Effect.flip(s.verify(runWith([])))
         expect(failure.detail).toBe(
           `the model passes its checks now, but the daemon does not use it until a run of this step records them: no check of ${active} is recorded`
         )
         expect(failure.remediation).toBe("Run: blctx install codex --step embedding_model")
         expect(existsSync(NodePath.join(active, VERIFICATION_FILE_NAME))).toBe(false)
-        yield* s.install(runOf([]))
+        yield* s.install(runWith([]))
         expect(yield* daemonView(home)).toBe("usable")
       })
   )
@@ -402,18 +398,18 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
       writeConfig(home, server)
       yield* writeManifest(home)
       const s = yield* step(home)
-      yield* s.install(runOf([]))
+      yield* s.install(runWith([]))
       const active = activeDir(home)
-      expect((yield* s.uninstall(runOf([]))).detail).toContain("model kept in")
+      expect((yield* s.uninstall(runWith([]))).detail).toContain("model kept in")
       expect(readdirSync(active)).toHaveLength(7)
 
       const mine = NodePath.join(active, "my-notes.txt")
       writeFileSync(mine, "not blctx's")
-      const purged = yield* s.uninstall(runOf([], true))
+      const purged = yield* s.uninstall(runWith([], true))
       expect(purged.detail).toBe(`removed 7 model files; kept non-empty ${active}, ${modelsDir(home)}`)
       expect(readdirSync(active)).toEqual(["my-notes.txt"])
       rmSync(mine)
-      const again = yield* s.uninstall(runOf([], true))
+      const again = yield* s.uninstall(runWith([], true))
       expect(again.detail).toBe("removed 0 model files")
       expect(existsSync(modelsDir(home))).toBe(false)
       expect(readManifest(home).owned_files.filter((f) => f.includes(`${NodePath.sep}models${NodePath.sep}`))).toEqual(
@@ -430,7 +426,7 @@ describe("embedding_model step without a model", () => {
       writeFileSync(NodePath.join(home.paths.configDir, "config.json"), JSON.stringify({ model: { dims: "384" } }))
       yield* writeManifest(home)
       const s = yield* step(home)
-      const failure = yield* Effect.flip(s.verify(runOf([])))
+      const failure = yield* Effect.flip(s.verify(runWith([])))
       expect(failure.detail).toContain('field "model.dims"')
       expect(failure.remediation).toContain('Fix "model.dims" in')
     })
@@ -441,7 +437,7 @@ describe("embedding_model step without a model", () => {
       const home = yield* makeHome
       yield* writeManifest(home)
       const s = yield* step(home)
-      const failure = yield* Effect.flip(s.verify(runOf([])))
+      const failure = yield* Effect.flip(s.verify(runWith([])))
       expect(failure.detail).toMatch(
         /^the embedding model Qdrant\/bge-small-en@8791246cc2a7 is not installed \(no \/.+\)$/
       )
@@ -463,11 +459,11 @@ describe("embedding_model step without a model", () => {
           home,
           fakeDownloader("ab", () => ({ message: "aborted", retryable: true }))
         )
-        yield* Effect.flip(s.install(runOf([])))
+        yield* Effect.flip(s.install(runWith([])))
         const [staging] = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
         const stagingDir = NodePath.join(modelsDir(home), staging ?? "")
         const active = stagingDir.replace(".staging-", "")
-        const found = yield* s.diagnose(runOf([]))
+        const found = yield* s.diagnose(runWith([]))
         expect(found.detail).toBe(
           [
             `Qdrant/bge-small-en@8791246cc2a7: 1 files, 0.0 MiB`,
@@ -536,7 +532,7 @@ describe("embedding_model download failures say what is on disk and where it was
         home,
         fakeDownloader("", () => ({ message: "request failed: getaddrinfo EAI_AGAIN huggingface.co", retryable: true }))
       )
-      const failure = yield* Effect.flip(s.install(runOf([])))
+      const failure = yield* Effect.flip(s.install(runWith([])))
       expect(failure.detail).toBe(
         `download of ${smallUrl(HF)} failed: request failed: getaddrinfo EAI_AGAIN huggingface.co`
       )
@@ -560,7 +556,7 @@ describe("embedding_model download failures say what is on disk and where it was
           retryable: true
         }))
       )
-      const failure = yield* Effect.flip(s.install(runOf([])))
+      const failure = yield* Effect.flip(s.install(runWith([])))
       const [staging] = readdirSync(modelsDir(home)).filter((e) => e.startsWith(".staging-"))
       const part = NodePath.join(modelsDir(home), staging ?? "", "m.onnx.part")
       expect(failure.remediation).toBe(
@@ -578,7 +574,7 @@ describe("embedding_model download failures say what is on disk and where it was
       writeSmallModelConfig(home, endpoint)
       yield* writeManifest(home)
       const s = yield* step(home)
-      const failure = yield* Effect.flip(s.install(runOf([])))
+      const failure = yield* Effect.flip(s.install(runWith([])))
       expect(failure.detail).toBe(
         `download of ${smallUrl(endpoint)} failed: request failed: connect ECONNREFUSED 127.0.0.1:${port}`
       )
@@ -605,7 +601,7 @@ describe("embedding_model download failures say what is on disk and where it was
       yield* writeManifest(home)
       const s = yield* step(home)
       for (let run = 0; run < 2; run++) {
-        const failure = yield* Effect.flip(s.install(runOf([])))
+        const failure = yield* Effect.flip(s.install(runWith([])))
         expect(failure.detail).toBe(
           `download of ${smallUrl(big.endpoint)} failed: the server offers 8 bytes where 4 are expected: it is not the pinned file, and nothing of it was kept`
         )
@@ -628,14 +624,14 @@ describe("embedding_model download failures say what is on disk and where it was
         (yield* step(
           home,
           fakeDownloader("", (r) => ({ message: `HTTP 404 from ${r.url}`, retryable: false }))
-        )).install(runOf([]))
+        )).install(runWith([]))
       )
       expect(refused.detail).toBe(`download of ${smallUrl(shown)} failed: HTTP 404 from ${smallUrl(shown)}`)
       expect(refused.remediation).toBe(
         `Rerun once the endpoint serves revision ${DEFAULT_MODEL_SPEC.revision} of Qdrant/bge-small-en (${RERUN}). No partial file of m.onnx is on disk; the next run starts it from the beginning. model.endpoint in ${configPath(home)} points at ${shown}; check it or remove it to use the default.`
       )
 
-      const wrong = yield* Effect.flip((yield* step(home, fakeDownloader("abce"))).install(runOf([])))
+      const wrong = yield* Effect.flip((yield* step(home, fakeDownloader("abce"))).install(runWith([])))
       expect(wrong.detail).toBe(
         `${smallUrl(shown)} served 4 bytes with SHA-256 ${createHash("sha256").update("abce").digest("hex")}; the pin is 4 bytes, ${SMALL_FILE.sha256}. The file was discarded.`
       )

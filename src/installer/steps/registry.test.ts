@@ -22,6 +22,7 @@ import { MANIFEST_VERSION, Manifest } from "../../ownership/manifest.js"
 import { ManifestStore } from "../../ownership/manifest-store.js"
 import { Paths } from "../../paths/paths.js"
 import { ProgramPaths } from "../../paths/program-paths.js"
+import { runOf } from "../step-run.test-support.js"
 import { installedTargets, installSteps, keepShared, stepsFor } from "./registry.js"
 
 const home = Fs.mkdtempSync(NodePath.join(tmpdir(), "blctx-registry-"))
@@ -93,13 +94,7 @@ describe("installSteps", () => {
       const steps = yield* stepsFor(["claude"])
       for (const step of steps.filter((s) => SHARED_STEP_IDS.includes(s.id))) {
         const kept = keepShared(step, ["codex"])
-        const outcome = yield* kept.uninstall({
-          command: "uninstall",
-          purge: true,
-          hooks: "install",
-          failedBefore: [],
-          progress: () => Effect.void
-        })
+        const outcome = yield* kept.uninstall(runOf("uninstall", { purge: true }))
         expect(outcome.detail).toMatch(/^kept: blctx is still installed for codex/)
       }
     }).pipe(Effect.provide(TestLive))

@@ -178,14 +178,7 @@ export const stepLayer = (home: string, world: FakeWorld) => {
   ).pipe(Layer.provideMerge(Paths.layerFrom(pathInputs(home))), Layer.provideMerge(NodeSafeFsLive))
 }
 
-export const runOf = (command: StepRun["command"], over: Partial<StepRun> = {}): StepRun => ({
-  command,
-  purge: false,
-  hooks: "install",
-  progress: () => Effect.void,
-  failedBefore: [],
-  ...over
-})
+export { runOf } from "../step-run.test-support.js"
 
 /** A step's deeper check (doctor); a test fails loudly when the step has none. */
 export const diagnoseOf = (step: Step, run: StepRun): Effect.Effect<StepOutcome, unknown> =>

@@ -6,7 +6,7 @@ import { Effect, Layer } from "effect"
 import { NodeSafeFsLive } from "../../../layers/node-safe-fs.js"
 import { Paths, resolvePaths } from "../../paths/paths.js"
 import { discoverySnapshotPath } from "../../transcripts/discovery-snapshot.js"
-import type { StepRun } from "../step.js"
+import { runOf } from "../step-run.test-support.js"
 import { sessionDiscoveryStep } from "./session-discovery.js"
 
 let home: string
@@ -22,13 +22,7 @@ const inputs = () => ({
 })
 const paths = () => resolvePaths(inputs())
 const layer = () => Layer.provideMerge(Paths.layerFrom(inputs()), NodeSafeFsLive)
-const run = (purge = false): StepRun => ({
-  command: "install",
-  purge,
-  hooks: "install",
-  failedBefore: [],
-  progress: () => Effect.void
-})
+const run = (purge = false) => runOf("install", { purge })
 const withStep = <A, E>(f: (step: Effect.Effect.Success<typeof sessionDiscoveryStep>) => Effect.Effect<A, E>) =>
   Effect.flatMap(sessionDiscoveryStep, f).pipe(Effect.provide(layer()))
 
