@@ -59,12 +59,9 @@ export const listenRecallServer = (socketPath: string, answer: Answer): Promise<
 export const exitSuccess = (requestId: string, value: unknown) =>
   `${JSON.stringify({ _tag: "Exit", requestId, exit: { _tag: "Success", value } })}\n`
 
-export const exitFailure = (requestId: string) =>
-  `${JSON.stringify({
-    _tag: "Exit",
-    requestId,
-    exit: { _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "DaemonUnavailable", message: "busy" } } }
-  })}\n`
+/** A failed `Exit` carrying `error` (by default an error that is not `DaemonBusy`). */
+export const exitFailure = (requestId: string, error: unknown = { _tag: "DaemonUnavailable", message: "down" }) =>
+  `${JSON.stringify({ _tag: "Exit", requestId, exit: { _tag: "Failure", cause: { _tag: "Fail", error } } })}\n`
 
 /** An answer as blctxd encodes it: two hits, one from a transcript and one from a note. */
 export const sampleRecallResponse = {

@@ -86,6 +86,12 @@ describe("rpcExchange", () => {
     expect(await rpcExchange(socketPath, request, generous)).toEqual({ _tag: "ErrorAnswer" })
   })
 
+  it("names the tag of the error a failed Exit carries, so a caller can tell a busy daemon", async () => {
+    const busy = { _tag: "DaemonBusy", in_flight: 12, limit: 12, remediation: "Retry in a moment." }
+    await listen((_line, socket) => socket.write(exit("1", { _tag: "Failure", cause: { _tag: "Fail", error: busy } })))
+    expect(await rpcExchange(socketPath, request, generous)).toEqual({ _tag: "ErrorAnswer", errorTag: "DaemonBusy" })
+  })
+
   it("ends with a malformed answer on a line that is not JSON", async () => {
     await listen((_line, socket) => socket.write(`{"_tag":"Pong"}\n{not json\n${success("1", "late")}`))
     expect(await rpcExchange(socketPath, request, generous)).toEqual({ _tag: "MalformedAnswer" })

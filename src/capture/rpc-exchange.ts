@@ -27,8 +27,11 @@ export interface ExchangeLimits {
 export type ExchangeOutcome =
   /** The request's `Exit` was a success; `value` is its encoded value, not yet checked. */
   | { readonly _tag: "Success"; readonly value: unknown }
-  /** The request's `Exit` was not a success, or the server sent a `Defect` or `ClientProtocolError`. */
-  | { readonly _tag: "ErrorAnswer" }
+  /**
+   * The request's `Exit` was not a success, or the server sent a `Defect` or `ClientProtocolError`.
+   * `errorTag` is the tag of the error a plain failure carries (`DaemonBusy`), when it has one.
+   */
+  | { readonly _tag: "ErrorAnswer"; readonly errorTag?: string }
   /** A line that is not JSON, or an unfinished line longer than `maxLineChars`. */
   | { readonly _tag: "MalformedAnswer" }
   | { readonly _tag: "Timeout" }
@@ -47,6 +50,13 @@ export const requestLine = (request: RpcRequest): string => {
   return `${JSON.stringify(frame)}\n`
 }
 
+/** A failed `Exit`: with the tag of its error when the cause is one plain failure (`Fail`). */
+const errorAnswer = (cause: unknown): ExchangeOutcome => {
+  const { _tag, error } = (cause ?? {}) as { readonly _tag?: unknown; readonly error?: { readonly _tag?: unknown } }
+  const errorTag = _tag === "Fail" ? error?._tag : undefined
+  return typeof errorTag === "string" ? { _tag: "ErrorAnswer", errorTag } : { _tag: "ErrorAnswer" }
+}
+
 /** What one server line means for this request: how the exchange ends, or nothing yet. */
 const judgeLine = (line: string): ExchangeOutcome | undefined => {
   let message: FromServerEncoded
@@ -58,8 +68,8 @@ const judgeLine = (line: string): ExchangeOutcome | undefined => {
   switch (message?._tag) {
     case "Exit": {
       if (message.requestId !== REQUEST_ID) return undefined
-      const exit = message.exit as { readonly _tag?: unknown; readonly value?: unknown }
-      return exit?._tag === "Success" ? { _tag: "Success", value: exit.value } : { _tag: "ErrorAnswer" }
+      const exit = message.exit as { readonly _tag?: unknown; readonly value?: unknown; readonly cause?: unknown }
+      return exit?._tag === "Success" ? { _tag: "Success", value: exit.value } : errorAnswer(exit?.cause)
     }
     case "Defect":
     case "ClientProtocolError":

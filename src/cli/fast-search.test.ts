@@ -8,7 +8,7 @@ import { exitFailure, exitSuccess, listenRecallServer } from "../capture/recall-
 import { Paths } from "../paths/paths.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import { SearchRequest, SearchResponse } from "../retrieval/contract.js"
-import { DaemonUnavailable } from "../rpc/errors.js"
+import { DaemonBusy, DaemonUnavailable, daemonBusy } from "../rpc/errors.js"
 import { notAnsweringReason, notAnsweringRemediation } from "../rpc/not-answering.js"
 import { socketPathIn } from "../rpc/socket-location.js"
 import { stringifyForTerminal } from "../terminal/sanitize.js"
@@ -280,6 +280,39 @@ describe("askSearch", () => {
     }
   })
 
+  const busyAnswer = (id: string) => exitFailure(id, Schema.encodeSync(DaemonBusy)(daemonBusy(12, 12)))
+
+  it("asks a busy daemon again within the deadline, as the full CLI's client does, and takes the answer that follows", async () => {
+    const wire = JSON.parse(JSON.stringify(sampleSearchResponse))
+    let asked = 0
+    const server = await listenRecallServer(socketPath(), (r) =>
+      ++asked <= 3 ? busyAnswer(r.id) : exitSuccess(r.id, wire)
+    )
+    try {
+      const result = await askSearch(socketPath(), request, 5_000)
+      expect(result.ok && printAnswer(result.answer, { readable: false, color: false, width: undefined })).toBe(
+        fullCliOutput(wire)
+      )
+      expect(server.received.map((r) => r.payload)).toEqual([request, request, request, request])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it.each([
+    ["busy every time", (id: string) => busyAnswer(id)],
+    ["busy, then silent", (id: string, asked: number) => (asked === 1 ? busyAnswer(id) : undefined)]
+  ])("a daemon %s is busy at the deadline, not silent, and the full CLI reports it", async (_what, answer) => {
+    let asked = 0
+    const server = await listenRecallServer(socketPath(), (r) => answer(r.id, ++asked))
+    try {
+      expect(await askSearch(socketPath(), request, 400)).toEqual({ ok: false, reason: "busy" })
+      expect(server.received.length).toBeGreaterThan(1)
+    } finally {
+      await server.close()
+    }
+  })
+
   it("the shapes it refuses, the full CLI's decoding refuses too", () => {
     for (const wrong of [
       { ...sampleSearchResponse, query_mode: "semantic" },
@@ -381,6 +414,20 @@ describe("fastSearch", () => {
         error: { _tag: "DaemonUnavailable" },
         exit_code: 1
       })
+    } finally {
+      await server.close()
+    }
+  })
+  it("a daemon busy until the deadline: no output here, the full CLI runs and reports it", async () => {
+    const stateDir = NodePath.join(dir, "s", "blctx")
+    Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+    const env = { HOME: dir, XDG_STATE_HOME: NodePath.join(dir, "s") }
+    Fs.writeFileSync(NodePath.join(stateDir, "installation.json"), JSON.stringify({ state: "active" }), { mode: 0o600 })
+    const busy = Schema.encodeSync(DaemonBusy)(daemonBusy(12, 12))
+    const server = await listenRecallServer(NodePath.join(stateDir, "blctxd.sock"), (r) => exitFailure(r.id, busy))
+    try {
+      expect(await fastSearch(["search", "q"], env, pipe, nodeHookFs, 300)).toBeUndefined()
+      expect(server.received.length).toBeGreaterThan(1)
     } finally {
       await server.close()
     }

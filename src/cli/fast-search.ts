@@ -6,6 +6,7 @@ import { type ExchangeOutcome, rpcExchange } from "../capture/rpc-exchange.js"
 import { type NumberBound, withinBound } from "../domain/read-bounds.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
+import { busyPauseMs, DAEMON_BUSY_TAG } from "../rpc/busy-retry.js"
 import { notAnsweringReason, notAnsweringRemediation } from "../rpc/not-answering.js"
 import { recordedPidBeside } from "../rpc/recorded-pid.js"
 import { socketPathIn } from "../rpc/socket-location.js"
@@ -28,7 +29,8 @@ import { renderSearch } from "./search-render.js"
  * (`fast-search-schema.ts`, generated from it; `json-shape.ts`) and returns exactly the text the full CLI would
  * print: the readable rendering is the full CLI's own (`search-render.ts`), chosen, colored and
  * wrapped by the same rules (`output-choice.ts`). Anything else, and any failure
- * (no manifest, no socket, a refusal, an error answer, a malformed one), is `undefined`: the
+ * (no manifest, no socket, a refusal, an error answer, a malformed one, a daemon still busy at the
+ * deadline after asking again as the full CLI does), is `undefined`: the
  * caller then runs the full CLI, which starts the daemon on demand and prints the canonical answer
  * or error. Search only reads, so asking twice is safe. The one exception is no answer by the
  * deadline: the daemon is there but silent, the full CLI would only wait as long again to say so,
@@ -164,7 +166,7 @@ export type FastResult =
   | { readonly ok: true; readonly answer: SearchAnswer }
   | {
       readonly ok: false
-      readonly reason: "not_installed" | "unavailable" | "timeout" | "error_answer" | "malformed_answer"
+      readonly reason: "not_installed" | "unavailable" | "timeout" | "busy" | "error_answer" | "malformed_answer"
     }
 type Failure = Extract<FastResult, { ok: false }>
 
@@ -178,7 +180,7 @@ const fastResultOf = (outcome: ExchangeOutcome): FastResult => {
         : { ok: true, answer: answer as SearchAnswer }
     }
     case "ErrorAnswer":
-      return { ok: false, reason: "error_answer" }
+      return { ok: false, reason: outcome.errorTag === DAEMON_BUSY_TAG ? "busy" : "error_answer" }
     case "MalformedAnswer":
       return { ok: false, reason: "malformed_answer" }
     case "Timeout":
@@ -217,11 +219,34 @@ export const printAnswer = (answer: SearchAnswer, format: OutputFormat): string 
     ? `${renderSearch(answer, format.color ? ansiStyle : plainStyle, format.width)}\n`
     : `${stringifyForTerminal(answer)}\n`
 
-/** One `Search` request over the socket, bounded by `deadlineMs` from connecting to the answer. */
-export const askSearch = (socketPath: string, request: FastSearchRequest, deadlineMs: number): Promise<FastResult> =>
-  rpcExchange(socketPath, { tag: SEARCH_TAG, payload: request }, { deadlineMs, maxLineChars: MAX_LINE_CHARS }).then(
-    fastResultOf
-  )
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The `Search` request over the socket, bounded by `deadlineMs` from the call to the answer. A busy
+ * answer is asked again within the deadline, as the full CLI's client does (`busy-retry.ts`); when
+ * the deadline passes after one, the result is still `busy` (the full CLI reports the last busy
+ * answer rather than silence).
+ */
+export const askSearch = async (
+  socketPath: string,
+  request: FastSearchRequest,
+  deadlineMs: number
+): Promise<FastResult> => {
+  const end = Date.now() + deadlineMs
+  const frame = { tag: SEARCH_TAG, payload: request }
+  let busy: FastResult | undefined
+  for (let attempt = 0; ; attempt++) {
+    const limits = { deadlineMs: end - Date.now(), maxLineChars: MAX_LINE_CHARS }
+    const result = fastResultOf(await rpcExchange(socketPath, frame, limits))
+    // Silence at the deadline after a busy answer is still that busy daemon.
+    if (busy !== undefined && !result.ok && result.reason === "timeout") return busy
+    if (result.ok || result.reason !== "busy") return result
+    busy = result
+    const wait = busyPauseMs(attempt)
+    if (wait >= end - Date.now()) return busy
+    await pause(wait)
+  }
+}
 
 /**
  * The installation's socket, when blctx is installed as the full CLI requires before it asks the

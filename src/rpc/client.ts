@@ -11,6 +11,7 @@ import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { type Rpc, RpcClient, type RpcClientError, type RpcGroup, RpcSerialization } from "@effect/rpc"
 import { Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { Paths } from "../paths/paths.js"
+import { BUSY_RETRY, DAEMON_BUSY_TAG } from "./busy-retry.js"
 import { DaemonStopping } from "./daemon-stopping.js"
 import { type DaemonBusy, DaemonUnavailable } from "./errors.js"
 import { CALL_DEADLINE_MS } from "./not-answering.js"
@@ -88,12 +89,12 @@ const unavailable = (socket: string, reason: string, notRunning = false) =>
 const hasTag = <T extends string>(e: unknown, tag: T): e is { readonly _tag: T } =>
   typeof e === "object" && e !== null && "_tag" in e && e._tag === tag
 
-const isBusy = (e: unknown): e is DaemonBusy => hasTag(e, "DaemonBusy")
+const isBusy = (e: unknown): e is DaemonBusy => hasTag(e, DAEMON_BUSY_TAG)
 
-/** A busy daemon is asked again after a short, jittered and growing pause (at most a second). */
-const BUSY_RETRY = Schedule.exponential("50 millis", 1.6).pipe(
+/** A busy daemon is asked again after a short, jittered and growing pause (`busy-retry.ts`). */
+const BUSY_RETRY_SCHEDULE = Schedule.exponential(Duration.millis(BUSY_RETRY.firstPauseMs), BUSY_RETRY.factor).pipe(
   Schedule.jittered,
-  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1)))
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(BUSY_RETRY.maxPauseMs)))
 )
 
 const clientLayer = (socket: Layer.Layer<Socket.Socket, Socket.SocketError>) =>
@@ -132,7 +133,7 @@ const bounded =
           if (isBusy(e)) lastBusy = e
         })
       ),
-      Effect.retry({ while: isBusy, schedule: BUSY_RETRY }),
+      Effect.retry({ while: isBusy, schedule: BUSY_RETRY_SCHEDULE }),
       Effect.timeoutFail({ duration: deadline, onTimeout: (): unknown => lastBusy ?? notAnswering(socket) }),
       Effect.mapError((e) => callFailure(socket, e)),
       // @effect/rpc's socket protocol turns a failed write into a defect; a write fails when the

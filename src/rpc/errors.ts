@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { DAEMON_BUSY_TAG } from "./busy-retry.js"
 
 /**
  * The daemon could not answer: not running, not reachable, or running but silent by the deadline
@@ -23,7 +24,7 @@ export class DaemonUnavailable extends Schema.TaggedError<DaemonUnavailable>()("
  * control, `src/daemon/admission.ts`): this one was refused at once, before any work. Retryable:
  * the client retries within its deadline, then reports this (never "unavailable").
  */
-export class DaemonBusy extends Schema.TaggedError<DaemonBusy>()("DaemonBusy", {
+export class DaemonBusy extends Schema.TaggedError<DaemonBusy>()(DAEMON_BUSY_TAG, {
   in_flight: Schema.Int,
   limit: Schema.Int,
   remediation: Schema.String
