@@ -1,6 +1,6 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { type DaemonHome, makeDaemonHome, scaled } from "./support/daemon-harness.js"
 import type { RunResult } from "./support/isolated-home.js"
@@ -292,6 +292,45 @@ describe("real Codex calls blctx's MCP tools", () => {
       expect(String(call?.id)).toMatch(/^exec-/)
       expect(responseItems(rollout, "custom_tool_call_output")).toEqual([expect.objectContaining({ call_id: CALL_ID })])
       expectQuote(run, rollout, indexed)
+    },
+    scaled(180_000)
+  )
+
+  it(
+    "offers blctx's tools in the turn's first request while the full server is still loading, and the call made then is answered",
+    async () => {
+      // Codex sends a turn's first model request without waiting for its MCP servers. The full
+      // server's import is held (support/mcp-main-gate.mjs) until that request arrives, so only the
+      // front (src/mcp/mcp-front.ts) can have listed the tools the request offers.
+      const OPEN = "call_blctx_open_session"
+      let gate = ""
+      let firstOffered: boolean | undefined
+      const script: Script = (request) => {
+        const opened = callOutput(request, OPEN)
+        if (opened !== undefined) return [assistantMessage(`open_session answered: ${opened}`)]
+        if (!messageTexts(request, "user").includes(PROMPT)) return [assistantMessage("nothing is scripted")]
+        firstOffered ??= offeredNamespaces(request).some((ns) => ns.name === NAMESPACE)
+        Fs.writeFileSync(gate, "open")
+        const binding = { binding_key: "5f0e3c1a-2b4d-4c6e-8f10-9a2b3c4d5e6f" }
+        return [functionCall({ callId: OPEN, namespace: NAMESPACE, name: "open_session", arguments: binding })]
+      }
+      const { h, indexed, project } = await codexWithBlctx(script)
+      gate = NodePath.join(h.home, "mcp-main-gate")
+      const preload = pathToFileURL(NodePath.join(root, "acceptance", "support", "mcp-main-gate.mjs")).href
+      Fs.appendFileSync(
+        NodePath.join(h.codexHome, "config.toml"),
+        `\n[mcp_servers.${SERVER}.env]\nNODE_OPTIONS = "--import=${preload}"\nBLCTX_TEST_MCP_GATE = "${gate}"\n`
+      )
+      const run = await runTurn(h, project)
+
+      expect(Fs.existsSync(`${gate}.asked`), "the full server's import went through the gate").toBe(true)
+      expect(firstOffered).toBe(true)
+      const calls = completedItems(rolloutOf(h, indexed), "McpToolCall")
+      expect(
+        calls.map((c) => [c.tool, c.status]),
+        run.stdout
+      ).toEqual([["open_session", "completed"]])
+      expect((calls[0]?.result as { isError?: boolean } | undefined)?.isError ?? false).toBe(false)
     },
     scaled(180_000)
   )

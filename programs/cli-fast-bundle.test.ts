@@ -2,7 +2,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { describe, expect, it } from "vitest"
-import { fastPathOutputs, fastPathViolations } from "../src/cli/fast-path-import-policy.js"
+import { fastPathOutputs, fastPathViolations, mcpFrontViolations } from "../src/cli/fast-path-import-policy.js"
 
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -74,5 +74,19 @@ describe("the search fast path's part of the blctx bundle", () => {
     expect(fastPathViolations({ outputs: {} }, "programs/cli.ts")).toEqual([
       "programs/cli.ts does not import src/cli/fast-search"
     ])
+  })
+})
+
+describe("the MCP server's front in the blctx-mcp bundle", () => {
+  it("loads only effect-free modules and Node builtins; the full server, with effect and the SDK, is a chunk beyond", async () => {
+    const metafile = await cliGraph()
+    expect(mcpFrontViolations(metafile, "programs/mcp.ts")).toEqual([])
+    const entry = Object.values(metafile.outputs).find((o) => o.entryPoint === "programs/mcp.ts")
+    expect(Object.keys(entry?.inputs ?? {})).toContain("programs/mcp.ts")
+    // The full server is a chunk of its own, and the bundle does hold the SDK: behind it.
+    expect(Object.values(metafile.outputs).some((o) => o.entryPoint === "programs/mcp-main.ts")).toBe(true)
+    const all = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs))
+    expect(all.some((i) => i.includes("node_modules/@modelcontextprotocol/"))).toBe(true)
+    expect(mcpFrontViolations({ outputs: {} }, "programs/mcp.ts")).toEqual(["programs/mcp.ts is not in the build"])
   })
 })

@@ -1,21 +1,14 @@
 #!/usr/bin/env node
-// blctx-mcp: the stdio MCP server an agent (Codex) launches, a thin client of blctxd.
+// blctx-mcp: the stdio MCP server an agent launches. This entry is its effect-free front: it
+// answers the handshake from a table recorded from the full server at build time while the full
+// server (programs/mcp-main.ts, a chunk loaded here) starts, then hands the session over
+// (src/mcp/mcp-front.ts). scripts/bundle.mjs fails the build if effect slips into what it loads.
+import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Context, Duration, Effect, Either, Exit, Layer, Logger } from "effect"
-import { DaemonConnectorLive } from "../layers/daemon-connector-live.js"
-import { NodeSafeFsLive } from "../layers/node-safe-fs.js"
-import { withDaemon } from "../src/daemon/ensure-daemon.js"
-import { DaemonSession, inTurn, MAX_DAEMON_SESSIONS, TURN_WAIT } from "../src/mcp/daemon-session.js"
-import { MCP_USAGE, McpConfig, parseMcpArgv } from "../src/mcp/mcp-config.js"
-import { serveMcp } from "../src/mcp/mcp-server.js"
-import { BoundedStdioTransport } from "../src/mcp/stdio-transport.js"
+import { HANDSHAKE_TABLE_FILE, parseHandshakeTable } from "../src/mcp/handshake.js"
+import { startFront } from "../src/mcp/mcp-front.js"
 import { claimStdout } from "../src/mcp/stdout-guard.js"
-import { ManifestStore } from "../src/ownership/manifest-store.js"
-import { Paths } from "../src/paths/paths.js"
-import { ProgramPaths } from "../src/paths/program-paths.js"
-import type { DaemonConnector } from "../src/rpc/daemon-connector.js"
 
 // stdout carries the JSON-RPC stream and nothing else: from here on every other write to it
 // (console.log anywhere, a logger, a library) goes to stderr. No module above writes anything
@@ -26,97 +19,18 @@ protocolOut.once("error", () => process.exit(0))
 // The detached supervisor may create its start lock and log while it starts blctxd on demand.
 process.umask(0o077)
 
-/**
- * Each protocol call is bounded: a slow daemon is an error, never a hung tool call. Reaching the
- * daemon (its first Ping) is bounded by the 5 s call deadline; a call may take this long (a
- * forget, a write behind an import) before it is given up.
- */
-const CALL_TIMEOUT = Duration.seconds(30)
-
-const parsed = parseMcpArgv(process.argv.slice(2))
-if (Either.isLeft(parsed)) {
-  process.stderr.write(
-    `${JSON.stringify({ level: "ERROR", message: "blctx-mcp: invalid arguments", reason: parsed.left, usage: MCP_USAGE })}\n`
-  )
-  process.exit(2)
-}
-const args = parsed.right
-
 // Every entry point (dist/programs/mcp.js, the bundled dist/bin/blctx-mcp.mjs) sits two levels
-// below the package root, where the daemon it may start is found, as the CLI finds it.
+// below the package root; the table is dist/mcp-handshake.json. Without it (a build that did not
+// write it) the front answers nothing and the full server answers everything.
 const packageRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
-const ProgramPathsLive = Layer.succeed(ProgramPaths, {
-  node: process.execPath,
-  cli: NodePath.join(packageRoot, "dist", "bin", "blctx.mjs"),
-  daemon: NodePath.join(packageRoot, "dist", "programs", "daemon.js"),
-  mcp: NodePath.join(packageRoot, "dist", "bin", "blctx-mcp.mjs"),
-  hook: NodePath.join(packageRoot, "dist", "bin", "blctx-hook.cjs"),
-  skill: NodePath.join(packageRoot, "skills", "base-layer-context", "SKILL.md")
-})
+const tableText = (() => {
+  try {
+    return Fs.readFileSync(NodePath.join(packageRoot, "dist", HANDSHAKE_TABLE_FILE), "utf8")
+  } catch {
+    return ""
+  }
+})()
+const front = startFront(process.stdin, protocolOut, parseHandshakeTable(tableText))
 
-// The installation's files come from the registered arguments, never from the agent's environment.
-const PathsLive = Paths.layerFrom({
-  home: process.env.HOME?.startsWith("/") === true ? process.env.HOME : packageRoot,
-  XDG_DATA_HOME: args["data-home"],
-  XDG_CONFIG_HOME: args["config-home"],
-  XDG_CACHE_HOME: args["cache-home"],
-  XDG_STATE_HOME: args["state-home"]
-})
-
-/**
- * One `withDaemon` session per tool call: a daemon that stopped is started again through the
- * machine's service manager (nothing else restarts a detached one), an uninstalled one is not.
- * The service-manager modules (process table, systemctl, the start lock's SQLite addon) are
- * loaded by the first call, not at startup. A few sessions run at once (`inTurn`); a burst of
- * calls waits its turn, and a call that gets none in time answers busy.
- */
-const DaemonSessionLive = Layer.scoped(
-  DaemonSession,
-  Effect.gen(function* () {
-    const scope = yield* Effect.scope
-    const services = yield* Effect.context<ManifestStore | Paths | ProgramPaths | DaemonConnector>()
-    const turn = inTurn(yield* Effect.makeSemaphore(MAX_DAEMON_SESSIONS), TURN_WAIT)
-    const manager = yield* Effect.cached(
-      Effect.promise(() => import("../layers/supervisor-selection.js")).pipe(
-        Effect.flatMap(({ ServiceManagerLive }) => Layer.buildWithScope(ServiceManagerLive, scope))
-      )
-    )
-    return DaemonSession.of({
-      use: (use) =>
-        Effect.flatMap(manager, (managerServices) =>
-          withDaemon(CALL_TIMEOUT, use).pipe(Effect.provide(Context.merge(services, managerServices)), turn)
-        )
-    })
-  })
-)
-
-const MainLive = DaemonSessionLive.pipe(
-  Layer.provideMerge(Layer.mergeAll(ManifestStore.Default, ProgramPathsLive, DaemonConnectorLive)),
-  Layer.provideMerge(Layer.mergeAll(PathsLive, NodeSafeFsLive, Layer.succeed(McpConfig, args))),
-  // Diagnostics are logfmt lines on stderr (the agent keeps them in its MCP server log).
-  Layer.provideMerge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)))
-)
-
-/** The client closing our stdin ends the session (MCP's stdio shutdown). */
-const inputClosed = Effect.async<void>((resume) => {
-  const done = () => resume(Effect.void)
-  process.stdin.once("end", done)
-  process.stdin.once("close", done)
-  return Effect.sync(() => {
-    process.stdin.off("end", done)
-    process.stdin.off("close", done)
-  })
-})
-
-// Messages are bounded (MAX_MCP_MESSAGE_BYTES); an oversized or malformed one is answered with a
-// JSON-RPC error and the session goes on.
-serveMcp(new BoundedStdioTransport(process.stdin, protocolOut), inputClosed).pipe(
-  Effect.provide(MainLive),
-  NodeRuntime.runMain({
-    disableErrorReporting: true,
-    // The pretty logger writes to stdout; the logger above writes to stderr.
-    disablePrettyLogger: true,
-    // Exit once the session is over, whatever handle (an idle socket, a timer) is still open.
-    teardown: (exit) => process.exit(Exit.isSuccess(exit) || Exit.isInterrupted(exit) ? 0 : 1)
-  })
-)
+const { serveMcpSession } = await import("./mcp-main.js")
+front.handOver((input, output) => serveMcpSession({ input, output, packageRoot }))

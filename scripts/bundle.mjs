@@ -3,9 +3,11 @@
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { build } from "esbuild"
 import { hookBundleViolations } from "../dist/src/capture/hook-import-policy.js"
-import { fastPathViolations } from "../dist/src/cli/fast-path-import-policy.js"
+import { fastPathViolations, mcpFrontViolations } from "../dist/src/cli/fast-path-import-policy.js"
 import { fastSearchSchema } from "../dist/src/cli/fast-search-derive.js"
 import { SEARCH_ANSWER_SCHEMA, SEARCH_OPTION_ROWS } from "../dist/src/cli/fast-search-schema.js"
+import { HANDSHAKE_TABLE_FILE } from "../dist/src/mcp/handshake.js"
+import { deriveHandshakeTable } from "../dist/src/mcp/handshake-derive.js"
 
 // ONNX Runtime loads from the package's own copy (scripts/vendor-onnxruntime.mjs), through the
 // package.json "imports" entry, which resolves the same from every output folder and chunk.
@@ -62,6 +64,15 @@ if (fastViolations.length > 0) {
     `dist/bin/blctx.mjs must reach the search fast path through Node builtins, valibot and effect-free modules only; ${fastViolations.join("; ")}`
   )
 }
+const frontViolations = mcpFrontViolations(product.metafile, "dist/programs/mcp.js")
+if (frontViolations.length > 0) {
+  throw new Error(
+    `dist/bin/blctx-mcp.mjs must answer the MCP handshake through Node builtins and effect-free modules only; ${frontViolations.join("; ")}`
+  )
+}
+// What the MCP server's front answers the handshake with, recorded from the full server itself
+// (src/mcp/handshake-derive.ts), so it cannot drift from what the server would say.
+writeFileSync(`dist/${HANDSHAKE_TABLE_FILE}`, `${JSON.stringify(await deriveHandshakeTable())}\n`)
 
 // blctxd and its query worker, each one file: a daemon of hundreds of ESM modules held about 50 MiB
 // more than the same code bundled (a main thread and a worker, each with its own module graph).

@@ -24,11 +24,14 @@ export interface SplitMetafile {
 
 const FAST_MODULE = /src\/cli\/fast-search\.(js|ts)$/
 
-/** The outputs loaded on the fast path: the entry's static closure, plus the fast chunk's. */
-export const fastPathOutputs = (metafile: SplitMetafile, entryPoint: string): ReadonlyArray<string> => {
+/** The outputs an entry loads before it needs more: its static closure, plus `first`'s chunk's. */
+const closureOutputs = (metafile: SplitMetafile, entryPoint: string, first?: RegExp): ReadonlyArray<string> => {
   const entries = Object.entries(metafile.outputs)
   const entry = entries.find(([, o]) => o.entryPoint === entryPoint)?.[0]
-  const fast = entries.find(([, o]) => o.entryPoint !== undefined && FAST_MODULE.test(o.entryPoint))?.[0]
+  const firstChunk =
+    first === undefined
+      ? undefined
+      : entries.find(([, o]) => o.entryPoint !== undefined && first.test(o.entryPoint))?.[0]
   const reached = new Set<string>()
   const visit = (path: string) => {
     const output = metafile.outputs[path]
@@ -36,12 +39,30 @@ export const fastPathOutputs = (metafile: SplitMetafile, entryPoint: string): Re
     reached.add(path)
     for (const i of output.imports) {
       if (i.external === true) continue
-      if (i.kind === "import-statement" || (i.kind === "dynamic-import" && i.path === fast)) visit(i.path)
+      if (i.kind === "import-statement" || (i.kind === "dynamic-import" && i.path === firstChunk)) visit(i.path)
     }
   }
   if (entry !== undefined) visit(entry)
   return [...reached]
 }
+
+/** The outputs loaded on the fast path: the entry's static closure, plus the fast chunk's. */
+export const fastPathOutputs = (metafile: SplitMetafile, entryPoint: string): ReadonlyArray<string> =>
+  closureOutputs(metafile, entryPoint, FAST_MODULE)
+
+/** Every way these outputs break the policy: a forbidden module bundled in, a package loaded at run time. */
+const policyViolations = (metafile: SplitMetafile, outputs: ReadonlyArray<string>): ReadonlyArray<string> => [
+  ...outputs.flatMap((path) =>
+    Object.keys(metafile.outputs[path]?.inputs ?? {})
+      .filter((input) => FORBIDDEN_HOOK_INPUTS.some((pattern) => pattern.test(input)))
+      .map((input) => `bundles ${input} into ${path}`)
+  ),
+  ...outputs.flatMap((path) =>
+    (metafile.outputs[path]?.imports ?? [])
+      .filter((i) => i.external === true && !i.path.startsWith("node:"))
+      .map((i) => `${path} imports ${i.path} at run time`)
+  )
+]
 
 /** Every way the fast path's graph breaks the policy; also when the entry does not reach the fast chunk. */
 export const fastPathViolations = (metafile: SplitMetafile, entryPoint: string): ReadonlyArray<string> => {
@@ -52,15 +73,15 @@ export const fastPathViolations = (metafile: SplitMetafile, entryPoint: string):
   })
   return [
     ...(reachesFast ? [] : [`${entryPoint} does not import src/cli/fast-search`]),
-    ...outputs.flatMap((path) =>
-      Object.keys(metafile.outputs[path]?.inputs ?? {})
-        .filter((input) => FORBIDDEN_HOOK_INPUTS.some((pattern) => pattern.test(input)))
-        .map((input) => `bundles ${input} into ${path}`)
-    ),
-    ...outputs.flatMap((path) =>
-      (metafile.outputs[path]?.imports ?? [])
-        .filter((i) => i.external === true && !i.path.startsWith("node:"))
-        .map((i) => `${path} imports ${i.path} at run time`)
-    )
+    ...policyViolations(metafile, outputs)
   ]
+}
+
+/**
+ * Every way the MCP server's front (programs/mcp.ts: what loads before it hands over to the full
+ * server's chunk) breaks the same policy: it answers the handshake at the cost of a bare Node start.
+ */
+export const mcpFrontViolations = (metafile: SplitMetafile, entryPoint: string): ReadonlyArray<string> => {
+  const outputs = closureOutputs(metafile, entryPoint)
+  return outputs.length === 0 ? [`${entryPoint} is not in the build`] : policyViolations(metafile, outputs)
 }
