@@ -211,7 +211,8 @@ process.on("exit", () => writeFileSync(${JSON.stringify(listFile)}, process.modu
       await answering.close()
     }
 
-    home.writeConfig({ prompt_recall: { deadline_ms: 200 } })
+    // Long enough that a loaded machine still connects before it passes (the request is asserted).
+    home.writeConfig({ prompt_recall: { deadline_ms: 2_000 } })
     const silent = await listenRecallServer(home.socketPath, () => undefined)
     try {
       const result = await run("UserPromptSubmit", payloadFor("UserPromptSubmit", home))

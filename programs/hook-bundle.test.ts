@@ -31,8 +31,13 @@ describe("the hook handler's bundle", () => {
     // The check sees packages at all: valibot is in the graph.
     expect(inputs.some((i) => i.includes("node_modules/valibot/"))).toBe(true)
     // The capture logic, the program, valibot, the logic's file system (the one adapter it wires
-    // in), and the plain data naming the agents and their manifest keys.
-    const besideCapture = ["layers/node-hook-fs.ts", "src/domain/agent-names.ts", "src/ownership/manifest-keys.ts"]
+    // in), the plain data naming the agents and their manifest keys, and how a busy daemon is asked again.
+    const besideCapture = [
+      "layers/node-hook-fs.ts",
+      "src/domain/agent-names.ts",
+      "src/ownership/manifest-keys.ts",
+      "src/rpc/busy-retry.ts"
+    ]
     expect(
       inputs.filter(
         (i) =>

@@ -6,6 +6,7 @@ import * as v from "valibot"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { MAX_QUERY_CHARS } from "../domain/bounded-text.js"
 import { PromptRecallRequest, PromptRecallResponse } from "../retrieval/prompt-recall.js"
+import { DaemonBusy, daemonBusy } from "../rpc/errors.js"
 import { askPromptRecall, promptRecallFrame, RecallAnswer } from "./prompt-recall-client.js"
 import { PROMPT_RECALL_BOUNDS } from "./prompt-recall-settings.js"
 import { MAX_RECALL_QUERY_CHARS } from "./recall-query.js"
@@ -72,6 +73,27 @@ describe("askPromptRecall", () => {
       } finally {
         await server.close()
       }
+    }
+  })
+
+  it("a busy daemon is asked again within the deadline; still busy at the deadline is no recall, not a timeout", async () => {
+    const busy = (id: string) => exitFailure(id, Schema.encodeSync(DaemonBusy)(daemonBusy(12, 12)))
+    let asked = 0
+    const server = await listenRecallServer(socketPath, (r) =>
+      ++asked <= 2 ? busy(r.id) : exitSuccess(r.id, sampleRecallResponse)
+    )
+    try {
+      expect(await askPromptRecall(socketPath, request, 5_000)).toEqual({ ok: true, answer: sampleRecallResponse })
+      expect(server.received).toHaveLength(3)
+    } finally {
+      await server.close()
+    }
+    const alwaysBusy = await listenRecallServer(socketPath, (r) => busy(r.id))
+    try {
+      expect(await askPromptRecall(socketPath, request, 300)).toEqual({ ok: false, reason: "recall_failed" })
+      expect(alwaysBusy.received.length).toBeGreaterThan(1)
+    } finally {
+      await alwaysBusy.close()
     }
   })
 

@@ -1,6 +1,6 @@
 import * as v from "valibot"
 import type { PromptRecallRequest, PromptRecallResponse } from "../retrieval/prompt-recall.js"
-import { type ExchangeOutcome, requestLine, rpcExchange } from "./rpc-exchange.js"
+import { type ExchangeOutcome, requestLine, rpcExchangeRetryingBusy } from "./rpc-exchange.js"
 
 /**
  * The hook's one question to blctxd: `PromptRecall`, sent as a raw @effect/rpc NDJSON frame over
@@ -83,7 +83,7 @@ export const askPromptRecall = (
   request: PromptRecallRequest,
   deadlineMs: number
 ): Promise<RecallResult> =>
-  rpcExchange(
+  rpcExchangeRetryingBusy(
     socketPath,
     { tag: PROMPT_RECALL_TAG, payload: request },
     { deadlineMs, maxLineChars: MAX_LINE_CHARS }

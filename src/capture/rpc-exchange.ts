@@ -1,4 +1,5 @@
 import type { FromServerEncoded, RequestEncoded } from "@effect/rpc/RpcMessage"
+import { busyPauseMs, DAEMON_BUSY_TAG } from "../rpc/busy-retry.js"
 
 /**
  * One raw @effect/rpc request over blctxd's NDJSON socket, without `effect`: the hook's prompt
@@ -124,3 +125,30 @@ export const rpcExchange = (
     }
     import("node:net").then(exchange, () => done({ _tag: "Unavailable" }))
   })
+
+const isBusy = (outcome: ExchangeOutcome) => outcome._tag === "ErrorAnswer" && outcome.errorTag === DAEMON_BUSY_TAG
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/**
+ * `rpcExchange`, asked again while the daemon answers busy (`DaemonBusy`), as the RPC client does
+ * (`busy-retry.ts`), all within the one deadline. When the deadline passes after a busy answer,
+ * the outcome is that answer: the daemon is there and working, not silent.
+ */
+export const rpcExchangeRetryingBusy = async (
+  socketPath: string,
+  request: RpcRequest,
+  limits: ExchangeLimits
+): Promise<ExchangeOutcome> => {
+  const end = Date.now() + limits.deadlineMs
+  let busy: ExchangeOutcome | undefined
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await rpcExchange(socketPath, request, { ...limits, deadlineMs: end - Date.now() })
+    if (busy !== undefined && outcome._tag === "Timeout") return busy
+    if (!isBusy(outcome)) return outcome
+    busy = outcome
+    const wait = busyPauseMs(attempt)
+    if (wait >= end - Date.now()) return busy
+    await pause(wait)
+  }
+}

@@ -2,11 +2,11 @@ import * as NodePath from "node:path"
 import type { HookFs } from "../capture/hook-fs.js"
 import { MANIFEST_FILE, readManifestText } from "../capture/hook-gate.js"
 import { privateDirState } from "../capture/private-dir.js"
-import { type ExchangeOutcome, rpcExchange } from "../capture/rpc-exchange.js"
+import { type ExchangeOutcome, rpcExchangeRetryingBusy } from "../capture/rpc-exchange.js"
 import { type NumberBound, withinBound } from "../domain/read-bounds.js"
 import { resolvePathsFromEnv } from "../paths/resolve-paths.js"
 import type { SearchFilters, SearchRequest, SearchResponse } from "../retrieval/contract.js"
-import { busyPauseMs, DAEMON_BUSY_TAG } from "../rpc/busy-retry.js"
+import { DAEMON_BUSY_TAG } from "../rpc/busy-retry.js"
 import { notAnsweringReason, notAnsweringRemediation } from "../rpc/not-answering.js"
 import { recordedPidBeside } from "../rpc/recorded-pid.js"
 import { socketPathIn } from "../rpc/socket-location.js"
@@ -219,34 +219,17 @@ export const printAnswer = (answer: SearchAnswer, format: OutputFormat): string 
     ? `${renderSearch(answer, format.color ? ansiStyle : plainStyle, format.width)}\n`
     : `${stringifyForTerminal(answer)}\n`
 
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
 /**
  * The `Search` request over the socket, bounded by `deadlineMs` from the call to the answer. A busy
- * answer is asked again within the deadline, as the full CLI's client does (`busy-retry.ts`); when
- * the deadline passes after one, the result is still `busy` (the full CLI reports the last busy
- * answer rather than silence).
+ * answer is asked again within the deadline, as the full CLI's client does; when the deadline
+ * passes after one, the result is still `busy` (the full CLI reports the last busy answer).
  */
-export const askSearch = async (
-  socketPath: string,
-  request: FastSearchRequest,
-  deadlineMs: number
-): Promise<FastResult> => {
-  const end = Date.now() + deadlineMs
-  const frame = { tag: SEARCH_TAG, payload: request }
-  let busy: FastResult | undefined
-  for (let attempt = 0; ; attempt++) {
-    const limits = { deadlineMs: end - Date.now(), maxLineChars: MAX_LINE_CHARS }
-    const result = fastResultOf(await rpcExchange(socketPath, frame, limits))
-    // Silence at the deadline after a busy answer is still that busy daemon.
-    if (busy !== undefined && !result.ok && result.reason === "timeout") return busy
-    if (result.ok || result.reason !== "busy") return result
-    busy = result
-    const wait = busyPauseMs(attempt)
-    if (wait >= end - Date.now()) return busy
-    await pause(wait)
-  }
-}
+export const askSearch = (socketPath: string, request: FastSearchRequest, deadlineMs: number): Promise<FastResult> =>
+  rpcExchangeRetryingBusy(
+    socketPath,
+    { tag: SEARCH_TAG, payload: request },
+    { deadlineMs, maxLineChars: MAX_LINE_CHARS }
+  ).then(fastResultOf)
 
 /**
  * The installation's socket, when blctx is installed as the full CLI requires before it asks the
