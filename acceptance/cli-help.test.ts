@@ -443,6 +443,21 @@ describe("what a person reads", () => {
     expect(text).toContain("Claude Code: $CLAUDE_CONFIG_DIR, or ~/.claude")
   })
 
+  it("an unusable HOME (unset, empty, relative) is named with what to do, not an unexpected failure", async () => {
+    const todo =
+      "blctx finds its files under your home directory: set HOME to it (an absolute path) and run the command again."
+    const [unset, relative, json] = await Promise.all([
+      blctx(["status", "codex"], { HOME: undefined }),
+      blctx(["search", "deploy"], { HOME: "relative/home" }),
+      blctx(["--json", "status"], { HOME: "" })
+    ])
+    expect(unset).toMatchObject({ code: 1, stdout: "", stderr: `blctx: HOME is not set. ${todo}\n` })
+    const notUsable = `HOME is not usable: it must be an absolute path. ${todo}`
+    expect(relative).toMatchObject({ code: 1, stdout: "", stderr: `blctx: ${notUsable}\n` })
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toEqual({ error: { _tag: "EnvironmentInvalid", message: notUsable }, exit_code: 1 })
+  })
+
   it("context --pretty prints its error as text on stderr, nothing on stdout", async () => {
     const [pretty, piped] = await Promise.all([blctx(["context", "c1", "--pretty"]), blctx(["context", "c1"])])
     expect(pretty.code).toBe(1)

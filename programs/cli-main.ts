@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url"
 import { CliConfig, Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Console, type Context, Effect, Exit, Layer, Logger, ParseResult, Schema } from "effect"
+import { Cause, ConfigError, Console, type Context, Effect, Exit, Layer, Logger, ParseResult, Schema } from "effect"
 import { ClaudeCliLive } from "../layers/claude-cli-live.js"
 import { CodexAppServerLive } from "../layers/codex-app-server-live.js"
 import { CodexCliLive } from "../layers/codex-cli-live.js"
@@ -166,14 +166,15 @@ const unexpected = (mode: Mode, cause: Cause.Cause<unknown>) =>
     // A request the client's own check refused (a payload's `make`): its message holds the whole
     // value given, so it is described from its issues instead, and its stack says nothing more.
     if (ParseResult.isParseError(squashed)) {
-      const message = `invalid request: ${describeDecodeError(squashed, "(request)")}`
-      yield* Console.error(`blctx: ${sanitizeForTerminal(message)}`)
-      if (mode.json) {
-        const error = { _tag: "InvalidRequest", message }
-        yield* Console.log(stringifyForTerminal({ error, exit_code: ExitCode.failed }, undefined))
-      }
-      process.exitCode = ExitCode.failed
-      return
+      return yield* reportOneLine(
+        mode,
+        "InvalidRequest",
+        `invalid request: ${describeDecodeError(squashed, "(request)")}`
+      )
+    }
+    // The environment blctx finds its files from (HOME unset or relative): the person's to fix.
+    if (ConfigError.isConfigError(squashed)) {
+      return yield* reportOneLine(mode, "EnvironmentInvalid", environmentProblem(squashed))
     }
     const message = boundErrorText(squashed instanceof Error ? squashed.message : String(squashed))
     yield* Console.error(`blctx: unexpected failure: ${sanitizeForTerminal(message)}`)
@@ -184,6 +185,26 @@ const unexpected = (mode: Mode, cause: Cause.Cause<unknown>) =>
     }
     process.exitCode = ExitCode.failed
   })
+
+/** One line on stderr, and with `--json` one error document on stdout; exit 1. */
+const reportOneLine = (mode: Mode, tag: string, message: string) =>
+  Effect.gen(function* () {
+    yield* Console.error(`blctx: ${sanitizeForTerminal(message)}`)
+    if (mode.json) {
+      yield* Console.log(stringifyForTerminal({ error: { _tag: tag, message }, exit_code: ExitCode.failed }, undefined))
+    }
+    process.exitCode = ExitCode.failed
+  })
+
+/** What is wrong with the environment, and what to do, in the person's words. */
+const environmentProblem = (error: ConfigError.ConfigError): string => {
+  const problem = ConfigError.isMissingData(error)
+    ? `${error.path.join(".")} is not set`
+    : ConfigError.isInvalidData(error)
+      ? `${error.path.join(".")} is not usable: ${error.message}`
+      : String(error)
+  return `${boundErrorText(problem)}. blctx finds its files under your home directory: set HOME to it (an absolute path) and run the command again.`
+}
 
 /**
  * The `blctx` program: takes `--json` and `--no-color` out of argv, decides the output mode once,

@@ -10,7 +10,7 @@ const optionalEnv = (name: string) => Config.option(Config.string(name)).pipe(Co
 export class Paths extends Effect.Service<Paths>()("blctx/Paths", {
   effect: Effect.gen(function* () {
     const home = yield* Config.string("HOME").pipe(
-      Config.validate({ message: "HOME must be an absolute path", validation: (h) => NodePath.isAbsolute(h) })
+      Config.validate({ message: "it must be an absolute path", validation: (h) => NodePath.isAbsolute(h) })
     )
     const variables = yield* Effect.forEach(PATH_VARIABLES, (name) =>
       Effect.map(optionalEnv(name), (value) => [name, value] as const)
