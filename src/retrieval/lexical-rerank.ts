@@ -23,7 +23,7 @@ export interface Candidate {
 
 /** What the query asks, as the reranker uses it. */
 export interface RerankQuery {
-  /** Content words, lower-cased (conversational filler and common words left out). */
+  /** Content words, lower-cased (conversational filler left out, and common words unless a filter narrows the search). */
   readonly words: ReadonlyArray<string>
   readonly forms: ReadonlyArray<CodeForm>
 }

@@ -148,12 +148,26 @@ const synonymsToSearch = (words: ReadonlyArray<string>, now: number) =>
   })
 
 /**
- * What words-only search looks for in a query: its content words (common ones left out while a
- * rarer one is searched), its code forms, and the synonyms worth searching.
+ * Whether a filter keeps only a part of the history (a time, a project, a session). A word common
+ * over the whole index can be what tells that part's turns apart ("invoice retries" in October, in
+ * a history mostly about billing), and a filtered search joins every match anyway
+ * (`rankedChunks`), so a narrowed search keeps its common words.
  */
-const searchTerms = (query: string, now: number) =>
+const narrowsHistory = (filters: SearchFilters) =>
+  filters.since !== undefined ||
+  filters.until !== undefined ||
+  filters.project !== undefined ||
+  filters.session !== undefined
+
+/**
+ * What words-only search looks for in a query: its content words (common ones left out while a
+ * rarer one is searched, unless a filter narrows the search), its code forms, and the synonyms
+ * worth searching.
+ */
+const searchTerms = (query: string, filters: SearchFilters, now: number) =>
   Effect.gen(function* () {
-    const words = yield* withoutCommonWords(contentWords(queryWords(query)), now)
+    const content = contentWords(queryWords(query))
+    const words = narrowsHistory(filters) ? content : yield* withoutCommonWords(content, now)
     return { words, forms: codeForms(query), synonyms: yield* synonymsToSearch(words, now) }
   })
 
@@ -162,7 +176,8 @@ const searchTerms = (query: string, now: number) =>
  * answer can say why a result holds none of the question's own words. The word counts behind
  * them are cached, so asking again after the search costs no query.
  */
-export const searchedSynonyms = (query: string) => Effect.map(searchTerms(query, Date.now()), (t) => t.synonyms)
+export const searchedSynonyms = (query: string, filters: SearchFilters) =>
+  Effect.map(searchTerms(query, filters, Date.now()), (t) => t.synonyms)
 
 /** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
 const epochMs = (column: string) => `((julianday(${column}) - 2440587.5) * 86400000.0)`
@@ -220,7 +235,7 @@ const EXACT_POOL = 20
  */
 export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
   Effect.gen(function* () {
-    const { words, forms, synonyms } = yield* searchTerms(query, Date.now())
+    const { words, forms, synonyms } = yield* searchTerms(query, filters, Date.now())
     const match = candidateMatch([...words, ...synonyms], forms)
     if (match === null || limit <= 0) return [] as ReadonlyArray<LexicalRow>
     const pool = yield* rankedChunks(match, filters, RERANK_POOL, 0, "page first")

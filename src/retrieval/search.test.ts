@@ -386,6 +386,50 @@ describe("the words a search matches on", () => {
       })
     )
   )
+  it.effect("keeps common words when a filter narrows the search to a time, a project or a session", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        // March: most answers are about invoices, four about retries; April: one fix, elsewhere.
+        const march = Array.from({ length: 10 }, (_, i) => {
+          const answer =
+            i === 4
+              ? "Invoice retries are now capped at 1."
+              : i < 7
+                ? `Invoice report ${i} is ready for the customer.`
+                : `Retries of export job ${i} stay at five.`
+          return [`2026-03-01T10:0${i}:00.000Z`, `next run ${i}`, answer] as const
+        })
+        yield* importOnce(
+          writeTranscript(
+            NodePath.join(dir, "march.jsonl"),
+            session("0199d000-0000-7000-8000-000000000021", "/home/dev/billing", march)
+          )
+        )
+        yield* importOnce(
+          writeTranscript(
+            NodePath.join(dir, "april.jsonl"),
+            session("0199d000-0000-7000-8000-000000000022", "/home/dev/web", [
+              ["2026-04-01T10:00:00.000Z", "fix the login page", "Fixed the login page."]
+            ])
+          )
+        )
+        // Over the whole index "invoice" and "retries" are common and "fix" is rare: they go.
+        expect(yield* matchingWords("fix invoice retries")).toEqual(["fix"])
+        const whole = yield* lexical(request("how did we fix the invoice retries"))
+        expect(whole.results.map((h) => h.text).sort()).toEqual(["Fixed the login page.", "fix the login page"])
+        const narrowed = [
+          { since: "2026-03-01T00:00:00Z", until: "2026-03-02T00:00:00Z" },
+          { project: "/home/dev/billing" },
+          { session: "0199d000-0000-7000-8000-000000000021" }
+        ]
+        for (const filters of narrowed) {
+          const within = yield* lexical(request("how did we fix the invoice retries", { filters }))
+          expect(within.results[0]?.text).toBe("Invoice retries are now capped at 1.")
+        }
+      })
+    )
+  )
 })
 
 describe("searching with synonyms", () => {

@@ -121,7 +121,7 @@ export const search = (
       (h, text) => new SearchHit({ ...h, text, text_truncated: true })
     )
     const consumed = request.offset + budgeted.taken
-    const synonyms = yield* searchedSynonyms(request.query)
+    const synonyms = yield* searchedSynonyms(request.query, request.filters)
     return new SearchResponse({
       query: request.query,
       query_mode: mode,
