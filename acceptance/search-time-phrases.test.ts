@@ -26,6 +26,8 @@ const wednesdayNoon = (weeksBack: number) => new Date(mondayMidnight(weeksBack) 
 const LAST_WEEK_ANSWER = "We moved the billing service invoice run to a nightly batch at 02:00."
 const OLDER_ANSWER = "The billing service now retries Stripe webhooks twice before alerting."
 const OTHER_WORDS_ANSWER = "The customers table renders only the visible rows with react-virtual."
+/** Last week in the billing service, without its name: found because the question names the project. */
+const UNNAMED_ANSWER = "Invoice PDFs now render from the HTML template with Playwright."
 
 /** A Codex rollout of one turn at `at`. */
 const rollout = (id: string, at: Date, prompt: string, answer: string) => {
@@ -55,6 +57,7 @@ interface Search {
   query: string
   results: Array<{ text: string; timestamp: string }>
   synonyms_searched?: Array<string>
+  project_named?: string
   time_filter?: {
     phrase: string
     applied: boolean
@@ -83,7 +86,13 @@ beforeAll(async () => {
   const files = [
     ["0199f000-0000-7000-8000-00000000000a", wednesdayNoon(1), "What did we change in billing?", LAST_WEEK_ANSWER],
     ["0199f000-0000-7000-8000-00000000000b", wednesdayNoon(5), "Any billing webhook changes?", OLDER_ANSWER],
-    ["0199f000-0000-7000-8000-00000000000c", wednesdayNoon(3), "Make the big table scroll smoothly", OTHER_WORDS_ANSWER]
+    [
+      "0199f000-0000-7000-8000-00000000000c",
+      wednesdayNoon(3),
+      "Make the big table scroll smoothly",
+      OTHER_WORDS_ANSWER
+    ],
+    ["0199f000-0000-7000-8000-00000000000d", wednesdayNoon(1), "Finance wants invoices as PDFs", UNNAMED_ANSWER]
   ].map(([id, at, prompt, answer]) => {
     const file = NodePath.join(dir, `rollout-2026-01-01T00-00-00-${id}.jsonl`)
     Fs.writeFileSync(file, `${rollout(id as string, at as Date, prompt as string, answer as string)}\n`)
@@ -102,6 +111,12 @@ describe("date phrases in blctx search", () => {
     ])
     expect(found.results.map((r) => r.text)).toContain(LAST_WEEK_ANSWER)
     expect(found.results.map((r) => r.text)).not.toContain(OLDER_ANSWER)
+    // "billing" is all the question says besides the time, and it names the project: the
+    // project's turns of last week come first, their final answers first, named or not.
+    expect(found.project_named).toBe("/home/dev/billing-service")
+    expect(found.results.slice(0, 2).map((r) => r.text)).toEqual(
+      expect.arrayContaining([LAST_WEEK_ANSWER, UNNAMED_ANSWER])
+    )
     expect(found.query).toBe("what did we do on billing last week?")
     expect(found.time_filter).toMatchObject({
       phrase: "last week",
@@ -113,6 +128,7 @@ describe("date phrases in blctx search", () => {
     })
     expect(pretty.code, pretty.stderr).toBe(0)
     expect(pretty.stdout).toContain(`"last week" read as a time filter`)
+    expect(pretty.stdout).toContain("Asked about the project /home/dev/billing-service")
   })
 
   it("let explicit --since win, and leave a quoted phrase as words", async () => {

@@ -123,6 +123,7 @@ export const SEARCH_ANSWER_SCHEMA: ShapeSchema = {
       },
       additionalProperties: false
     },
+    project_named: { type: "string" },
     synonyms_searched: { type: "array", items: { type: "string" } }
   },
   additionalProperties: false

@@ -21,6 +21,7 @@ export interface SearchAnswerView {
   /** A date phrase the daemon read from the query (`time_filter.note` says what it did). */
   readonly time_filter?: { readonly note: string } | undefined
   /** Synonyms of the query's words the daemon also searched. */
+  readonly project_named?: string | undefined
   readonly synonyms_searched?: ReadonlyArray<string> | undefined
 }
 export interface HitView extends WhoseView {
@@ -123,6 +124,12 @@ export const renderSearch = (answer: SearchAnswerView, style: Style, width?: num
     { text: ` (${r.query_mode}${r.query_mode_reason === null ? "" : `: ${oneLine(r.query_mode_reason, 2_000)}`})` }
   ])
   if (r.time_filter !== undefined) lines.push(...paragraph([{ text: oneLine(r.time_filter.note), style: style.dim }]))
+  if (r.project_named !== undefined)
+    lines.push(
+      ...paragraph([
+        { text: `Asked about the project ${r.project_named}: its turns of that time first`, style: style.dim }
+      ])
+    )
   if (r.synonyms_searched !== undefined)
     lines.push(
       ...paragraph([{ text: `Also searched, as synonyms: ${r.synonyms_searched.join(", ")}`, style: style.dim }])

@@ -157,6 +157,7 @@ const searchTool = readTool({
     "`query_mode` says how it matched: `lexical` (words, BM25) or `hybrid` (words and meaning); `query_mode_reason` says why it is lexical.",
     "Optional `filters`: `project` (a directory and everything below it), `session` (a session id), `since`/`until`, `source_type`, `agent`.",
     "A date phrase in `query` (today, yesterday, this/last week, this/last month, last 3 days, 2 weeks ago, on Monday, in March, since 2026-11-01) becomes a since/until filter in the person's time zone and leaves the searched words; `time_filter` in the answer says what it was read as. Filters you pass win over the phrase; a phrase in quotes or inside a code identifier stays words.",
+    'A question bounded in time whose other words only name a project ("what did we do on the billing service last week") lists that project\'s turns of that time first, then word matches from anywhere; `project_named` says which project.',
     "Synonyms of your words are searched too (bills -> invoice); `synonyms_searched` names them, and a result may hold only a synonym.",
     AGENTS,
     UTC,

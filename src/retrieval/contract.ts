@@ -222,6 +222,13 @@ export class SearchResponse extends Schema.Class<SearchResponse>("SearchResponse
   returned_chars: Schema.Int,
   /** Present when the query held a date phrase: what it was read as and whether it filtered. */
   time_filter: Schema.optional(TimeFilter),
+  /** Present when a question bounded in time named a project and nothing else (decision 0027). */
+  project_named: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "The working directory of the project the question named, when it was bounded in time and its other words were only that project's name (\"what did we do on the billing service last week\"): that project's turns of that time come first, final answers first, then word matches from anywhere."
+    })
+  ),
   /** Present when the thesaurus widened the words-only search (decision 0023). */
   synonyms_searched: Schema.optional(
     Schema.Array(Schema.String).annotations({

@@ -3,9 +3,11 @@ import { Effect, Option, Schema } from "effect"
 import { AUTHORED_UPDATE } from "../history/source-type.js"
 import { redactSecrets } from "../redaction/redact.js"
 import { countOf, idRows, rowsOf } from "../sql/sql-rows.js"
+import type { MessageKind } from "../transcripts/classification.js"
 import { agentClause, checkAgent, MESSAGE_AGENT } from "./agent-filter.js"
 import type { SearchFilters } from "./contract.js"
 import { rerank } from "./lexical-rerank.js"
+import { projectNamedBy } from "./named-project.js"
 import { ProvenanceColumns } from "./provenance-row.js"
 import {
   CONVERSATIONAL_WORDS,
@@ -182,6 +184,10 @@ export const searchedSynonyms = (query: string, filters: SearchFilters) =>
 /** Milliseconds since the epoch of an ISO timestamp column; NULL when unknown or unreadable. */
 const epochMs = (column: string) => `((julianday(${column}) - 2440587.5) * 86400000.0)`
 
+/** Messages in `project` (a cwd as stored) or a directory below it. */
+const storedProjectClause = (sql: SqlClient.SqlClient, project: string) =>
+  sql`(m.cwd = ${project} OR substr(m.cwd, 1, ${project.length + 1}) = ${`${project}/`})`
+
 /**
  * The WHERE clauses of the explicit filters. Recall is global, across every agent, unless a
  * filter narrows it; an agent filter naming no known agent fails with `UnknownAgent`.
@@ -191,8 +197,7 @@ export const filterClauses = (sql: SqlClient.SqlClient, filters: SearchFilters) 
     const clauses = []
     if (filters.project !== undefined) {
       // Stored cwds are redacted, and redaction is deterministic: compare like with like.
-      const project = redactSecrets(filters.project.replace(/\/+$/, "")).text
-      clauses.push(sql`(m.cwd = ${project} OR substr(m.cwd, 1, ${project.length + 1}) = ${`${project}/`})`)
+      clauses.push(storedProjectClause(sql, redactSecrets(filters.project.replace(/\/+$/, "")).text))
     }
     if (filters.session !== undefined) clauses.push(sql`m.session_id = ${filters.session}`)
     if (filters.source_type !== undefined) clauses.push(sql`m.source_type = ${filters.source_type}`)
@@ -235,7 +240,75 @@ const EXACT_POOL = 20
  */
 export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
   Effect.gen(function* () {
-    const { words, forms, synonyms } = yield* searchTerms(query, filters, Date.now())
+    const terms = yield* searchTerms(query, filters, Date.now())
+    const project = yield* projectAskedAbout(terms, filters)
+    if (project === undefined) return yield* rankedByWords(terms, filters, limit, offset)
+    return yield* projectFirst(project, terms, filters, limit, offset)
+  })
+
+/** The project a search for `query` lists first (`projectFirst`), so the answer can say so. */
+export const projectNamedIn = (query: string, filters: SearchFilters) =>
+  boundedInTimeOnly(filters)
+    ? Effect.flatMap(searchTerms(query, filters, Date.now()), (terms) => projectAskedAbout(terms, filters))
+    : Effect.succeed(undefined)
+
+/** A search bounded in time and not already narrowed to a project or session. */
+const boundedInTimeOnly = (filters: SearchFilters) =>
+  (filters.since !== undefined || filters.until !== undefined) &&
+  filters.project === undefined &&
+  filters.session === undefined
+
+/** What `searchTerms` reads of a query. */
+type SearchTerms = Effect.Effect.Success<ReturnType<typeof searchTerms>>
+
+/**
+ * The project a question asks about (`named-project.ts`): only in a search bounded in time, not
+ * already narrowed to a project or session, whose words (no code forms) all name one project.
+ */
+const projectAskedAbout = (terms: SearchTerms, filters: SearchFilters) =>
+  Effect.gen(function* () {
+    if (!boundedInTimeOnly(filters) || terms.forms.length > 0 || terms.words.length === 0) return undefined
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* cwdRows(sql`SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL`)
+    const cwds = [...new Set(rows.map((r) => r.cwd.replace(/\/+$/, "")))]
+    return projectNamedBy(terms.words, cwds)
+  })
+
+const cwdRows = rowsOf(Schema.Struct({ cwd: Text }))
+const FINAL_ANSWER: MessageKind = "final_answer"
+
+/**
+ * The project's own turns of that time first (final answers first, then newest first), each
+ * counted exact so fusion keeps the first of them on top; then what the words find elsewhere.
+ * Ranks stay in order: the project's turns rank below (ahead of) every word match.
+ */
+const projectFirst = (project: string, terms: SearchTerms, filters: SearchFilters, limit: number, offset: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const where = yield* filterClauses(sql, filters)
+    const wanted = offset + limit
+    const own = yield* chunkRows(sql`
+      SELECT ${sql.literal(CHUNK_COLUMNS)}, 0 AS rank
+      FROM chunks c
+      JOIN messages m ON m.id = c.message_id
+      LEFT JOIN source_files f ON f.id = m.source_file_id
+      WHERE ${sql.and([storedProjectClause(sql, project), ...where])}
+      ORDER BY (m.kind = ${FINAL_ANSWER}) DESC, m.timestamp DESC, c.id ASC
+      LIMIT ${wanted}`)
+    const ownIds = new Set(own.map((r) => r.chunk_id))
+    const others =
+      own.length >= wanted
+        ? []
+        : (yield* rankedByWords(terms, filters, wanted, 0)).filter((r) => !ownIds.has(r.chunk_id))
+    const top = Math.min(0, ...others.map((r) => r.rank))
+    const first = own.map((r, i) => ({ ...r, rank: top - (own.length - i), exact: true }))
+    return [...first, ...others].slice(offset, wanted)
+  })
+
+/** Words-only search proper: BM25's candidates for the query's terms, reranked. */
+const rankedByWords = (terms: SearchTerms, filters: SearchFilters, limit: number, offset: number) =>
+  Effect.gen(function* () {
+    const { words, forms, synonyms } = terms
     const match = candidateMatch([...words, ...synonyms], forms)
     if (match === null || limit <= 0) return [] as ReadonlyArray<LexicalRow>
     const pool = yield* rankedChunks(match, filters, RERANK_POOL, 0, "page first")

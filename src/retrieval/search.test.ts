@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import { importOnce, makeTempDir, withHistoryDb, writeTranscript } from "../importer/history-db.test-support.js"
 import { expandContext } from "./context.js"
-import { RESPONSE_TEXT_BUDGET, SearchHit, SearchRequest } from "./contract.js"
+import { RESPONSE_TEXT_BUDGET, type SearchFilters, SearchHit, SearchRequest } from "./contract.js"
 import { makeHistoryReadsSql } from "./history-reads-sql.js"
 import { COMMON_WORD_SHARE, ftsQuery, matchingWords, rankedChunks } from "./lexical-search.js"
 import { recentTurns } from "./recent.js"
@@ -427,6 +427,63 @@ describe("the words a search matches on", () => {
           const within = yield* lexical(request("how did we fix the invoice retries", { filters }))
           expect(within.results[0]?.text).toBe("Invoice retries are now capped at 1.")
         }
+      })
+    )
+  )
+})
+
+describe("a question bounded in time that names a project", () => {
+  it.effect("lists that project's turns of that time first, final answers first, then word matches", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        const seed = (id: string, cwd: string, turns: ReadonlyArray<readonly [string, string, string]>) =>
+          importOnce(writeTranscript(NodePath.join(dir, `${id}.jsonl`), session(id, cwd, turns)))
+        // The billing service's week never says its name; another project's mentions billing.
+        yield* seed("0199d000-0000-7000-8000-000000000041", "/home/dev/billing-service", [
+          [
+            "2026-03-02T10:00:00.000Z",
+            "Finance wants invoices as PDF attachments",
+            "Invoice PDFs render from the template."
+          ]
+        ])
+        yield* seed("0199d000-0000-7000-8000-000000000042", "/home/dev/infra", [
+          ["2026-03-03T10:00:00.000Z", "Which alerts page at night?", "Only a failed billing job pages at night."]
+        ])
+        yield* seed("0199d000-0000-7000-8000-000000000043", "/home/dev/billing-service", [
+          ["2026-02-01T10:00:00.000Z", "Stripe webhooks", "The billing service retries webhooks twice."]
+        ])
+        const week = { since: "2026-03-01T00:00:00Z", until: "2026-03-08T00:00:00Z" }
+        const asked = (query: string, filters: SearchFilters, page = {}) =>
+          lexical(request(query, { filters, ...page }))
+        const found = yield* asked("what did we do on the billing service", week)
+        expect(found.project_named).toBe("/home/dev/billing-service")
+        expect(found.results.map((h) => h.text)).toEqual([
+          "Invoice PDFs render from the template.",
+          "Finance wants invoices as PDF attachments",
+          "Only a failed billing job pages at night."
+        ])
+        // Pages of one continue the same order; ranks stay in it.
+        const pages = []
+        for (const offset of [0, 1, 2])
+          pages.push(...(yield* asked("billing service", week, { limit: 1, offset })).results)
+        expect(pages.map((h) => h.text)).toEqual(found.results.map((h) => h.text))
+        const ranks = found.results.map((h) => h.score.value)
+        expect([...ranks].sort((a, b) => a - b)).toEqual(ranks)
+        // Not bounded in time, or a word beyond the name: the words are searched as words.
+        const always = yield* asked("what did we do on the billing service", {})
+        expect(always.project_named).toBeUndefined()
+        expect(always.results.map((h) => h.text)).not.toContain("Invoice PDFs render from the template.")
+        const topic = yield* asked("billing service alerts", week)
+        expect(topic.project_named).toBeUndefined()
+        expect(topic.results[0]?.text).toBe("Only a failed billing job pages at night.")
+        // A second project of that name: no guess.
+        yield* seed("0199d000-0000-7000-8000-000000000044", "/srv/billing-service", [
+          ["2026-03-04T10:00:00.000Z", "Rotate the keys", "Keys rotated."]
+        ])
+        const twice = yield* asked("what did we do on the billing service", week)
+        expect(twice.project_named).toBeUndefined()
+        expect(twice.results.map((h) => h.text)).toEqual(["Only a failed billing job pages at night."])
       })
     )
   )

@@ -7,6 +7,7 @@ import {
   type ChunkRow,
   chunksByIds,
   type LexicalRow,
+  projectNamedIn,
   searchedSynonyms,
   searchLexical
 } from "./lexical-search.js"
@@ -122,6 +123,7 @@ export const search = (
     )
     const consumed = request.offset + budgeted.taken
     const synonyms = yield* searchedSynonyms(request.query, request.filters)
+    const project = yield* projectNamedIn(request.query, request.filters)
     return new SearchResponse({
       query: request.query,
       query_mode: mode,
@@ -132,6 +134,7 @@ export const search = (
       next_offset: more || budgeted.taken < hits.length ? consumed : null,
       truncated: budgeted.truncated,
       returned_chars: budgeted.returnedChars,
+      ...(project === undefined ? {} : { project_named: project }),
       ...(synonyms.length === 0 ? {} : { synonyms_searched: synonyms })
     })
   })

@@ -104,6 +104,13 @@ const answerView = (answer: SearchResponse, params: Params) =>
       `${answer.results.length} result${answer.results.length === 1 ? "" : "s"}, ${answer.query_mode}`,
       answer.query_mode_reason === null ? null : ` (${answer.query_mode_reason})`,
       answer.time_filter === undefined ? null : el("span", { class: "note" }, ` ${answer.time_filter.note}`),
+      answer.project_named === undefined
+        ? null
+        : el(
+            "span",
+            { class: "note" },
+            ` Asked about the project ${answer.project_named}: its turns of that time first.`
+          ),
       answer.synonyms_searched === undefined
         ? null
         : el("span", { class: "note" }, ` Also searched, as synonyms: ${answer.synonyms_searched.join(", ")}.`)
