@@ -16,6 +16,8 @@ describe("query terms", () => {
   it("leaves out conversational words unless nothing else is left", () => {
     expect(contentWords(queryWords("What did we decide about the shop API?"))).toEqual(["decide", "shop", "api"])
     expect(contentWords(queryWords("how do I"))).toEqual(["how", "do", "i"])
+    // "What happened…" asks as "what did we do…" does.
+    expect(contentWords(queryWords("What happened in infra?"))).toEqual(["infra"])
   })
 
   it("finds candidates by the words, each form's phrase and its joined spelling, never an FTS syntax error", () => {

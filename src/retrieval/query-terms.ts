@@ -22,7 +22,7 @@ export const CONVERSATIONAL_WORDS: ReadonlySet<string> = new Set(
     "do does did doing done have has had i me my mine we us our ours you your it its this that these those " +
     "what which who whom whose when where why how can could should would will shall may might must there " +
     "here any some again please remind tell show find recall remember know say said ever then so just " +
-    "anything something thing things way ok okay hey hi"
+    "anything something thing things way ok okay hey hi happen happens happened happening"
   ).split(" ")
 )
 

@@ -458,6 +458,7 @@ describe("a question bounded in time that names a project", () => {
           lexical(request(query, { filters, ...page }))
         const found = yield* asked("what did we do on the billing service", week)
         expect(found.project_named).toBe("/home/dev/billing-service")
+        expect((yield* asked("what happened in billing", week)).project_named).toBe("/home/dev/billing-service")
         expect(found.results.map((h) => h.text)).toEqual([
           "Invoice PDFs render from the template.",
           "Finance wants invoices as PDF attachments",
