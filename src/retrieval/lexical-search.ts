@@ -372,13 +372,13 @@ const extraCandidates = (
 const TIE_MARGIN = 16
 
 /**
- * The chunks matching an FTS5 expression, best first. "page first": without filters, only the
- * best-ranked matches are joined with their messages (a query with a common word matches most
- * chunks, and joining and sorting all of them was most of a search at 100k chunks). One pass
- * ranks the matches once and keeps the page plus `TIE_MARGIN` places; when the last kept place
- * still ties with the page's last, a second form joins every chunk ranked at least as well as
- * that place. Either way the tie-breaks order exactly the rows "join all" would. Filters are on
- * the messages, so a filtered search joins every match.
+ * The chunks matching an FTS5 expression, best first. "page first": only the best-ranked
+ * matches that pass the filters are joined with their messages (a query with a common word
+ * matches most chunks, and joining and sorting all of them was most of a search at 100k chunks).
+ * One pass takes the matches in rank order until the page plus `TIE_MARGIN` places pass the
+ * filters; when the last kept place still ties with the page's last, a second form joins every
+ * chunk ranked at least as well as that place. Either way the tie-breaks order exactly the rows
+ * "join all" would.
  */
 export const rankedChunks = (
   match: string,
@@ -390,15 +390,22 @@ export const rankedChunks = (
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = yield* filterClauses(sql, filters)
-    if (plan === "page first" && where.length === 0 && limit > 0) {
+    if (plan === "page first" && limit > 0) {
       const kept = limit + offset + TIE_MARGIN
+      // FTS5 hands its matches over in rank order, so only rows up to the `kept`-th that passes
+      // the filters are joined; sorting every filtered match whole (with its text) was most of a
+      // filtered search.
       const best = yield* chunkRows(sql`
-        SELECT ${sql.literal(CHUNK_COLUMNS)}, t.rank AS rank
-        FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ${match} ORDER BY rank LIMIT ${kept}) t
-        JOIN chunks c ON c.id = t.rowid
-        JOIN messages m ON m.id = c.message_id
-        LEFT JOIN source_files f ON f.id = m.source_file_id
-        ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC`)
+        SELECT * FROM (
+          SELECT ${sql.literal(CHUNK_COLUMNS)}, chunks_fts.rank AS rank
+          FROM chunks_fts
+          JOIN chunks c ON c.id = chunks_fts.rowid
+          JOIN messages m ON m.id = c.message_id
+          LEFT JOIN source_files f ON f.id = m.source_file_id
+          WHERE ${sql.and([sql`chunks_fts MATCH ${match}`, ...where])}
+          ORDER BY chunks_fts.rank LIMIT ${kept}
+        )
+        ORDER BY rank ASC, (source_type = ${AUTHORED_UPDATE}) DESC, timestamp DESC, chunk_id ASC`)
       const lastOfPage = best[limit + offset - 1]?.rank
       const lastKept = best[best.length - 1]?.rank
       // Fewer than `kept` rows: every match is here. Otherwise the kept rows hold every match
@@ -415,6 +422,7 @@ export const rankedChunks = (
         JOIN chunks c ON c.id = t.rowid
         JOIN messages m ON m.id = c.message_id
         LEFT JOIN source_files f ON f.id = m.source_file_id
+        ${where.length === 0 ? sql`` : sql`WHERE ${sql.and(where)}`}
         ORDER BY rank ASC, (m.source_type = ${AUTHORED_UPDATE}) DESC, m.timestamp DESC, c.id ASC
         LIMIT ${limit} OFFSET ${offset}`)
     }

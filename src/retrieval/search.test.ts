@@ -307,14 +307,15 @@ describe("search", () => {
   )
 })
 
-describe("lexical search without filters", () => {
+describe("lexical search pages", () => {
   it.effect(
-    "joins only the chunks ranked at least as well as the page's last place, with the same order on every page",
+    "join only the chunks ranked at least as well as the page's last place, with the same order on every page, filtered or not",
     () =>
       withHistoryDb(
         dir,
         Effect.gen(function* () {
-          // Many exact duplicates (equal BM25) at several timestamps, plus texts of other ranks.
+          // Many exact duplicates (equal BM25) at several timestamps, plus texts of other ranks: more
+          // copies of one text than a page and its tie margin hold, filtered or not.
           const texts = [
             "deploy the daemon",
             "deploy",
@@ -322,7 +323,7 @@ describe("lexical search without filters", () => {
             "the daemon restarts",
             "deploy deploy"
           ]
-          for (let f = 0; f < 4; f++) {
+          for (let f = 0; f < 8; f++) {
             const prompts = Array.from({ length: 10 }, (_, i) => {
               const at = `2026-03-0${1 + (i % 3)}T10:00:0${f}.000Z`
               return [at, texts[i % texts.length] ?? "", texts[(i + f) % texts.length] ?? ""] as const
@@ -335,22 +336,30 @@ describe("lexical search without filters", () => {
             )
           }
           let pages = 0
-          for (const query of ["deploy", "daemon", "deploy daemon friday", "restarts"]) {
-            const match = ftsQuery(query) ?? ""
-            const all = yield* rankedChunks(match, {}, 1000, 0, "join all")
-            expect(all.length).toBeGreaterThan(0)
-            for (const limit of [1, 3, 7]) {
-              for (let offset = 0; offset <= all.length; offset += limit) {
-                pages++
-                const page = yield* rankedChunks(match, {}, limit, offset, "page first")
-                expect(page.map((r) => r.chunk_id)).toEqual(all.slice(offset, offset + limit).map((r) => r.chunk_id))
-                page.forEach((r, i) => {
-                  expect(r.rank).toBeCloseTo(all[offset + i]?.rank ?? Number.NaN, 9)
-                })
+          const filterSets = [
+            {},
+            { since: "2026-03-02T00:00:00Z" },
+            { since: "2026-03-02T00:00:00Z", until: "2026-03-03T00:00:00Z" },
+            { session: "0199d000-0000-7000-8000-000000000012" }
+          ]
+          for (const filters of filterSets) {
+            for (const query of ["deploy", "daemon", "deploy daemon friday", "restarts"]) {
+              const match = ftsQuery(query) ?? ""
+              const all = yield* rankedChunks(match, filters, 1000, 0, "join all")
+              expect(all.length).toBeGreaterThan(0)
+              for (const limit of [1, 3, 7]) {
+                for (let offset = 0; offset <= all.length; offset += limit) {
+                  pages++
+                  const page = yield* rankedChunks(match, filters, limit, offset, "page first")
+                  expect(page.map((r) => r.chunk_id)).toEqual(all.slice(offset, offset + limit).map((r) => r.chunk_id))
+                  page.forEach((r, i) => {
+                    expect(r.rank).toBeCloseTo(all[offset + i]?.rank ?? Number.NaN, 9)
+                  })
+                }
               }
             }
           }
-          expect(pages).toBeGreaterThan(100)
+          expect(pages).toBeGreaterThan(400)
         })
       )
   )
