@@ -238,13 +238,25 @@ const EXACT_POOL = 20
  * holding a code form's phrase, are ordered by `rerank`. Ties (the same text) put authored notes ahead of transcript echoes, then newer ahead
  * of older, then a stable id order so pages never shift.
  */
-export const searchLexical = (query: string, filters: SearchFilters, limit: number, offset: number) =>
+export const searchLexical = (
+  query: string,
+  filters: SearchFilters,
+  limit: number,
+  offset: number,
+  projects: ProjectReading = "read"
+) =>
   Effect.gen(function* () {
     const terms = yield* searchTerms(query, filters, Date.now())
-    const project = yield* projectAskedAbout(terms, filters)
+    const project = projects === "read" ? yield* projectAskedAbout(terms, filters) : undefined
     if (project === undefined) return yield* rankedByWords(terms, filters, limit, offset)
     return yield* projectFirst(project, terms, filters, limit, offset)
   })
+
+/**
+ * Whether a question that only names a project lists that project's turns first (`"read"`, what a
+ * person or agent searching asks for) or is searched as its words (`"as words"`, prompt recall).
+ */
+export type ProjectReading = "read" | "as words"
 
 /** The project a search for `query` lists first (`projectFirst`), so the answer can say so. */
 export const projectNamedIn = (query: string, filters: SearchFilters) =>

@@ -68,7 +68,10 @@ export const recallPrompt = (request: PromptRecallRequest, vectors: Option.Optio
         limit: request.limit + RECALL_OVERFETCH,
         offset: 0
       },
-      vectors
+      vectors,
+      // Recall keeps only hits that clear the floor on the prompt's own words or meaning: a
+      // project's turns listed by its name alone would take the places of those it keeps.
+      "as words"
     )
     let scored: ReadonlyArray<{ readonly row: ChunkRow; readonly relevance: number | undefined }>
     if (Option.isSome(vectors)) {

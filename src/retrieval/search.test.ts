@@ -8,6 +8,7 @@ import { expandContext } from "./context.js"
 import { RESPONSE_TEXT_BUDGET, type SearchFilters, SearchHit, SearchRequest } from "./contract.js"
 import { makeHistoryReadsSql } from "./history-reads-sql.js"
 import { COMMON_WORD_SHARE, ftsQuery, matchingWords, rankedChunks } from "./lexical-search.js"
+import { recallPrompt } from "./prompt-recall-read.js"
 import { recentTurns } from "./recent.js"
 import { search } from "./search.js"
 import { Synonyms, synonymTable } from "./synonyms.js"
@@ -56,6 +57,10 @@ const request = (query: string, extra: Partial<Parameters<typeof SearchRequest.m
   SearchRequest.make({ query, ...extra })
 
 const lexical = (r: SearchRequest) => search(r, Option.none(), "no verified model")
+
+/** Imports one session of `turns` ([at, request, answer]) in `cwd`, from a file named by its id. */
+const seedSession = (id: string, cwd: string, turns: ReadonlyArray<readonly [string, string, string]>) =>
+  importOnce(writeTranscript(NodePath.join(dir, `${id}.jsonl`), session(id, cwd, turns)))
 
 describe("search", () => {
   it.effect("answers lexically with the full result contract and says why", () =>
@@ -409,20 +414,10 @@ describe("the words a search matches on", () => {
                 : `Retries of export job ${i} stay at five.`
           return [`2026-03-01T10:0${i}:00.000Z`, `next run ${i}`, answer] as const
         })
-        yield* importOnce(
-          writeTranscript(
-            NodePath.join(dir, "march.jsonl"),
-            session("0199d000-0000-7000-8000-000000000021", "/home/dev/billing", march)
-          )
-        )
-        yield* importOnce(
-          writeTranscript(
-            NodePath.join(dir, "april.jsonl"),
-            session("0199d000-0000-7000-8000-000000000022", "/home/dev/web", [
-              ["2026-04-01T10:00:00.000Z", "fix the login page", "Fixed the login page."]
-            ])
-          )
-        )
+        yield* seedSession("0199d000-0000-7000-8000-000000000021", "/home/dev/billing", march)
+        yield* seedSession("0199d000-0000-7000-8000-000000000022", "/home/dev/web", [
+          ["2026-04-01T10:00:00.000Z", "fix the login page", "Fixed the login page."]
+        ])
         // Over the whole index "invoice" and "retries" are common and "fix" is rare: they go.
         expect(yield* matchingWords("fix invoice retries")).toEqual(["fix"])
         const whole = yield* lexical(request("how did we fix the invoice retries"))
@@ -446,20 +441,18 @@ describe("a question bounded in time that names a project", () => {
     withHistoryDb(
       dir,
       Effect.gen(function* () {
-        const seed = (id: string, cwd: string, turns: ReadonlyArray<readonly [string, string, string]>) =>
-          importOnce(writeTranscript(NodePath.join(dir, `${id}.jsonl`), session(id, cwd, turns)))
         // The billing service's week never says its name; another project's mentions billing.
-        yield* seed("0199d000-0000-7000-8000-000000000041", "/home/dev/billing-service", [
+        yield* seedSession("0199d000-0000-7000-8000-000000000041", "/home/dev/billing-service", [
           [
             "2026-03-02T10:00:00.000Z",
             "Finance wants invoices as PDF attachments",
             "Invoice PDFs render from the template."
           ]
         ])
-        yield* seed("0199d000-0000-7000-8000-000000000042", "/home/dev/infra", [
+        yield* seedSession("0199d000-0000-7000-8000-000000000042", "/home/dev/infra", [
           ["2026-03-03T10:00:00.000Z", "Which alerts page at night?", "Only a failed billing job pages at night."]
         ])
-        yield* seed("0199d000-0000-7000-8000-000000000043", "/home/dev/billing-service", [
+        yield* seedSession("0199d000-0000-7000-8000-000000000043", "/home/dev/billing-service", [
           ["2026-02-01T10:00:00.000Z", "Stripe webhooks", "The billing service retries webhooks twice."]
         ])
         const week = { since: "2026-03-01T00:00:00Z", until: "2026-03-08T00:00:00Z" }
@@ -488,12 +481,35 @@ describe("a question bounded in time that names a project", () => {
         expect(topic.project_named).toBeUndefined()
         expect(topic.results[0]?.text).toBe("Only a failed billing job pages at night.")
         // A second project of that name: no guess.
-        yield* seed("0199d000-0000-7000-8000-000000000044", "/srv/billing-service", [
+        yield* seedSession("0199d000-0000-7000-8000-000000000044", "/srv/billing-service", [
           ["2026-03-04T10:00:00.000Z", "Rotate the keys", "Keys rotated."]
         ])
         const twice = yield* asked("what did we do on the billing service", week)
         expect(twice.project_named).toBeUndefined()
         expect(twice.results.map((h) => h.text)).toEqual(["Only a failed billing job pages at night."])
+      })
+    )
+  )
+  it.effect("is searched as its words by prompt recall, which keeps only hits that clear its floor", () =>
+    withHistoryDb(
+      dir,
+      Effect.gen(function* () {
+        // More unnamed turns of the billing service that week than recall fetches, and one
+        // mention of billing elsewhere: listed first, they would take every place it fetches.
+        const busy = Array.from({ length: 12 }, (_, i) => {
+          const at = `2026-03-02T10:${String(i).padStart(2, "0")}:00.000Z`
+          return [at, `next step ${i}`, `Step ${i} of the PDF work is done.`] as const
+        })
+        yield* seedSession("0199d000-0000-7000-8000-000000000045", "/home/dev/billing-service", busy)
+        yield* seedSession("0199d000-0000-7000-8000-000000000046", "/home/dev/infra", [
+          ["2026-03-03T10:00:00.000Z", "Which alerts page at night?", "Only a failed billing job pages at night."]
+        ])
+        const week = { since: "2026-03-01T00:00:00Z", until: "2026-03-08T00:00:00Z" }
+        const prompt = "what did we do on the billing service"
+        const searched = yield* lexical(request(prompt, { filters: week, limit: 3 }))
+        expect(searched.project_named).toBe("/home/dev/billing-service")
+        const recalled = yield* recallPrompt({ prompt, limit: 3, floor: 0.1, ...week }, Option.none())
+        expect(recalled.hits.map((h) => h.text)).toEqual(["Only a failed billing job pages at night."])
       })
     )
   )

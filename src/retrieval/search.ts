@@ -7,6 +7,7 @@ import {
   type ChunkRow,
   chunksByIds,
   type LexicalRow,
+  type ProjectReading,
   projectNamedIn,
   searchedSynonyms,
   searchLexical
@@ -62,11 +63,15 @@ export interface RankedChunks {
  * lexical otherwise. Filters apply to both lists, so no result
  * outside them can appear.
  */
-export const rankChunks = (request: SearchRequest, vectors: Option.Option<VectorCandidates>) =>
+export const rankChunks = (
+  request: SearchRequest,
+  vectors: Option.Option<VectorCandidates>,
+  projects: ProjectReading = "read"
+) =>
   Effect.gen(function* () {
     if (Option.isSome(vectors)) {
       const n = candidatesFor(request)
-      const lexical = yield* searchLexical(request.query, request.filters, n, 0)
+      const lexical = yield* searchLexical(request.query, request.filters, n, 0, projects)
       const allowed = yield* allowedChunkIds(
         vectors.value.hits.map((h) => h.id),
         request.filters
@@ -95,7 +100,7 @@ export const rankChunks = (request: SearchRequest, vectors: Option.Option<Vector
       }
       return hybrid
     }
-    const rows = yield* searchLexical(request.query, request.filters, request.limit + 1, request.offset)
+    const rows = yield* searchLexical(request.query, request.filters, request.limit + 1, request.offset, projects)
     const lexical: RankedChunks = {
       mode: "lexical",
       ranked: rows.slice(0, request.limit).map((row) => ({ row, score: new Score({ kind: "bm25", value: row.rank }) })),
