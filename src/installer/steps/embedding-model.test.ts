@@ -261,8 +261,10 @@ describe("embedding_model step with the tiny model on a loopback server (BLCTX_T
         yield* writeManifest(home)
         const s = yield* step(home)
         const failure = yield* Effect.flip(s.install(runWith([])))
+        // The server destroys the socket mid-body: the client sees a reset or an early end,
+        // whichever the kernel delivers first, and names either.
         expect(failure.detail).toMatch(
-          /model_optimized\.onnx failed: the connection was interrupted after \d+ of 345785 bytes/
+          /model_optimized\.onnx failed: the connection (was interrupted|closed) after \d+ of 345785 bytes/
         )
         const part = NodePath.join(stagingModelFolder(home.paths.cacheDir, tinySpec()), "model_optimized.onnx.part")
         expect(failure.remediation).toBe(
