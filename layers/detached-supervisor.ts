@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import { Duration, Effect, Layer, Option } from "effect"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
+import { SUPERVISOR_START_WAIT } from "../src/service/start-bounds.js"
 import {
   commandLineOf,
   findDaemonPids,
@@ -47,13 +48,8 @@ const writeRecord = (spec: ServiceSpec) =>
 const mainPid = (spec: ServiceSpec) =>
   Option.orElse(recordedDaemonPid(spec), () => Option.fromNullable(findDaemonPids(spec)[0]))
 
-/**
- * How long a start may take before it is judged failed. blctxd bounds its own startup
- * (STARTUP_LIMIT) once Node has loaded it; this adds room for loading on a busy machine.
- */
-const START_WAIT = Duration.seconds(30)
 /** A daemon process this old that still does not accept connections is hung, not starting. */
-const HUNG_AFTER_MS = Duration.toMillis(START_WAIT)
+const HUNG_AFTER_MS = Duration.toMillis(SUPERVISOR_START_WAIT)
 const POLL = Duration.millis(100)
 
 /** Held by the one command that starts the daemon; the others wait for the daemon it starts. */
@@ -110,12 +106,12 @@ const spawnDaemon = (spec: ServiceSpec) =>
         return answers ? Option.some(child.pid ?? 0) : Option.none()
       }),
       POLL,
-      START_WAIT
+      SUPERVISOR_START_WAIT
     )
     if (Option.isSome(outcome)) return outcome.value
     if (child.pid !== undefined) yield* stopProcess(child.pid, "1 second")
     return yield* failedToStart(
-      `blctxd did not answer on ${spec.socketPath} within ${Duration.toSeconds(START_WAIT)} s of starting`
+      `blctxd did not answer on ${spec.socketPath} within ${Duration.toSeconds(SUPERVISOR_START_WAIT)} s of starting`
     )
   })
 
@@ -130,7 +126,7 @@ const asOnlyStarter = <A>(
 ): Effect.Effect<A, ServiceError> =>
   Effect.gen(function* () {
     const lockFile = startLockPath(spec)
-    const limit = Duration.times(START_WAIT, 2)
+    const limit = Duration.times(SUPERVISOR_START_WAIT, 2)
     const turn = yield* pollUntil(
       Effect.gen(function* () {
         const held = yield* tryExclusiveLock(lockFile).pipe(

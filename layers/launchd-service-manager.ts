@@ -5,6 +5,7 @@ import { Launchctl, type LaunchctlError } from "../src/service/launchctl.js"
 import { launchdLabel, renderPlist } from "../src/service/launchd-plist.js"
 import { ServiceError, ServiceManager } from "../src/service/service-manager.js"
 import type { ServiceSpec } from "../src/service/service-spec.js"
+import { SUPERVISOR_START_WAIT } from "../src/service/start-bounds.js"
 import {
   commandLineOf,
   findDaemonPids,
@@ -17,8 +18,6 @@ import {
 import { LaunchctlLive } from "./launchctl-live.js"
 import { writeAtomicLive } from "./node-safe-fs.js"
 
-/** How long a start may take before it is judged failed (as for the detached supervisor). */
-const START_WAIT = Duration.seconds(30)
 const POLL = Duration.millis(100)
 
 const fromLaunchctl = (e: LaunchctlError) =>
@@ -65,7 +64,7 @@ export const makeLaunchdServiceManager = (launchAgentsDir: string) =>
         pollUntil(
           Effect.map(socketAnswers(spec.socketPath), (ok) => (ok ? Option.some(true) : Option.none())),
           POLL,
-          START_WAIT
+          SUPERVISOR_START_WAIT
         ).pipe(
           Effect.flatMap(
             Option.match({
@@ -73,7 +72,7 @@ export const makeLaunchdServiceManager = (launchAgentsDir: string) =>
               onNone: () =>
                 Effect.fail(
                   new ServiceError({
-                    detail: `blctxd did not answer on ${spec.socketPath} within ${Duration.format(START_WAIT)} of launchd starting it: ${logTail(spec.logFile, 3) || "the log is empty"}`,
+                    detail: `blctxd did not answer on ${spec.socketPath} within ${Duration.format(SUPERVISOR_START_WAIT)} of launchd starting it: ${logTail(spec.logFile, 3) || "the log is empty"}`,
                     remediation: `See ${spec.logFile} and: launchctl print ${launchctl.domain}/${launchdLabel(spec)}`
                   })
                 )

@@ -22,6 +22,7 @@ import { Paths } from "../paths/paths.js"
 import { HistoryReadsSql } from "../retrieval/history-reads-sql.js"
 import { DaemonRpcs } from "../rpc/protocol.js"
 import { QueryReadsInProcess } from "../rpc/query-handlers.js"
+import type { QueryReads } from "../rpc/query-reads.js"
 import { initializeDatabase } from "../store/identity.js"
 import { SqliteOpener } from "../store/sqlite-opener.js"
 import { UiAssetFolder } from "../ui/server/ui-assets.js"
@@ -155,6 +156,8 @@ export interface InProcessOptions {
   readonly vectorReads?: boolean
   /** The daemon's process (default: one whose stop request does nothing). */
   readonly process?: Layer.Layer<DaemonProcess>
+  /** The reads, in place of a read-only connection in process (as a query worker that never starts). */
+  readonly reads?: Layer.Layer<QueryReads>
 }
 
 /** The in-process daemon's command line: only the installation id is read. */
@@ -189,7 +192,7 @@ export const InProcessUi = UiServer.Default.pipe(
 export const inProcessDaemon = (release: Deferred.Deferred<void>, options: InProcessOptions = {}) =>
   DaemonHandlersLive.pipe(
     Layer.provideMerge(InProcessUi),
-    Layer.provideMerge(makeDaemonCore(inProcessReads(options.vectorReads ?? false))),
+    Layer.provideMerge(makeDaemonCore(options.reads ?? inProcessReads(options.vectorReads ?? false))),
     Layer.provide(
       Layer.mergeAll(
         options.factory ?? NoModelFactory,

@@ -3,6 +3,7 @@ import { JobRunner } from "../jobs/job-runner.js"
 import { JobStore } from "../jobs/job-store.js"
 import type { Paths } from "../paths/paths.js"
 import type { QueryReads } from "../rpc/query-reads.js"
+import { DAEMON_STARTUP_LIMIT } from "../service/start-bounds.js"
 import type { StoreError } from "../store/store-error.js"
 import { UiRpcServedLive } from "../ui/server/ui-rpc-served.js"
 import { UiServer } from "../ui/server/ui-server.js"
@@ -18,24 +19,28 @@ import { DaemonHandlersLive } from "./rpc-handlers.js"
 import { startupError, WriterLockHeld } from "./startup-checks.js"
 import { WriterDatabaseLive } from "./writer-database.js"
 
-/** Startup (checks, lock, database, workers, socket) must finish within this, or blctxd exits. */
-export const STARTUP_LIMIT = Duration.seconds(10)
-/** Graceful shutdown bound: the running job stops at its last checkpoint; the rest is replayed. */
-export const SHUTDOWN_LIMIT = Duration.seconds(5)
+/**
+ * Logs `step` once its layer is built: a startup that runs out of time leaves in the log the
+ * steps it finished, so the one that hung is the next.
+ */
+const startupStep =
+  (step: string) =>
+  <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
+    Layer.tap(layer, () => Effect.logInfo("startup step done").pipe(Effect.annotateLogs({ step })))
 
 /**
  * Builds `layer` within the startup bound: a step that hangs (a lock, a worker, a socket) makes
  * the daemon exit with a startup error instead of never becoming ready.
  */
-const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
+export const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
   Layer.scopedContext(
     Effect.flatMap(Effect.scope, (scope) =>
       Layer.buildWithScope(layer, scope).pipe(
         Effect.timeoutFail({
-          duration: STARTUP_LIMIT,
+          duration: DAEMON_STARTUP_LIMIT,
           onTimeout: () =>
             startupError(
-              `startup did not finish within ${Duration.format(STARTUP_LIMIT)}`,
+              `startup did not finish within ${Duration.format(DAEMON_STARTUP_LIMIT)}`,
               "Check the log above for the step that hung; run blctx doctor."
             )
         })
@@ -51,12 +56,21 @@ const withinStartupLimit = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
  * retry of skipped imports. The database and the readers start together.
  */
 export const makeDaemonCore = <E, RIn>(reads: Layer.Layer<QueryReads, E, RIn>, kinds: IndexingKindOptions = {}) => {
-  const storage = Layer.merge(WriterDatabaseLive, reads).pipe(Layer.provideMerge(HeldFilesLive))
-  const indexing = DaemonIndexingLive.pipe(Layer.provideMerge(storage))
+  const storage = Layer.merge(
+    WriterDatabaseLive.pipe(startupStep("writer database open")),
+    reads.pipe(startupStep("query workers started"))
+  ).pipe(Layer.provideMerge(HeldFilesLive))
+  const indexing = DaemonIndexingLive.pipe(Layer.provideMerge(storage), startupStep("indexing services built"))
   const jobs = JobRunner.Default.pipe(Layer.provide(JobStore.Default), Layer.provideMerge(DaemonJobKindsLive(kinds)))
-  const core = RedactionUpgradeLive.pipe(Layer.provideMerge(jobs.pipe(Layer.provideMerge(indexing))))
+  const core = RedactionUpgradeLive.pipe(
+    Layer.provideMerge(jobs.pipe(Layer.provideMerge(indexing))),
+    startupStep("job runner started")
+  )
   const watched = IndexWatcherLive.pipe(Layer.provideMerge(IndexJudgeLive), Layer.provideMerge(core))
-  return Layer.merge(CaptureDrainLive, ImportRetryLive).pipe(Layer.provideMerge(watched))
+  return Layer.merge(CaptureDrainLive, ImportRetryLive).pipe(
+    Layer.provideMerge(watched),
+    startupStep("index judge and capture started")
+  )
 }
 
 /**

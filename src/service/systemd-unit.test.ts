@@ -18,7 +18,7 @@ describe("renderUnit", () => {
       "Type=notify",
       "NotifyAccess=all",
       "Restart=on-failure",
-      "TimeoutStartSec=10",
+      "TimeoutStartSec=30",
       "TimeoutStopSec=5",
       "WantedBy=default.target"
     ]) {

@@ -1,4 +1,6 @@
+import { Duration } from "effect"
 import type { ServiceSpec } from "./service-spec.js"
+import { SHUTDOWN_LIMIT, SUPERVISOR_START_WAIT } from "./start-bounds.js"
 
 /** Quotes one ExecStart word for systemd: double quotes, with `\`, `"`, `%` and `$` escaped. */
 export const quoteWord = (word: string) =>
@@ -36,8 +38,8 @@ export const renderUnit = (spec: ServiceSpec): string =>
     `ExecStart=${spec.command.map(quoteWord).join(" ")}`,
     "Restart=on-failure",
     "RestartSec=1",
-    "TimeoutStartSec=10",
-    "TimeoutStopSec=5",
+    `TimeoutStartSec=${Duration.toSeconds(SUPERVISOR_START_WAIT)}`,
+    `TimeoutStopSec=${Duration.toSeconds(SHUTDOWN_LIMIT)}`,
     "UMask=0177",
     "",
     "[Install]",
