@@ -75,12 +75,12 @@ const quoteOf = (output: string) => {
 
 /** The model's side of the turn: call blctx when the prompt arrives, quote it when the output does. */
 const turnScript =
-  (call: (namespace: string) => OutputItem): Script =>
+  (call: (namespace: string) => OutputItem, prompt = PROMPT): Script =>
   (request) => {
     const output = callOutput(request, CALL_ID)
     if (output !== undefined) return [assistantMessage(quoteOf(output))]
     const blctx = offeredNamespaces(request).find((ns) => ns.name === NAMESPACE)
-    if (blctx !== undefined && messageTexts(request, "user").includes(PROMPT)) return [call(blctx.name)]
+    if (blctx !== undefined && messageTexts(request, "user").includes(prompt)) return [call(blctx.name)]
     // Anything else Codex may ask a model (a title, a compaction) gets a plain answer, so an extra
     // request shows up in the assertions on the requests rather than derailing the turn.
     return [assistantMessage("nothing is scripted for this request")]
@@ -91,17 +91,26 @@ const turnScript =
  * model and registers blctx's MCP server with `blctx install codex --step codex_mcp` (the absolute
  * node and bundle and the installation's arguments).
  */
-const codexWithBlctx = async (script: Script) => {
+const codexWithBlctx = async (script: Script, archived: ReadonlyArray<string> = []) => {
   const h = makeDaemonHome("detached")
   home = h
-  const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"])
+  // The daemon reads date phrases in its own zone: UTC here, whatever the machine's.
+  const install = await h.blctx(["install", "codex", "--step", "service_health", "--json"], { env: { TZ: "UTC" } })
   expect(install.code, install.stdout + install.stderr).toBe(0)
 
   const dir = NodePath.join(h.codexHome, "sessions", "2026", "02", "02")
   Fs.mkdirSync(dir, { recursive: true })
   const indexed = NodePath.join(dir, "rollout-2026-02-02T09-00-00-session-1.jsonl")
   Fs.copyFileSync(NodePath.join(history, "session-1.jsonl"), indexed)
-  const index = await h.blctx(["index", indexed, "--wait"])
+  // More sessions, as archived rollouts (so the turn's own rollout stays the one new file in sessions/).
+  const archive = NodePath.join(h.codexHome, "archived_sessions")
+  Fs.mkdirSync(archive, { recursive: true })
+  const more = archived.map((content, i) => {
+    const file = NodePath.join(archive, `rollout-2026-01-01T00-00-0${i}-archived-${i}.jsonl`)
+    Fs.writeFileSync(file, content)
+    return file
+  })
+  const index = await h.blctx(["index", indexed, ...more, "--wait"])
   expect(index.code, index.stdout + index.stderr).toBe(0)
   expect(JSON.parse(index.stdout).job.state).toBe("completed")
 
@@ -122,8 +131,8 @@ const codexWithBlctx = async (script: Script) => {
 }
 
 /** `codex exec` of the prompt, as a person runs it: not a git repository, nothing on stdin. */
-const runTurn = async (h: DaemonHome, project: string) => {
-  const run = await runCodex(h, ["exec", "--skip-git-repo-check", PROMPT], project)
+const runTurn = async (h: DaemonHome, project: string, prompt = PROMPT) => {
+  const run = await runCodex(h, ["exec", "--skip-git-repo-check", prompt], project)
   expect(run.timedOut, `codex exec did not finish: ${run.stderr}`).toBe(false)
   expect(run.code, run.stderr).toBe(0)
   expect(run.stderr).not.toContain("unrecognized configuration setting")
@@ -221,6 +230,37 @@ const expectQuote = (run: RunResult, rollout: ReadonlyArray<RolloutRecord>, inde
   expect(rollout.find((r) => r.payload.type === "task_complete")?.payload.last_agent_message).toBe(QUOTE(indexed))
 }
 
+/** The recall issue's own example: a question bounded in time whose other words only name a project. */
+const TIME_PROMPT = "What did we do on the billing service last week? Look it up in my history."
+const TIME_QUERY = "what did we do on the billing service last week"
+/** Last week's one turn in /home/dev/billing-service: it never says "billing" nor "service". */
+const PDF_ANSWER = "Invoice PDFs now render from the HTML template with Playwright."
+
+/** Wednesday noon (UTC) of last week: inside "last week" whatever day this week it is. */
+const lastWeeksWednesday = () => {
+  const day = 86_400_000
+  const now = new Date()
+  const monday = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - ((now.getUTCDay() + 6) % 7) * day
+  return new Date(monday - 7 * day + 2 * day + day / 2)
+}
+
+/** A Codex rollout of one turn in the billing service, at `at`. */
+const billingRollout = (at: Date) => {
+  const t = (s: number) => new Date(at.getTime() + s * 1000).toISOString()
+  const id = "0199f000-0000-7000-8000-0000000000b1"
+  const payloads = [
+    [
+      "session_meta",
+      { id, timestamp: t(0), cwd: "/home/dev/billing-service", originator: "codex_cli_rs", cli_version: "0.171.0" }
+    ],
+    ["event_msg", { type: "task_started", turn_id: `${id}-t1` }],
+    ["event_msg", { type: "user_message", message: "Finance wants invoices as PDFs", images: [] }],
+    ["event_msg", { type: "agent_message", message: PDF_ANSWER, phase: "final_answer" }],
+    ["event_msg", { type: "task_complete", turn_id: `${id}-t1` }]
+  ] as const
+  return `${payloads.map(([type, payload], i) => JSON.stringify({ timestamp: t(i), type, payload })).join("\n")}\n`
+}
+
 describe("real Codex calls blctx's MCP tools", () => {
   it(
     "calls search in blctx's namespace without asking, records the call, and answers with its citation",
@@ -251,6 +291,39 @@ describe("real Codex calls blctx's MCP tools", () => {
         expect.objectContaining({ call_id: CALL_ID, output })
       ])
       expectQuote(run, rollout, indexed)
+    },
+    scaled(180_000)
+  )
+
+  it(
+    "answers what we did on the billing service last week with that project's turn, which names neither word",
+    async () => {
+      const script = turnScript(
+        (namespace) => functionCall({ callId: CALL_ID, namespace, name: "search", arguments: { query: TIME_QUERY } }),
+        TIME_PROMPT
+      )
+      const { h, indexed, server, project } = await codexWithBlctx(script, [billingRollout(lastWeeksWednesday())])
+      const run = await runTurn(h, project, TIME_PROMPT)
+
+      expect(server.refusals).toEqual([])
+      const calls = completedItems(rolloutOf(h, indexed), "McpToolCall")
+      expect(calls.map((c) => [c.tool, c.status])).toEqual([["search", "completed"]])
+      const answer =
+        (calls[0]?.result as { structuredContent?: Record<string, unknown> } | undefined)?.structuredContent ?? {}
+      // "last week" became a time filter; "billing service", all that is left, names the project,
+      // so its turns of that week come first although no word of the question is in them.
+      expect(answer).toMatchObject({
+        time_filter: { phrase: "last week", applied: true, time_zone: "UTC" },
+        project_named: "/home/dev/billing-service"
+      })
+      // Only that project's turn of last week: its final answer first, then the request.
+      const results = (answer.results ?? []) as ReadonlyArray<{ text: string; source: Citation }>
+      const archived = NodePath.join(h.codexHome, "archived_sessions", "rollout-2026-01-01T00-00-00-archived-0.jsonl")
+      expect(results.map((r) => [r.text, r.source.path, r.source.line])).toEqual([
+        [PDF_ANSWER, archived, 4],
+        ["Finance wants invoices as PDFs", archived, 3]
+      ])
+      expect(run.stdout.trim()).toBe(`From your history: "${PDF_ANSWER}" (${archived}:4)`)
     },
     scaled(180_000)
   )
