@@ -20,4 +20,16 @@ describe("the project a question names", () => {
     // A directory's path above its last segment is not its name.
     expect(projectNamedBy(["dev"], cwds)).toBeUndefined()
   })
+
+  it("reads past the words that ask what went on: worked on, changed, new, the project", () => {
+    const cwds = ["/home/dev/billing-service", "/home/dev/change-log", "/home/dev/infra"]
+    expect(projectNamedBy(["work", "billing", "service"], cwds)).toBe("/home/dev/billing-service")
+    expect(projectNamedBy(["changed", "infra"], cwds)).toBe("/home/dev/infra")
+    expect(projectNamedBy(["new", "billing", "project"], cwds)).toBe("/home/dev/billing-service")
+    // Such a word alone names nothing, unless it is a name's own word.
+    expect(projectNamedBy(["worked", "changed"], cwds)).toBeUndefined()
+    expect(projectNamedBy(["change", "log"], cwds)).toBe("/home/dev/change-log")
+    // Any other word still means the question is about something else.
+    expect(projectNamedBy(["worked", "billing", "retries"], cwds)).toBeUndefined()
+  })
 })

@@ -13,15 +13,27 @@ export const projectNameWords = (cwd: string): ReadonlySet<string> => {
 }
 
 /**
+ * Words that ask what went on rather than where ("what did we work on…", "what changed in…",
+ * "what's new in the billing project…"): passed over when they are not the name's own words.
+ */
+const ACTIVITY_WORDS: ReadonlySet<string> = new Set(
+  (
+    "work works worked working change changes changed changing new progress going went " +
+    "project projects repo repos repository codebase"
+  ).split(" ")
+)
+
+/**
  * The one working directory whose name holds every word of `words` ("dashboard" names
- * `…/web-dashboard`), or undefined when none does, or several (two clones of one project, or
- * "api" in two names): then the question is searched as words.
+ * `…/web-dashboard`) but the activity words, and at least one, or undefined when none does, or
+ * several (two clones of one project, or "api" in two names): then the question is searched as
+ * words.
  */
 export const projectNamedBy = (words: ReadonlyArray<string>, cwds: ReadonlyArray<string>): string | undefined => {
-  if (words.length === 0) return undefined
   const named = cwds.filter((cwd) => {
     const name = projectNameWords(cwd)
-    return words.every((w) => name.has(w))
+    const asked = words.filter((w) => name.has(w) || !ACTIVITY_WORDS.has(w))
+    return asked.length > 0 && asked.every((w) => name.has(w))
   })
   return named.length === 1 ? named[0] : undefined
 }
