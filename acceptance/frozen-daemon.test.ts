@@ -18,8 +18,11 @@ import { proofRounds } from "./support/proof-tier.js"
 const root = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 const builtClient = NodePath.join(root, "dist", "src", "rpc", "client.js")
 const ROUNDS = proofRounds({ quick: 4, full: 20 }, process.env.BLCTX_FROZEN_ROUNDS)
-/** The call deadline is 5 s; a client's own start and exit get one more. */
-const ANSWER_WITHIN_MS = scaled(6_000)
+/**
+ * The call deadline is 5 s; a client's own start and exit get up to three more (on a loaded
+ * two-core machine they took 0.4-0.9 s, with CI's runs seen within 0.6 s of a 6 s bound).
+ */
+const ANSWER_WITHIN_MS = scaled(8_000)
 const LOAD = 400
 
 let home: DaemonHome | undefined
