@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import { RpcClient, type RpcClientError } from "@effect/rpc"
-import { type Duration, Effect, Layer } from "effect"
+import { type Duration, Effect, Layer, Option, Scope } from "effect"
 import { Paths } from "../src/paths/paths.js"
 import { daemonStoreError } from "../src/rpc/errors.js"
 import { makePrimaryFirst } from "../src/rpc/primary-first.js"
@@ -63,21 +63,34 @@ export const QueryWorkerPoolLive = Layer.scoped(
   QueryReads,
   Effect.gen(function* () {
     const { database } = yield* Paths
+    const scope = yield* Effect.scope
     const primary = yield* workerClient({ database, vectors: true }, { size: 1 })
-    const overflow = yield* workerClient(
-      { database, vectors: false },
-      { minSize: 0, maxSize: QUERY_WORKERS - 1, timeToLive: "60 seconds" }
+    // The overflow pool starts at the first read that finds the primary busy, not with the daemon:
+    // each worker parses a 1.4 MB bundle, and on a loaded two-core machine starting two took the
+    // daemon's startup past 10 s. Its workers retire after a minute idle either way.
+    const overflowClient = startedOnce(
+      workerClient(
+        { database, vectors: false },
+        { minSize: 0, maxSize: QUERY_WORKERS - 1, timeToLive: "60 seconds" }
+      ).pipe(Scope.extend(scope))
     )
-    const { onPrimary, onAny } = makePrimaryFirst(
-      primary as unknown as Record<string, Call>,
-      overflow as unknown as Record<string, Call>
+    const overflow = Object.fromEntries(
+      [...QueryRpcs.requests.keys()].map((tag) => [
+        tag,
+        (payload: unknown) =>
+          Effect.flatMap(
+            overflowClient,
+            (client) => (client as unknown as Record<string, Call>)[tag]?.(payload) ?? Effect.die(tag)
+          )
+      ])
     )
+    const { onPrimary, onAny } = makePrimaryFirst(primary as unknown as Record<string, Call>, overflow)
     /** A worker that failed or could not be reached: the read failed on the database's side. */
-    const unreachable = (e: RpcClientError.RpcClientError) =>
+    const unreachable = (e: RpcClientError.RpcClientError | StoreError) =>
       Effect.fail(daemonStoreError({ path: database, message: `query worker: ${e.message}` }))
     const route = (tag: string) => (payload: unknown) =>
       (ON_PRIMARY.has(tag) ? onPrimary : onAny)((worker) => worker[tag]?.(payload) ?? Effect.die(tag)).pipe(
-        Effect.catchIf((e): e is RpcClientError.RpcClientError => isClientError(e), unreachable)
+        Effect.catchIf((e): e is RpcClientError.RpcClientError | StoreError => isClientError(e), unreachable)
       )
     // Every procedure of the group, routed alike; the types are QueryReads' by construction.
     return Object.fromEntries(
@@ -86,5 +99,25 @@ export const QueryWorkerPoolLive = Layer.scoped(
   })
 )
 
+/** A worker's failure to answer or to start, as opposed to the read's own typed errors. */
 const isClientError = (e: unknown): boolean =>
-  typeof e === "object" && e !== null && "_tag" in e && e._tag === "RpcClientError"
+  typeof e === "object" && e !== null && "_tag" in e && (e._tag === "RpcClientError" || e._tag === "StoreError")
+
+/** `make`'s value, made by the first caller and kept; a failure is not kept, so the next caller tries again. */
+const startedOnce = <A, E>(make: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+  let made: Option.Option<A> = Option.none()
+  const lock = Effect.unsafeMakeSemaphore(1)
+  return Effect.suspend(() =>
+    Option.isSome(made)
+      ? Effect.succeed(made.value)
+      : lock.withPermits(1)(
+          Effect.suspend(() =>
+            Option.isSome(made)
+              ? Effect.succeed(made.value)
+              : Effect.tap(make, (value) => {
+                  made = Option.some(value)
+                })
+          )
+        )
+  )
+}
