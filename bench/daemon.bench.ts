@@ -1,4 +1,5 @@
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
@@ -9,9 +10,39 @@ import { benchHome, figure, line, percentile, rssOf } from "./measure.js"
 const run = promisify(execFile)
 const cli = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "programs", "cli.js")
 
+const STARTS = 7
+
+/**
+ * Milliseconds from launching blctxd with its installation's own command to its "blctxd ready"
+ * line (socket bound, after the checks, the lock, the database and the query workers), then a
+ * SIGTERM and its exit; STARTS times.
+ */
+const startTimes = async (launchRecord: string) => {
+  const [node, ...args] = (JSON.parse(readFileSync(launchRecord, "utf8")) as { command: Array<string> }).command
+  const times: Array<number> = []
+  for (let i = 0; i < STARTS; i++) {
+    const started = performance.now()
+    const daemon = spawn(node as string, args, { stdio: ["ignore", "ignore", "pipe"] })
+    const exited = new Promise((resolve) => daemon.once("exit", resolve))
+    await new Promise<void>((resolve, reject) => {
+      let log = ""
+      daemon.stderr.on("data", (chunk: Buffer) => {
+        log += chunk.toString()
+        if (log.includes('"blctxd ready"')) resolve()
+      })
+      daemon.once("exit", () => reject(new Error(`blctxd exited before it was ready: ${log.slice(-2000)}`)))
+    })
+    times.push(performance.now() - started)
+    daemon.kill("SIGTERM")
+    await exited
+  }
+  return times.sort((a, b) => a - b)
+}
+
 /**
  * blctxd under the detached supervisor in a temporary home: `Ping` round trips over the Unix
- * socket (one connection, sequential calls), and the daemon's resident memory when idle.
+ * socket (one connection, sequential calls), the daemon's resident memory when idle, and how long
+ * it takes to start.
  */
 export const runDaemonBench = async () => {
   const { env, socketPath, dispose } = benchHome("blctx-bench-")
@@ -39,8 +70,31 @@ export const runDaemonBench = async () => {
     )
     await new Promise((r) => setTimeout(r, 2_000))
     figure("daemon idle RSS (empty index, no model, 1 query worker)", rssOf(pid) / 1024 / 1024, "MiB")
+    process.kill(pid, "SIGTERM")
+    await waitForExit(pid)
+    const starts = await startTimes(NodePath.join(NodePath.dirname(socketPath), "blctxd.launch.json"))
+    line(
+      `daemon start to ready, min / median / max (${STARTS} starts)`,
+      starts
+        .map((t) => `${t.toFixed(0)} ms`)
+        .filter((_, i) => i === 0 || i === 3 || i === STARTS - 1)
+        .join(" / ")
+    )
+    figure("daemon start to ready, median (empty index, no model)", percentile(starts, 50), "ms")
   } finally {
     await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
     dispose()
+  }
+}
+
+/** Resolves once no process has `pid` (polled: it is not this process's child). */
+const waitForExit = async (pid: number) => {
+  for (;;) {
+    try {
+      process.kill(pid, 0)
+    } catch {
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
