@@ -1,12 +1,13 @@
 import { Worker } from "node:worker_threads"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import { RpcClient, type RpcClientError } from "@effect/rpc"
-import { type Duration, Effect, Layer, Option, Scope } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { Paths } from "../src/paths/paths.js"
 import { daemonStoreError } from "../src/rpc/errors.js"
 import { makePrimaryFirst } from "../src/rpc/primary-first.js"
 import { QueryRpcs, type QueryWorkerData } from "../src/rpc/query-protocol.js"
 import { QueryReads } from "../src/rpc/query-reads.js"
+import { startedOnce } from "../src/rpc/started-once.js"
 import { StoreError } from "../src/store/store-error.js"
 
 /**
@@ -69,10 +70,8 @@ export const QueryWorkerPoolLive = Layer.scoped(
     // each worker parses a 1.4 MB bundle, and on a loaded two-core machine starting two took the
     // daemon's startup past 10 s. Its workers retire after a minute idle either way.
     const overflowClient = startedOnce(
-      workerClient(
-        { database, vectors: false },
-        { minSize: 0, maxSize: QUERY_WORKERS - 1, timeToLive: "60 seconds" }
-      ).pipe(Scope.extend(scope))
+      workerClient({ database, vectors: false }, { minSize: 0, maxSize: QUERY_WORKERS - 1, timeToLive: "60 seconds" }),
+      scope
     )
     const overflow = Object.fromEntries(
       [...QueryRpcs.requests.keys()].map((tag) => [
@@ -102,22 +101,3 @@ export const QueryWorkerPoolLive = Layer.scoped(
 /** A worker's failure to answer or to start, as opposed to the read's own typed errors. */
 const isClientError = (e: unknown): boolean =>
   typeof e === "object" && e !== null && "_tag" in e && (e._tag === "RpcClientError" || e._tag === "StoreError")
-
-/** `make`'s value, made by the first caller and kept; a failure is not kept, so the next caller tries again. */
-const startedOnce = <A, E>(make: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-  let made: Option.Option<A> = Option.none()
-  const lock = Effect.unsafeMakeSemaphore(1)
-  return Effect.suspend(() =>
-    Option.isSome(made)
-      ? Effect.succeed(made.value)
-      : lock.withPermits(1)(
-          Effect.suspend(() =>
-            Option.isSome(made)
-              ? Effect.succeed(made.value)
-              : Effect.tap(make, (value) => {
-                  made = Option.some(value)
-                })
-          )
-        )
-  )
-}
