@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Effect } from "effect"
+import { stopProcess } from "../layers/daemon-process-table.js"
 import { connect } from "../src/rpc/client.js"
 import { benchHome, figure, line, percentile, rssOf } from "./measure.js"
 
@@ -70,8 +71,7 @@ export const runDaemonBench = async () => {
     )
     await new Promise((r) => setTimeout(r, 2_000))
     figure("daemon idle RSS (empty index, no model, 1 query worker)", rssOf(pid) / 1024 / 1024, "MiB")
-    process.kill(pid, "SIGTERM")
-    await waitForExit(pid)
+    await Effect.runPromise(stopProcess(pid, "5 seconds"))
     const starts = await startTimes(NodePath.join(NodePath.dirname(socketPath), "blctxd.launch.json"))
     line(
       `daemon start to ready, min / median / max (${STARTS} starts)`,
@@ -84,17 +84,5 @@ export const runDaemonBench = async () => {
   } finally {
     await run(process.execPath, [cli, "uninstall", "codex", "--purge", "--json"], { env }).catch(() => undefined)
     dispose()
-  }
-}
-
-/** Resolves once no process has `pid` (polled: it is not this process's child). */
-const waitForExit = async (pid: number) => {
-  for (;;) {
-    try {
-      process.kill(pid, 0)
-    } catch {
-      return
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }

@@ -69,21 +69,14 @@ export const QueryWorkerPoolLive = Layer.scoped(
     // The overflow pool starts at the first read that finds the primary busy, not with the daemon:
     // each worker parses a 1.4 MB bundle, and on a loaded two-core machine starting two took the
     // daemon's startup past 10 s. Its workers retire after a minute idle either way.
-    const overflowClient = startedOnce(
+    const overflow = startedOnce(
       workerClient({ database, vectors: false }, { minSize: 0, maxSize: QUERY_WORKERS - 1, timeToLive: "60 seconds" }),
       scope
     )
-    const overflow = Object.fromEntries(
-      [...QueryRpcs.requests.keys()].map((tag) => [
-        tag,
-        (payload: unknown) =>
-          Effect.flatMap(
-            overflowClient,
-            (client) => (client as unknown as Record<string, Call>)[tag]?.(payload) ?? Effect.die(tag)
-          )
-      ])
+    const { onPrimary, onAny } = makePrimaryFirst(
+      primary as unknown as Record<string, Call>,
+      overflow as unknown as Effect.Effect<Record<string, Call>, StoreError>
     )
-    const { onPrimary, onAny } = makePrimaryFirst(primary as unknown as Record<string, Call>, overflow)
     /** A worker that failed or could not be reached: the read failed on the database's side. */
     const unreachable = (e: RpcClientError.RpcClientError | StoreError) =>
       Effect.fail(daemonStoreError({ path: database, message: `query worker: ${e.message}` }))

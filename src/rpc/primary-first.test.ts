@@ -16,7 +16,7 @@ describe("primary-first routing", () => {
   it.effect("sends any read to the primary while it is free", () =>
     Effect.gen(function* () {
       const log: Array<string> = []
-      const route = makePrimaryFirst(reader("primary", log), reader("overflow", log))
+      const route = makePrimaryFirst(reader("primary", log), Effect.succeed(reader("overflow", log)))
       expect(yield* route.onAny((r) => r.read("recent"))).toBe("primary:recent")
       expect(yield* route.onAny((r) => r.read("status"))).toBe("primary:status")
     })
@@ -25,7 +25,7 @@ describe("primary-first routing", () => {
   it.effect("sends any read to the overflow pool while the primary is busy, and searches still to the primary", () =>
     Effect.gen(function* () {
       const log: Array<string> = []
-      const route = makePrimaryFirst(reader("primary", log), reader("overflow", log))
+      const route = makePrimaryFirst(reader("primary", log), Effect.succeed(reader("overflow", log)))
       const gate = yield* Deferred.make<void>()
       const long = yield* Effect.fork(route.onAny((r) => r.read("export", gate)))
       yield* Effect.yieldNow()
@@ -40,7 +40,7 @@ describe("primary-first routing", () => {
 
   it.effect("frees the primary when a read fails or is interrupted", () =>
     Effect.gen(function* () {
-      const route = makePrimaryFirst("primary", "overflow")
+      const route = makePrimaryFirst("primary", Effect.succeed("overflow"))
       const failed = yield* Effect.exit(route.onPrimary(() => Effect.fail("boom")))
       expect(Exit.isFailure(failed)).toBe(true)
       expect(yield* route.onAny((name) => Effect.succeed(name))).toBe("primary")
