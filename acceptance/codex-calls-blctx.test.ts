@@ -244,22 +244,43 @@ const lastWeeksWednesday = () => {
   return new Date(monday - 7 * day + 2 * day + day / 2)
 }
 
-/** A Codex rollout of one turn in the billing service, at `at`. */
-const billingRollout = (at: Date) => {
-  const t = (s: number) => new Date(at.getTime() + s * 1000).toISOString()
-  const id = "0199f000-0000-7000-8000-0000000000b1"
+/** A Codex rollout of one turn in `cwd` at `at`: the person's request and the agent's final answer. */
+const oneTurnRollout = (turn: { id: string; cwd: string; at: Date; ask: string; answer: string }) => {
+  const t = (s: number) => new Date(turn.at.getTime() + s * 1000).toISOString()
   const payloads = [
     [
       "session_meta",
-      { id, timestamp: t(0), cwd: "/home/dev/billing-service", originator: "codex_cli_rs", cli_version: "0.171.0" }
+      { id: turn.id, timestamp: t(0), cwd: turn.cwd, originator: "codex_cli_rs", cli_version: "0.171.0" }
     ],
-    ["event_msg", { type: "task_started", turn_id: `${id}-t1` }],
-    ["event_msg", { type: "user_message", message: "Finance wants invoices as PDFs", images: [] }],
-    ["event_msg", { type: "agent_message", message: PDF_ANSWER, phase: "final_answer" }],
-    ["event_msg", { type: "task_complete", turn_id: `${id}-t1` }]
+    ["event_msg", { type: "task_started", turn_id: `${turn.id}-t1` }],
+    ["event_msg", { type: "user_message", message: turn.ask, images: [] }],
+    ["event_msg", { type: "agent_message", message: turn.answer, phase: "final_answer" }],
+    ["event_msg", { type: "task_complete", turn_id: `${turn.id}-t1` }]
   ] as const
   return `${payloads.map(([type, payload], i) => JSON.stringify({ timestamp: t(i), type, payload })).join("\n")}\n`
 }
+
+/** A Codex rollout of one turn in the billing service, at `at`. */
+const billingRollout = (at: Date) =>
+  oneTurnRollout({
+    id: "0199f000-0000-7000-8000-0000000000b1",
+    cwd: "/home/dev/billing-service",
+    at,
+    ask: "Finance wants invoices as PDFs",
+    answer: PDF_ANSWER
+  })
+
+/** A paraphrase whose words the answer does not hold: words-only search needs the agent's rephrasing. */
+const UNDO_PROMPT = "How do I undo a release that went wrong? Look it up in my history."
+const UNDO_QUERY = "how do I undo a release that went wrong"
+const ROLLBACK_ANSWER = "Rollback is make rollback SERVICE=billing: it redeploys the previous task definition."
+const rollbackRollout = oneTurnRollout({
+  id: "0199f000-0000-7000-8000-0000000000c1",
+  cwd: "/home/dev/infra",
+  at: new Date("2026-01-20T10:00:00Z"),
+  ask: "How do we get back to the last good version?",
+  answer: ROLLBACK_ANSWER
+})
 
 describe("real Codex calls blctx's MCP tools", () => {
   it(
@@ -324,6 +345,43 @@ describe("real Codex calls blctx's MCP tools", () => {
         ["Finance wants invoices as PDFs", archived, 3]
       ])
       expect(run.stdout.trim()).toBe(`From your history: "${PDF_ANSWER}" (${archived}:4)`)
+    },
+    scaled(180_000)
+  )
+
+  it(
+    "finds the turn a paraphrase misses through the rephrasings the agent adds to its search",
+    async () => {
+      const call = (namespace: string) =>
+        functionCall({
+          callId: CALL_ID,
+          namespace,
+          name: "search",
+          arguments: { query: UNDO_QUERY, rephrasings: ["rollback deployment", "revert to previous version"] }
+        })
+      // Quotes the result about the rollback wherever it ranks: what this test asks is whether it came.
+      const script: Script = (request) => {
+        const output = callOutput(request, CALL_ID)
+        if (output === undefined) return turnScript(call, UNDO_PROMPT)(request)
+        const results = (JSON.parse(jsonIn(output)) as SearchAnswer).results ?? []
+        const found = results.find((r) => r.text.includes("make rollback"))
+        const quote =
+          found === undefined
+            ? "no rollback in the answer"
+            : `"${found.text}" (${found.source.path}:${found.source.line})`
+        return [assistantMessage(`From your history: ${quote}`)]
+      }
+      const { h, indexed, project } = await codexWithBlctx(script, [rollbackRollout])
+      const run = await runTurn(h, project, UNDO_PROMPT)
+
+      const calls = completedItems(rolloutOf(h, indexed), "McpToolCall")
+      expect(calls.map((c) => [c.tool, c.status])).toEqual([["search", "completed"]])
+      const archived = NodePath.join(h.codexHome, "archived_sessions", "rollout-2026-01-01T00-00-00-archived-0.jsonl")
+      expect(run.stdout.trim()).toBe(`From your history: "${ROLLBACK_ANSWER}" (${archived}:4)`)
+      // The person's words alone do not find it: the rephrasing did.
+      const alone = await h.blctx(["search", UNDO_QUERY, "--limit", "50"])
+      expect(alone.code, alone.stderr).toBe(0)
+      expect(alone.stdout).not.toContain("make rollback")
     },
     scaled(180_000)
   )

@@ -15,7 +15,7 @@ import { COLLECTIONS_TABLE, makeSqliteVectorIndex, vectorTableName } from "../la
 import { loadPackageSynonyms } from "../programs/package-files.js"
 import { DEFAULT_MODEL_SPEC, ModelFile, ModelSpec } from "../src/domain/model-spec.js"
 import { fingerprintOf } from "../src/embedding/fingerprint.js"
-import { Score, type SearchRequest } from "../src/retrieval/contract.js"
+import { MAX_REPHRASINGS, Score, type SearchRequest } from "../src/retrieval/contract.js"
 import { convexFusion } from "../src/retrieval/fusion.js"
 import { VECTOR_CANDIDATES } from "../src/retrieval/history-reads.js"
 import { type ChunkRow, chunksByIds, searchLexical } from "../src/retrieval/lexical-search.js"
@@ -296,6 +296,18 @@ const measureParts = (
         )
         yield* timed(whole, onConnection(search(request(query), Option.some({ hits }), "")))
       }
+      // The same read with the most rephrasings an agent may add (decision 0029): three more
+      // words-only searches, here the next three queries' words.
+      const rephrased: Array<number> = []
+      for (const [i, query] of queries.entries()) {
+        const hits = yield* index.search(
+          fingerprint,
+          vectorQueries[i] ?? new Float32Array(STANDIN_DIMS),
+          VECTOR_CANDIDATES
+        )
+        const rephrasings = [1, 2, 3].map((k) => queries[(i + k) % queries.length] ?? query)
+        yield* timed(rephrased, onConnection(search({ ...request(query), rephrasings }, Option.some({ hits }), "")))
+      }
 
       // The vector part against a plain scan of the same vectors, and the index's top 10 against the exact one.
       const { ids, matrix } = storedVectors(database, fingerprint.key, STANDIN_DIMS)
@@ -313,7 +325,7 @@ const measureParts = (
         for (const h of got.slice(0, 10)) if (exactIds.has(h.id as number) || h.score >= floor) found++
       }
       return {
-        times: { ...times, whole },
+        times: { ...times, whole, rephrased },
         exact: { scan, knn, firstSearch, vectors: ids.length, recall: found / (10 * Math.max(1, vectorQueries.length)) }
       }
     })
@@ -559,6 +571,7 @@ export const run_ = async () => {
       line("  lexical narrowed to a tenth of the history's time (first page, apart)", p50p95(parts.times.narrowed))
       if ("whole" in parts.times) {
         line("  the worker's read (search.ts), vector hits given", p50p95(parts.times.whole))
+        line(`  the same with ${MAX_REPHRASINGS} rephrasings`, p50p95(parts.times.rephrased))
       }
 
       let vectorP50: number | null = null

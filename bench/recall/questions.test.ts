@@ -11,6 +11,7 @@ import {
   KINDS,
   type Question,
   QuestionFile,
+  readRephrasings,
   TIME_KIND
 } from "./recall-history.js"
 
@@ -40,6 +41,12 @@ describe("the recall benchmark's questions", () => {
     expect(questions.filter((q) => q.kind !== TIME_KIND).length).toBeGreaterThanOrEqual(100)
     for (const kind of KINDS) expect(questions.filter((q) => q.kind === kind).length).toBeGreaterThanOrEqual(8)
     expect(new Set(questions.map((q) => q.id)).size).toBe(questions.length)
+  })
+
+  it("each have the rephrasings an agent sends, within the search request's bounds", () => {
+    // Decoding with the request's schema checks the bounds; every question has an entry, even empty.
+    const rephrasings = readRephrasings(NodePath.join(repository, "bench", "recall"))
+    expect([...rephrasings.keys()].sort()).toEqual(questions.map((q) => q.id).sort())
   })
 
   it("hold out every 4th question of each kind, in file order", () => {

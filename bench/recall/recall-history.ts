@@ -1,6 +1,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Schema } from "effect"
+import { RephrasingsField } from "../../src/retrieval/contract.js"
 import type { RecordDecision } from "../../src/transcripts/classification.js"
 import { classifyTranscript } from "../../src/transcripts/classify.js"
 import { classifyClaudeTranscript } from "../../src/transcripts/claude-classify.js"
@@ -86,3 +87,22 @@ export const fixtureFiles = (dir: string): Array<string> =>
     .filter((f) => f.endsWith(".jsonl"))
     .map((f) => f.split(NodePath.sep).join("/"))
     .sort()
+
+/**
+ * bench/recall/rephrasings.json: what an agent calling search sends as `rephrasings` for each
+ * question, by id (decision 0029). Decoded with the request's own schema, so its bounds hold.
+ */
+export const RephrasingsFile = Schema.Struct({
+  description: Schema.String,
+  rephrasings: Schema.Record({ key: Schema.String, value: RephrasingsField })
+})
+
+/** Each question's rephrasings, read from `rephrasings.json` in `dir`. */
+export const readRephrasings = (dir: string): ReadonlyMap<string, ReadonlyArray<string>> =>
+  new Map(
+    Object.entries(
+      Schema.decodeUnknownSync(RephrasingsFile)(
+        JSON.parse(Fs.readFileSync(NodePath.join(dir, "rephrasings.json"), "utf8"))
+      ).rephrasings
+    )
+  )

@@ -40,6 +40,7 @@ import {
   POSITIVE_KINDS,
   type Question,
   QuestionFile,
+  readRephrasings,
   TIME_KIND
 } from "./recall-history.js"
 import { loadSentenceEncoder, SENTENCE_ENCODER_PACKAGE } from "./sentence-encoder.js"
@@ -240,6 +241,12 @@ const vectorSources = (hits: ReadonlyArray<{ readonly id: ChunkId }>) =>
     })
   })
 
+/**
+ * The sides measured: words-only, the vector side alone, fused; and words-only and fused with the
+ * rephrasings an agent sends (bench/recall/rephrasings.json, decision 0029).
+ */
+type Side = "words-only" | "vector" | "fused" | "words-only, rephrased" | "fused, rephrased"
+
 /** Words-only (and with a real model, fused) figures over fixtures/recall-history and questions.json. */
 const measureRecallHistory = (dir: string, base: string, m: Model) =>
   withDatabase(dir, (sql) =>
@@ -257,8 +264,10 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
         const d = decisions.get(cite.slice(0, at))?.get(Number(cite.slice(at + 1)))
         return d !== undefined && d.decision !== "index"
       }
-      const sides = m.meaningful ? (["words-only", "vector", "fused"] as const) : (["words-only"] as const)
-      type Side = (typeof sides)[number]
+      const rephrasings = readRephrasings(NodePath.join(base, "bench", "recall"))
+      const sides: ReadonlyArray<Side> = m.meaningful
+        ? ["words-only", "vector", "fused", "words-only, rephrased", "fused, rephrased"]
+        : ["words-only", "words-only, rephrased"]
       const table = new Map<string, Scores>()
       const cell = (side: Side, group: string) => {
         const key = `${side} ${group}`
@@ -270,15 +279,22 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
       const cite = citeOfSource(home)
       const reference = labelled.time_reference
       /** A question about time is read as the daemon reads it (`applyTimePhrase`), at the file's now and zone. */
-      const requestFor = (q: Question, readTime: boolean) => {
-        const asked = SearchRequest.make({ query: q.query, limit: K })
+      const requestFor = (q: Question, readTime: boolean, rephrased: boolean) => {
+        const wordings = rephrased ? (rephrasings.get(q.id) ?? []) : []
+        const asked = SearchRequest.make({
+          query: q.query,
+          limit: K,
+          ...(wordings.length > 0 ? { rephrasings: wordings } : {})
+        })
         return readTime ? applyTimePhrase(asked, Date.parse(reference.now), reference.time_zone).request : asked
       }
-      const answerFor = (q: Question, side: "words-only" | "fused", readTime = false) =>
+      const answerFor = (q: Question, side: Exclude<Side, "vector">, readTime = false) =>
         Effect.gen(function* () {
-          const request = requestFor(q, readTime)
-          const hits =
-            side === "fused" ? Option.some({ hits: yield* vectorHits(m, vectors, request.query) }) : Option.none()
+          const request = requestFor(q, readTime, side.endsWith("rephrased"))
+          // The vector side embeds the question alone, as the daemon does.
+          const hits = side.startsWith("fused")
+            ? Option.some({ hits: yield* vectorHits(m, vectors, request.query) })
+            : Option.none()
           return yield* search(request, hits, "")
         })
       /** What a side cites for a question, best first (the vector side reads no time phrase). */

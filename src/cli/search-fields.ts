@@ -4,10 +4,12 @@ import { AGENT_FIELD, DIRECTORY_FIELD, type RequestFields, TIME_FIELD } from "./
 
 /**
  * `blctx search`'s options: every field of the request but the query (its words are the
- * arguments). The full CLI derives its options from these (`history-commands.ts`) and the fast
- * path its option table (`fast-search-derive.ts`), so the two read the same command lines.
+ * arguments) and the rephrasings, which are for an agent bridging a person's paraphrase (a person
+ * at a terminal searches again in other words). The full CLI derives its options from these
+ * (`history-commands.ts`) and the fast path its option table (`fast-search-derive.ts`), so the
+ * two read the same command lines.
  */
-export const SearchOptionsRequest = SearchRequest.omit("query")
+export const SearchOptionsRequest = SearchRequest.omit("query", "rephrasings")
 
 export const SEARCH_FIELDS: RequestFields = {
   limit: {},

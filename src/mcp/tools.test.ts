@@ -83,6 +83,16 @@ describe("the read tools", () => {
       const explicit = yield* tool("search").prepare({ query: "x", limit: 12, filters: { since: "2026-01-01" } })
       yield* explicit(client)
       expect(calls[1]?.request).toEqual({ query: "x", filters: { since: "2026-01-01" }, limit: 12, offset: 0 })
+
+      // The agent's rephrasings go to the daemon as given, and the input schema bounds them.
+      yield* (yield* tool("search").prepare({ query: "undo a release", rephrasings: ["rollback deployment"] }))(client)
+      expect(calls[2]?.request).toMatchObject({ query: "undo a release", rephrasings: ["rollback deployment"] })
+      const input = tool("search").definition.inputSchema as { properties: Record<string, unknown> }
+      expect(input.properties.rephrasings).toMatchObject({
+        type: "array",
+        maxItems: 3,
+        items: { type: "string", minLength: 1, maxLength: 200 }
+      })
     })
   )
 
@@ -93,6 +103,8 @@ describe("the read tools", () => {
         ["search", { query: "x", limit: 0 }, "limit"],
         ["search", { query: "x", filters: { project: 7 } }, "filters.project"],
         ["search", { query: "x", limt: 3 }, "limt"],
+        ["search", { query: "x", rephrasings: ["a", "b", "c", "d"] }, "rephrasings"],
+        ["search", { query: "x", rephrasings: ["x".repeat(201)] }, "rephrasings.0"],
         ["recent", { days: -1 }, "days"],
         ["context", {}, "context_id"],
         ["context", { context_id: "c1", offset: 1.5 }, "offset"],

@@ -118,7 +118,7 @@ export class Score extends Schema.Class<Score>("Score")({
   kind: ScoreKind,
   value: Schema.Number.annotations({
     description:
-      "The score as `kind` computes it: similarity is cosine similarity (higher is better); bm25 is SQLite FTS5's bm25() as words-only search reranks it (exact words and code forms, the turn's and neighbouring turns' evidence), negative, lower (more negative) is better; fused is the mean of the words-only and vector scores, each scaled to 0..1 within the response (higher is better), comparable only within one response"
+      "The score as `kind` computes it: similarity is cosine similarity (higher is better); bm25 is SQLite FTS5's bm25() as words-only search reranks it (exact words and code forms, the turn's and neighbouring turns' evidence), negative, lower (more negative) is better; fused is the mean of the words-only and vector scores (the words-only score itself the mean over the question and its rephrasings when given), each scaled to 0..1 within the response (higher is better), comparable only within one response"
   })
 }) {}
 
@@ -176,9 +176,26 @@ export const SearchFilters = Schema.Struct({
 })
 export type SearchFilters = typeof SearchFilters.Type
 
+/** How many other wordings one search may add to its question (decision 0029). */
+export const MAX_REPHRASINGS = 3
+/** How long one of them may be: a short search, not a second question. */
+export const MAX_REPHRASING_CHARS = 200
+
+/**
+ * Other wordings of the question from the agent that asks (decision 0029): words-only search
+ * bridges no paraphrase, and the agent knows that "undo a release" is a rollback.
+ */
+export const RephrasingsField = described(
+  Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_REPHRASING_CHARS))).pipe(
+    Schema.maxItems(MAX_REPHRASINGS)
+  ),
+  `Up to ${MAX_REPHRASINGS} other ways to ask the same question, each a short search (at most ${MAX_REPHRASING_CHARS} characters) in the words the conversation that settled it would likely have used: the technical terms, tool, library and service names, flags, config keys and error words, where the question uses everyday words ("undo a release that went wrong" -> "rollback deployment"). Each is searched as well, within the same filters, and the results are merged; matches of the question's own words as written stay first. Leave it out when the question already uses those words.`
+)
+
 /** A search, as every caller sends it: the RPC, the query workers, the CLI and MCP share this one shape. */
 export const SearchRequest = Schema.Struct({
   query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_QUERY_CHARS)),
+  rephrasings: Schema.optional(RephrasingsField),
   filters: Schema.optionalWith(SearchFilters, { default: () => ({}) }),
   limit: boundedWithFallback(SEARCH_BOUNDS.limit, `How many results to return, ${rangeWords(SEARCH_BOUNDS.limit)}.`),
   offset: boundedWithFallback(

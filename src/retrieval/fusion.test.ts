@@ -79,6 +79,29 @@ describe("convexFusion", () => {
   })
 })
 
+describe("convexFusion with weights", () => {
+  it("weighs each list by its weight: a heavier first list's best beats what two lighter lists agree on", () => {
+    const question = [
+      { id: "asked", score: 10 },
+      { id: "guessed", score: 0 }
+    ]
+    const guess = [
+      { id: "guessed", score: 5 },
+      { id: "asked", score: 2 },
+      { id: "other", score: 1 }
+    ]
+    // Equal weights: "asked" 1/3 + 2/3 x 0.25 = 0.5, "guessed" 2/3.
+    expect(convexFusion([question, guess, guess]).map((f) => f.id)).toEqual(["guessed", "asked", "other"])
+    // The question at half: "asked" 0.5 + 0.5 x 0.25 = 0.625, "guessed" 0.5.
+    const weighted = convexFusion([question, guess, guess], [0.5, 0.25, 0.25])
+    expect(weighted.map((f) => [f.id, Number(f.score.toFixed(3))])).toEqual([
+      ["asked", 0.625],
+      ["guessed", 0.5],
+      ["other", 0]
+    ])
+  })
+})
+
 describe("fuseKeepingExact", () => {
   const lexical = ["exact", "b", "c", "d"].map((id, i) => ({ id, score: 10 - i }))
   // The vector side agrees on everything but the exact match, which it ranks last and far below.

@@ -35,13 +35,19 @@ const normalised = <Id>(list: ReadonlyArray<Scored<Id>>): ReadonlyMap<Id, number
   return out
 }
 
-/** The lists fused by the mean of their normalised scores, best first (ties in first-seen order). */
-export const convexFusion = <Id>(lists: ReadonlyArray<ReadonlyArray<Scored<Id>>>): ReadonlyArray<Fused<Id>> => {
-  const weight = 1 / Math.max(1, lists.length)
+/**
+ * The lists fused by a weighted mean of their normalised scores, best first (ties in first-seen
+ * order). The weights default to equal; given, there is one per list and they sum to 1.
+ */
+export const convexFusion = <Id>(
+  lists: ReadonlyArray<ReadonlyArray<Scored<Id>>>,
+  weights: ReadonlyArray<number> = lists.map(() => 1 / lists.length)
+): ReadonlyArray<Fused<Id>> => {
   const fused = new Map<Id, number>()
-  for (const list of lists) {
+  lists.forEach((list, i) => {
+    const weight = weights[i] ?? 0
     for (const [id, value] of normalised(list)) fused.set(id, (fused.get(id) ?? 0) + weight * value)
-  }
+  })
   return [...fused.entries()].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score)
 }
 

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { passageContextId } from "../domain/context-id.js"
 import { type QueryMode, Score, SearchHit, type SearchRequest, SearchResponse, sourceLocationOf } from "./contract.js"
-import { fuseKeepingExact } from "./fusion.js"
+import { convexFusion, fuseKeepingExact, type Scored } from "./fusion.js"
 import {
   allowedChunkIds,
   type ChunkRow,
@@ -57,57 +57,97 @@ export interface RankedChunks {
   readonly more: boolean
 }
 
+/** The question and the agent's other wordings of it (decision 0029), each searched words-only. */
+export const wordingsOf = (request: SearchRequest): ReadonlyArray<string> => [
+  request.query,
+  ...(request.rephrasings ?? [])
+]
+
 /**
- * Ranks chunks for a query: hybrid (words-only and vector candidates fused by `convexFusion`,
- * the words-only side's leading exact matches kept first) when vector candidates are given,
- * lexical otherwise. Filters apply to both lists, so no result
- * outside them can appear.
+ * The question weighs as much as all its rephrasings together: they are the asking agent's
+ * guesses at the words of the answer, and a wrong guess must not outvote what was asked.
+ */
+export const wordingWeights = (wordings: number): ReadonlyArray<number> =>
+  wordings <= 1 ? [1] : [0.5, ...Array.from({ length: wordings - 1 }, () => 0.5 / (wordings - 1))]
+
+/** A words-only list as fusion takes it: FTS5's rank is lower-is-better, fusion wants higher-is-better. */
+const scoredOf = (rows: ReadonlyArray<LexicalRow>): ReadonlyArray<Scored<number>> =>
+  rows.map((r) => ({ id: r.chunk_id, score: -r.rank }))
+
+/**
+ * The words-only side of a fused search: `n` candidates for the question and for each of its
+ * rephrasings, the lists fused by `convexFusion` (the question's alone when it has none). Only
+ * the question's own leading exact matches are kept first: a rephrasing is the agent's guess.
+ */
+const wordsSide = (request: SearchRequest, n: number, projects: ProjectReading) =>
+  Effect.gen(function* () {
+    const lists = yield* Effect.forEach(wordingsOf(request), (wording) =>
+      searchLexical(wording, request.filters, n, 0, projects)
+    )
+    const own = lists[0] ?? []
+    return {
+      rows: lists.flat(),
+      scored: lists.length === 1 ? scoredOf(own) : convexFusion(lists.map(scoredOf), wordingWeights(lists.length)),
+      exact: leadingExact(own)
+    }
+  })
+
+/** One page of the question's words-only ranking, paged past the reranked pool by BM25 (no fusion). */
+const wordsOnlyPage = (request: SearchRequest, projects: ProjectReading) =>
+  Effect.map(
+    searchLexical(request.query, request.filters, request.limit + 1, request.offset, projects),
+    (rows): RankedChunks => ({
+      mode: "lexical",
+      ranked: rows.slice(0, request.limit).map((row) => ({ row, score: new Score({ kind: "bm25", value: row.rank }) })),
+      more: rows.length > request.limit
+    })
+  )
+
+/**
+ * One page of the fused ranking: the words-only side (`wordsSide`) and, when given, the vector
+ * candidates that pass the filters, by `fuseKeepingExact`. Only the page's vector-only chunks are
+ * read with their text (words-only rows already are).
+ */
+const fusedPage = (request: SearchRequest, vectors: Option.Option<VectorCandidates>, projects: ProjectReading) =>
+  Effect.gen(function* () {
+    const words = yield* wordsSide(request, candidatesFor(request), projects)
+    const lists: Array<ReadonlyArray<Scored<number>>> = [words.scored]
+    if (Option.isSome(vectors)) {
+      const allowed = yield* allowedChunkIds(
+        vectors.value.hits.map((h) => h.id),
+        request.filters
+      )
+      lists.push(vectors.value.hits.filter((h) => allowed.has(h.id)))
+    }
+    const fused = fuseKeepingExact(lists, words.exact)
+    const page = fused.slice(request.offset, request.offset + request.limit)
+    const rows = new Map<number, ChunkRow>(words.rows.map((r) => [r.chunk_id, r]))
+    const unread = page.map((f) => f.id).filter((id) => !rows.has(id))
+    for (const row of yield* chunksByIds(unread, {})) rows.set(row.chunk_id, row)
+    const ranked: RankedChunks = {
+      mode: Option.isSome(vectors) ? "hybrid" : "lexical",
+      ranked: page.flatMap((f) => {
+        const row = rows.get(f.id)
+        return row === undefined ? [] : [{ row, score: new Score({ kind: "fused", value: f.score }) }]
+      }),
+      more: fused.length > request.offset + request.limit
+    }
+    return ranked
+  })
+
+/**
+ * Ranks chunks for a query: fused when vector candidates or rephrasings are given (`fusedPage`,
+ * the question's leading exact matches kept first), the question's words-only ranking otherwise.
+ * Filters apply to every list, so no result outside them can appear.
  */
 export const rankChunks = (
   request: SearchRequest,
   vectors: Option.Option<VectorCandidates>,
   projects: ProjectReading = "read"
 ) =>
-  Effect.gen(function* () {
-    if (Option.isSome(vectors)) {
-      const n = candidatesFor(request)
-      const lexical = yield* searchLexical(request.query, request.filters, n, 0, projects)
-      const allowed = yield* allowedChunkIds(
-        vectors.value.hits.map((h) => h.id),
-        request.filters
-      )
-      const vectorRanked = vectors.value.hits.filter((h) => allowed.has(h.id))
-      const fused = fuseKeepingExact(
-        [
-          // A lexical rank is lower-is-better (FTS5's sign); fusion wants higher-is-better.
-          lexical.map((r) => ({ id: r.chunk_id, score: -r.rank })),
-          vectorRanked.map((h) => ({ id: h.id, score: h.score }))
-        ],
-        leadingExact(lexical)
-      )
-      const page = fused.slice(request.offset, request.offset + request.limit)
-      // Only the page's vector-only chunks are read with their text (lexical rows already are).
-      const rows = new Map<number, ChunkRow>(lexical.map((r) => [r.chunk_id, r]))
-      const unread = page.map((f) => f.id).filter((id) => !rows.has(id))
-      for (const row of yield* chunksByIds(unread, {})) rows.set(row.chunk_id, row)
-      const hybrid: RankedChunks = {
-        mode: "hybrid",
-        ranked: page.flatMap((f) => {
-          const row = rows.get(f.id)
-          return row === undefined ? [] : [{ row, score: new Score({ kind: "fused", value: f.score }) }]
-        }),
-        more: fused.length > request.offset + request.limit
-      }
-      return hybrid
-    }
-    const rows = yield* searchLexical(request.query, request.filters, request.limit + 1, request.offset, projects)
-    const lexical: RankedChunks = {
-      mode: "lexical",
-      ranked: rows.slice(0, request.limit).map((row) => ({ row, score: new Score({ kind: "bm25", value: row.rank }) })),
-      more: rows.length > request.limit
-    }
-    return lexical
-  })
+  Option.isNone(vectors) && (request.rephrasings ?? []).length === 0
+    ? wordsOnlyPage(request, projects)
+    : fusedPage(request, vectors, projects)
 
 /**
  * Answers a search (`rankChunks`), lexical with the reason when no vector candidates are given;
@@ -127,7 +167,11 @@ export const search = (
       (h, text) => new SearchHit({ ...h, text, text_truncated: true })
     )
     const consumed = request.offset + budgeted.taken
-    const synonyms = yield* searchedSynonyms(request.query, request.filters)
+    const synonyms = [
+      ...new Set(
+        (yield* Effect.forEach(wordingsOf(request), (wording) => searchedSynonyms(wording, request.filters))).flat()
+      )
+    ]
     const project = yield* projectNamedIn(request.query, request.filters)
     return new SearchResponse({
       query: request.query,
