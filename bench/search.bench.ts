@@ -286,18 +286,10 @@ const measureParts = (
         )
         times.total.push(msSince(start))
       }
-      // The whole read as the worker runs it (search.ts), for comparison with the sum of parts.
-      const whole: Array<number> = []
-      for (const [i, query] of queries.entries()) {
-        const hits = yield* index.search(
-          fingerprint,
-          vectorQueries[i] ?? new Float32Array(STANDIN_DIMS),
-          VECTOR_CANDIDATES
-        )
-        yield* timed(whole, onConnection(search(request(query), Option.some({ hits }), "")))
-      }
-      // The same read with the most rephrasings an agent may add (decision 0029): three more
+      // The whole read as the worker runs it (search.ts), for comparison with the sum of parts; and
+      // the same read with the most rephrasings an agent may add (decision 0029): three more
       // words-only searches, here the next three queries' words.
+      const whole: Array<number> = []
       const rephrased: Array<number> = []
       for (const [i, query] of queries.entries()) {
         const hits = yield* index.search(
@@ -305,6 +297,7 @@ const measureParts = (
           vectorQueries[i] ?? new Float32Array(STANDIN_DIMS),
           VECTOR_CANDIDATES
         )
+        yield* timed(whole, onConnection(search(request(query), Option.some({ hits }), "")))
         const rephrasings = [1, 2, 3].map((k) => queries[(i + k) % queries.length] ?? query)
         yield* timed(rephrased, onConnection(search({ ...request(query), rephrasings }, Option.some({ hits }), "")))
       }
