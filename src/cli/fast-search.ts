@@ -44,8 +44,11 @@ export const SEARCH_TAG = "Search"
 
 // ---- the command line -------------------------------------------------------------------------
 
-/** What the fast path sends: the payload the full CLI's `search` builds from the same arguments. */
-export type FastSearchRequest = Required<Omit<SearchRequest, "filters">> & {
+/**
+ * What the fast path sends: the payload the full CLI's `search` builds from the same arguments
+ * (never rephrasings, which `blctx search` does not offer).
+ */
+export type FastSearchRequest = Required<Omit<SearchRequest, "filters" | "rephrasings">> & {
   readonly filters: SearchFilters
 }
 
