@@ -28,6 +28,11 @@ const history = NodePath.join(root, "fixtures", "history")
 const SEARCH_TOOL = "mcp__base-layer-context__search"
 const PROMPT = "What did we decide about deploying the shop API? Check blctx first."
 const QUERY = "blue-green rollout load balancer"
+/**
+ * What the model adds in the words the answer may have used (decision 0029): an array Claude Code
+ * passes through. Words of the question's own turn, so the answer's one result stays the same.
+ */
+const REPHRASINGS = ["blue-green rollout"]
 const ANSWER = "From Codex history: blue-green behind the load balancer; capybara-beacon-5 marks this turn."
 const ANSWER_QUERY = "capybara-beacon-5"
 
@@ -109,7 +114,7 @@ describe("one memory across Codex and Claude Code", () => {
       const server = await serveScriptedAnthropic((request) => {
         if (!offersTools(request)) return [textAnswer("Shop API deploy")]
         if (toolResults(request).length > 0) return [textAnswer(ANSWER)]
-        return [toolUseAnswer("toolu_blctx_search_1", SEARCH_TOOL, { query: QUERY })]
+        return [toolUseAnswer("toolu_blctx_search_1", SEARCH_TOOL, { query: QUERY, rephrasings: REPHRASINGS })]
       })
       model = server
       const project = NodePath.join(h.home, "project")
@@ -128,6 +133,11 @@ describe("one memory across Codex and Claude Code", () => {
         offered,
         `blctx's search was not offered: ${JSON.stringify(server.requests.map((r) => r.body?.tools?.map((t) => t.name)))}`
       ).toBeDefined()
+      // The schema Claude Code offered the model holds the rephrasings, bounded as the request is.
+      const offeredSearch = offered?.body?.tools?.find((t) => t.name === SEARCH_TOOL) as
+        | { input_schema?: { properties?: Record<string, unknown> } }
+        | undefined
+      expect(offeredSearch?.input_schema?.properties?.rephrasings).toMatchObject({ type: "array", maxItems: 3 })
       const answered = server.requests.flatMap(toolResults).find((b) => b.tool_use_id === "toolu_blctx_search_1")
       expect(answered, "no tool result for blctx's search reached the model").toBeDefined()
       const cited = textOf(answered?.content)

@@ -242,10 +242,17 @@ const vectorSources = (hits: ReadonlyArray<{ readonly id: ChunkId }>) =>
   })
 
 /**
- * The sides measured: words-only, the vector side alone, fused; and words-only and fused with the
- * rephrasings an agent sends (bench/recall/rephrasings.json, decision 0029).
+ * The searches measured, by what each is given: the vector candidates, and the rephrasings an
+ * agent sends (bench/recall/rephrasings.json, decision 0029). The vector side alone is a side too.
  */
-type Side = "words-only" | "vector" | "fused" | "words-only, rephrased" | "fused, rephrased"
+const SEARCHES = {
+  "words-only": { vectors: false, rephrased: false },
+  fused: { vectors: true, rephrased: false },
+  "words-only, rephrased": { vectors: false, rephrased: true },
+  "fused, rephrased": { vectors: true, rephrased: true }
+} as const
+type Searched = keyof typeof SEARCHES
+type Side = Searched | "vector"
 
 /** Words-only (and with a real model, fused) figures over fixtures/recall-history and questions.json. */
 const measureRecallHistory = (dir: string, base: string, m: Model) =>
@@ -288,11 +295,11 @@ const measureRecallHistory = (dir: string, base: string, m: Model) =>
         })
         return readTime ? applyTimePhrase(asked, Date.parse(reference.now), reference.time_zone).request : asked
       }
-      const answerFor = (q: Question, side: Exclude<Side, "vector">, readTime = false) =>
+      const answerFor = (q: Question, side: Searched, readTime = false) =>
         Effect.gen(function* () {
-          const request = requestFor(q, readTime, side.endsWith("rephrased"))
+          const request = requestFor(q, readTime, SEARCHES[side].rephrased)
           // The vector side embeds the question alone, as the daemon does.
-          const hits = side.startsWith("fused")
+          const hits = SEARCHES[side].vectors
             ? Option.some({ hits: yield* vectorHits(m, vectors, request.query) })
             : Option.none()
           return yield* search(request, hits, "")

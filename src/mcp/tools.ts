@@ -158,7 +158,7 @@ const searchTool = readTool({
     "Optional `filters`: `project` (a directory and everything below it), `session` (a session id), `since`/`until`, `source_type`, `agent`.",
     "A date phrase in `query` (today, yesterday, this/last week, this/last month, last 3 days, 2 weeks ago, on Monday, in March, since 2026-11-01) becomes a since/until filter in the person's time zone and leaves the searched words; `time_filter` in the answer says what it was read as. Filters you pass win over the phrase; a phrase in quotes or inside a code identifier stays words.",
     'A question bounded in time whose other words only name a project ("what did we do on the billing service last week") lists that project\'s turns of that time first, then word matches from anywhere; `project_named` says which project.',
-    "Words-only search does not know that \"undo a release\" means a rollback: when the person's words are everyday ones, keep them in `query` and add `rephrasings`, up to 3 short searches in the words the conversation that settled it likely used (technical terms, tool and library names, flags, config keys, error words). Each is searched too and the results merged; the question's own exact matches stay first, and it weighs as much as all rephrasings together.",
+    "Words-only search does not know that \"undo a release\" means a rollback: when the person's words are everyday ones, keep them in `query` and add `rephrasings` in the words the answer likely used (the argument says how). The question's own exact matches stay first, and it weighs as much as all rephrasings together.",
     "Synonyms of your words are searched too (bills -> invoice); `synonyms_searched` names them, and a result may hold only a synonym.",
     AGENTS,
     UTC,

@@ -76,7 +76,7 @@ const scoredOf = (rows: ReadonlyArray<LexicalRow>): ReadonlyArray<Scored<number>
 
 /**
  * The words-only side of a fused search: `n` candidates for the question and for each of its
- * rephrasings, the lists fused by `convexFusion` (the question's alone when it has none). Only
+ * rephrasings, the lists fused by `convexFusion` (a lone question's list is only scaled). Only
  * the question's own leading exact matches are kept first: a rephrasing is the agent's guess.
  */
 const wordsSide = (request: SearchRequest, n: number, projects: ProjectReading) =>
@@ -87,7 +87,7 @@ const wordsSide = (request: SearchRequest, n: number, projects: ProjectReading) 
     const own = lists[0] ?? []
     return {
       rows: lists.flat(),
-      scored: lists.length === 1 ? scoredOf(own) : convexFusion(lists.map(scoredOf), wordingWeights(lists.length)),
+      scored: convexFusion(lists.map(scoredOf), wordingWeights(lists.length)),
       exact: leadingExact(own)
     }
   })
@@ -145,7 +145,7 @@ export const rankChunks = (
   vectors: Option.Option<VectorCandidates>,
   projects: ProjectReading = "read"
 ) =>
-  Option.isNone(vectors) && (request.rephrasings ?? []).length === 0
+  Option.isNone(vectors) && wordingsOf(request).length === 1
     ? wordsOnlyPage(request, projects)
     : fusedPage(request, vectors, projects)
 
